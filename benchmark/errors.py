@@ -1,0 +1,33 @@
+"""Exceptions with messages a researcher can act on (file, line, what was expected)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class BenchError(Exception):
+    """Base class: the CLI prints these as one clean line instead of a traceback."""
+
+
+class DataFormatError(BenchError):
+    """A data file does not have the format of its original release."""
+
+    def __init__(self, path: str | Path, line: int | None, expected: str, got: str | None = None):
+        where = f"{path}:{line}" if line is not None else str(path)
+        msg = f"{where}: expected {expected}"
+        if got is not None:
+            shown = got if len(got) <= 120 else got[:117] + "..."
+            msg += f", got {shown!r}"
+        super().__init__(msg)
+        self.path, self.line, self.expected = Path(path), line, expected
+
+
+class MissingDataError(BenchError):
+    """A dataset is not in the data root; the message names the command that fetches it."""
+
+    def __init__(self, what: str, path: str | Path, fetch: str):
+        super().__init__(f"{what} not found at {path}; fetch it with `{fetch}`")
+        self.path, self.fetch = Path(path), fetch
+
+
+class ConfigError(BenchError):
+    """An unknown or invalid configuration key or value."""

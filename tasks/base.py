@@ -109,7 +109,12 @@ def read_lines(path: Path) -> list[str]:
     except UnicodeDecodeError as e:
         line = path.read_bytes()[: e.start].count(b"\n") + 1
         raise DataFormatError(path, line, "UTF-8 text") from None
-    return text.splitlines()
+    # Split on "\n" only: str.splitlines would also break on \x0c, \x1c-\x1e, \x85 and U+2028, which occur
+    # inside forum and tweet text and must stay part of their line.
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def split_fields(path: Path, lineno: int, line: str, n_min: int, n_max: int | None = None, what: str = "") -> list[str]:

@@ -92,6 +92,33 @@ def mean_measure(per_query: Mapping[str, Mapping[str, float]], measure: str) -> 
     return float(np.mean(values)) if values else 0.0
 
 
+def truncated_average_precision(hits: Sequence[int], scores: Sequence[float]) -> float:
+    """AP of one retrieved top-k list (useb CQADupStack "MAP@100"): sklearn's average precision of the list's
+    scores against its 0/1 hits, so it is normalised by the relevant documents *found in the list*, not by
+    all relevant ones (unlike trec ``map_cut_k``); 0 when the list holds none. Tied scores form one threshold
+    (sklearn), so the order inside a tie does not change the value.
+    """
+    from sklearn.metrics import average_precision_score
+
+    hits = np.asarray(hits, dtype=np.int64)
+    if len(hits) != len(scores):
+        raise BenchError(f"metric inputs differ in length: {len(hits)} vs {len(scores)}")
+    if not hits.any():
+        return 0.0
+    return float(average_precision_score(hits, np.asarray(scores, dtype=np.float64)))
+
+
+def ndcg_at(hits: Sequence[int], n_relevant: int, k: int) -> float:
+    """Binary nDCG@k of a ranked 0/1 list: DCG of its top k over the DCG of ``n_relevant`` hits ranked first
+    (gain 1, discount log2(rank + 1)); relevant documents missing from the list still count in the ideal.
+    """
+    if n_relevant <= 0:
+        raise BenchError("nDCG is undefined for a query without relevant documents")
+    discounts = 1.0 / np.log2(np.arange(2, k + 2))  # rank 1 -> 1/log2(2)
+    top = np.asarray(hits[:k], dtype=np.float64)
+    return float((top * discounts[: len(top)]).sum() / discounts[: min(n_relevant, k)].sum())
+
+
 def _check_same_length(a: Sequence, b: Sequence) -> None:
     if len(a) != len(b):
         raise BenchError(f"metric inputs differ in length: {len(a)} vs {len(b)}")

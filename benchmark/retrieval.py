@@ -1,38 +1,264 @@
-"""Exact top-k inner-product search over L2-normalised vectors.
+"""Exact top-k inner-product search: FAISS ``IndexFlatIP`` (GPU or CPU), torch, or numpy, all with the same answer.
 
-Backends: ``numpy`` (chunked exact search, always available); FAISS and GPU backends plug in here.
-Ties are broken deterministically by the lower corpus index, so every backend returns the same top-k.
+Backends:
+- ``faiss-gpu``: FAISS flat index on the GPU (needs a FAISS GPU build and a visible GPU);
+- ``faiss-cpu``: FAISS flat index on the CPU (BLAS);
+- ``torch``: chunked matmul + ``torch.topk`` on CUDA when available, else on the CPU;
+- ``numpy``: chunked matmul + a partition-based top-k (always available).
+``auto`` picks FAISS (GPU when it can, else CPU) and, when FAISS is not installed, torch on a GPU or numpy.
+
+Every backend returns the same top-k. Backends differ in summation order, so their float32 scores differ in the
+last bits and their orders of (near-)ties differ, FAISS's order of exact ties being unspecified. So each backend
+only proposes ``k + margin`` candidates; the candidates are re-scored once in float64 with the same arithmetic
+for every backend and sorted by (score descending, corpus index ascending). When the margin cannot prove that
+no better item was left out (a tie group at the k-th score wider than the margin), that query row is recomputed
+against the whole corpus. Memory stays bounded: queries are processed in chunks and the corpus in shards.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
+
+from benchmark.errors import ConfigError
+
+Backend = Literal["auto", "numpy", "torch", "faiss", "faiss-cpu", "faiss-gpu"]
+BACKENDS: tuple[str, ...] = ("auto", "numpy", "torch", "faiss", "faiss-cpu", "faiss-gpu")
+EPS32 = float(np.finfo(np.float32).eps)
+FAISS_GPU_MAX_K = 2048  # largest k FAISS GPU indexes accept
 
 
 @dataclass(frozen=True)
 class SearchResult:
-    scores: np.ndarray  # (nq, k) float32, best first
-    indices: np.ndarray  # (nq, k) int64
-    backend: str
+    """Top-k of every query: scores (nq, k) float32 best first, corpus indices (nq, k) int64, and where it ran."""
+
+    scores: np.ndarray
+    indices: np.ndarray
+    backend: str  # numpy | torch | faiss-cpu | faiss-gpu
+    device: str  # cpu | cuda:0
 
 
-def topk_numpy(queries: np.ndarray, corpus: np.ndarray, k: int, chunk: int = 1024) -> SearchResult:
-    """Brute-force exact search, chunked over queries so memory stays at chunk x n_corpus floats."""
-    k = min(k, corpus.shape[0])
-    scores = np.empty((queries.shape[0], k), dtype=np.float32)
-    indices = np.empty((queries.shape[0], k), dtype=np.int64)
-    for start in range(0, queries.shape[0], chunk):
-        sims = queries[start : start + chunk] @ corpus.T  # (chunk, n_corpus)
-        # Stable sort on the negated scores: equal scores keep ascending corpus index.
-        order = np.argsort(-sims, axis=1, kind="stable")[:, :k]
-        indices[start : start + chunk] = order
-        scores[start : start + chunk] = np.take_along_axis(sims, order, axis=1)
-    return SearchResult(scores, indices, "numpy")
+@dataclass(frozen=True)
+class SearchOptions:
+    """Sizes that bound memory. ``memory_mb`` caps one (query chunk x corpus) score block on the host;
+    ``shard_rows`` caps how many corpus rows one FAISS/torch index holds at a time; ``margin`` extra candidates
+    (default 16 + k/10) let ties and float32 rounding be settled exactly afterwards."""
+
+    memory_mb: int = 512
+    shard_rows: int = 1_000_000
+    margin: int | None = None
 
 
-def search_inner_product(queries: np.ndarray, corpus: np.ndarray, k: int, backend: str = "auto") -> SearchResult:
-    """Top-k by inner product. ``backend``: auto | numpy (more registered by the retrieval module)."""
+# --- exact top-k of a score matrix, ties broken by lower index ------------------------------------------------
+def sort_rows(scores: np.ndarray, indices: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Sort every row by score descending, then index ascending."""
+    order = np.lexsort((indices, -scores), axis=-1)
+    return np.take_along_axis(scores, order, axis=1), np.take_along_axis(indices, order, axis=1)
+
+
+def topk_rows(sims: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-k of each row of a dense score matrix: scores best first, equal scores by lower column index.
+
+    ``np.partition`` finds each row's k-th largest value in linear time (far faster than ``argpartition``);
+    the row's top-k is then every value above it plus the lowest-indexed values equal to it, so the result
+    never depends on the partition's internal order.
+    """
+    n, m = sims.shape
+    k = min(k, m)
+    indices = np.empty((n, k), np.int64)
+    if k == 0:
+        return np.zeros((n, 0), sims.dtype), indices
+    kth = -np.partition(-sims, k - 1, axis=1)[:, k - 1]
+    for r in range(n):
+        better = np.flatnonzero(sims[r] > kth[r])
+        indices[r, : len(better)] = better
+        indices[r, len(better) :] = np.flatnonzero(sims[r] == kth[r])[: k - len(better)]
+    return sort_rows(np.take_along_axis(sims, indices, axis=1), indices)
+
+
+def topk_numpy(queries: np.ndarray, corpus: np.ndarray, k: int, chunk: int | None = None) -> SearchResult:
+    """Brute-force exact search with numpy; ``chunk`` queries at a time (default: from the memory budget)."""
+    return search_inner_product(queries, corpus, k, backend="numpy",
+                                options=SearchOptions() if chunk is None else _options_for_chunk(chunk, corpus))
+
+
+def _options_for_chunk(chunk: int, corpus: np.ndarray) -> SearchOptions:
+    return SearchOptions(memory_mb=max(1, chunk * max(1, corpus.shape[0]) * 4 // 2**20))
+
+
+# --- backends: each proposes candidates (float32 scores, indices) of size k' per query ---------------------
+Proposer = Callable[[np.ndarray, np.ndarray, int, SearchOptions], tuple[np.ndarray, np.ndarray]]
+
+
+def _query_chunk(n_corpus: int, options: SearchOptions) -> int:
+    return max(1, options.memory_mb * 2**20 // (4 * max(1, n_corpus)))
+
+
+def _propose_numpy(queries: np.ndarray, corpus: np.ndarray, kp: int, options: SearchOptions):
+    chunk = _query_chunk(corpus.shape[0], options)
+    scores = np.empty((queries.shape[0], kp), np.float32)
+    indices = np.empty((queries.shape[0], kp), np.int64)
+    for s in range(0, queries.shape[0], chunk):
+        scores[s : s + chunk], indices[s : s + chunk] = topk_rows(queries[s : s + chunk] @ corpus.T, kp)
+    return scores, indices
+
+
+def _merge(best: tuple[np.ndarray, np.ndarray] | None, scores: np.ndarray, indices: np.ndarray, kp: int):
+    """Keep the top ``kp`` of the running candidates and a new shard's (ties: lower index first)."""
+    if best is not None:
+        scores, indices = np.concatenate([best[0], scores], 1), np.concatenate([best[1], indices], 1)
+    scores, indices = sort_rows(scores.astype(np.float32), indices.astype(np.int64))
+    return scores[:, :kp], indices[:, :kp]
+
+
+def _sharded(search_shard: Callable[[np.ndarray, int], tuple[np.ndarray, np.ndarray]], corpus: np.ndarray,
+             kp: int, options: SearchOptions):
+    """Run ``search_shard(shard, k)`` over corpus shards and merge the per-shard candidates."""
+    best = None
+    for start in range(0, corpus.shape[0], options.shard_rows):
+        shard = corpus[start : start + options.shard_rows]
+        scores, indices = search_shard(shard, min(kp, shard.shape[0]))
+        best = _merge(best, scores, indices + start, kp)
+    return best
+
+
+def _propose_faiss(queries: np.ndarray, corpus: np.ndarray, kp: int, options: SearchOptions, gpu: bool):
+    import faiss
+
+    resources = faiss.StandardGpuResources() if gpu else None
+    chunk = max(1, _query_chunk(kp * 2, options))  # FAISS blocks its own work; chunk only bounds the outputs
+
+    def search_shard(shard: np.ndarray, k: int):
+        index = faiss.IndexFlatIP(shard.shape[1])
+        if gpu:
+            index = faiss.index_cpu_to_gpu(resources, 0, index)
+        index.add(shard)
+        out = [index.search(queries[s : s + chunk], k) for s in range(0, queries.shape[0], chunk)]
+        index.reset()
+        return np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out])
+
+    return _sharded(search_shard, corpus, kp, options)
+
+
+def _propose_torch(queries: np.ndarray, corpus: np.ndarray, kp: int, options: SearchOptions, device: str):
+    import torch
+
+    chunk = _query_chunk(min(corpus.shape[0], options.shard_rows), options)
+
+    def search_shard(shard: np.ndarray, k: int):
+        c = torch.from_numpy(shard).to(device)
+        scores, indices = [], []
+        for s in range(0, queries.shape[0], chunk):
+            q = torch.from_numpy(queries[s : s + chunk]).to(device)
+            top = torch.topk(q @ c.T, k, dim=1)
+            scores.append(top.values.cpu().numpy())
+            indices.append(top.indices.cpu().numpy())
+        return np.concatenate(scores), np.concatenate(indices)
+
+    return _sharded(search_shard, corpus, kp, options)
+
+
+def faiss_status() -> tuple[bool, bool]:
+    """(FAISS importable, FAISS GPU build with a visible GPU)."""
+    try:
+        import faiss
+    except ImportError:
+        return False, False
+    return True, hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
+
+
+def _torch_device() -> str:
+    try:
+        import torch
+    except ImportError:
+        return "none"
+    return "cuda:0" if torch.cuda.is_available() else "cpu"
+
+
+def resolve_backend(backend: str) -> tuple[str, str]:
+    """The concrete (backend, device) that ``backend`` runs on here; an unavailable explicit choice is an error."""
+    if backend not in BACKENDS:
+        raise ConfigError(f"unknown search backend {backend!r} (known: {', '.join(BACKENDS)})")
+    has_faiss, faiss_gpu = faiss_status()
+    if backend == "auto":
+        if has_faiss:
+            return ("faiss-gpu", "cuda:0") if faiss_gpu else ("faiss-cpu", "cpu")
+        device = _torch_device()
+        return ("torch", device) if device.startswith("cuda") else ("numpy", "cpu")
+    if backend in ("faiss", "faiss-cpu", "faiss-gpu") and not has_faiss:
+        raise ConfigError(f"search backend {backend!r} needs FAISS (pip install faiss-cpu or a FAISS GPU build)")
+    if backend == "faiss":
+        return ("faiss-gpu", "cuda:0") if faiss_gpu else ("faiss-cpu", "cpu")
+    if backend == "faiss-gpu" and not faiss_gpu:
+        raise ConfigError("search backend 'faiss-gpu' needs a FAISS GPU build and a visible GPU")
+    if backend == "torch":
+        device = _torch_device()
+        if device == "none":
+            raise ConfigError("search backend 'torch' needs torch installed")
+        return "torch", device
+    return backend, "cuda:0" if backend == "faiss-gpu" else "cpu"
+
+
+# --- exact settlement of the candidates ------------------------------------------------------------------
+def exact_scores(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """float64 inner products of query b with rows[b, j] -> (b, j); the same arithmetic for every backend."""
+    return (rows.astype(np.float64) * queries.astype(np.float64)[:, None, :]).sum(axis=-1)
+
+
+def _settle(queries: np.ndarray, corpus: np.ndarray, cand: np.ndarray, cand32: np.ndarray, k: int,
+            tol: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Final top-k from float32 candidates: re-score in float64, re-sort, recompute rows the margin can't settle."""
+    nq, kp = cand.shape
+    scores = np.empty((nq, k), np.float64)
+    indices = np.empty((nq, k), np.int64)
+    step = max(1, (64 * 2**20) // max(1, kp * corpus.shape[1] * 8))  # bound the gathered float64 block
+    for s in range(0, nq, step):
+        e = min(nq, s + step)
+        exact = exact_scores(queries[s:e], corpus[cand[s:e]])
+        top, idx = sort_rows(exact, cand[s:e])
+        scores[s:e], indices[s:e] = top[:, :k], idx[:, :k]
+    if kp < corpus.shape[0]:
+        # An item left out has float32 score <= the last candidate's. If that is within tol of the k-th
+        # candidate's, rounding or a wide tie group could hide a better item: redo that row on everything.
+        unsure = np.flatnonzero(cand32[:, kp - 1] >= cand32[:, k - 1] - tol)
+        for r in unsure:
+            row32 = corpus @ queries[r]
+            near = np.flatnonzero(row32 >= cand32[r, k - 1] - tol[r])
+            exact = exact_scores(queries[r : r + 1], corpus[near][None])
+            top, idx = sort_rows(exact, near[None].astype(np.int64))
+            scores[r], indices[r] = top[0, :k], idx[0, :k]
+    return scores, indices
+
+
+def search_inner_product(queries: np.ndarray, corpus: np.ndarray, k: int, backend: str = "auto",
+                         options: SearchOptions | None = None) -> SearchResult:
+    """Top-k corpus rows by inner product for every query; identical for every backend (ties: lower index)."""
+    options = options or SearchOptions()
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     corpus = np.ascontiguousarray(corpus, dtype=np.float32)
-    return topk_numpy(queries, corpus, k)
+    name, device = resolve_backend(backend)
+    if queries.ndim != 2 or corpus.ndim != 2 or queries.shape[1] != corpus.shape[1]:
+        raise ValueError(f"queries {queries.shape} and corpus {corpus.shape} must be 2-d with the same width")
+    k = min(k, corpus.shape[0])
+    if k <= 0 or queries.shape[0] == 0:
+        empty = np.zeros((queries.shape[0], max(k, 0)))
+        return SearchResult(empty.astype(np.float32), empty.astype(np.int64), name, device)
+    margin = options.margin if options.margin is not None else 16 + k // 10
+    kp = min(corpus.shape[0], k + margin)
+    if name == "faiss-gpu" and kp > FAISS_GPU_MAX_K:
+        if backend == "faiss-gpu":
+            raise ConfigError(f"faiss-gpu searches at most k={FAISS_GPU_MAX_K} (with margin), asked {kp}")
+        name, device = "faiss-cpu", "cpu"  # FAISS's GPU k-selection is capped; the CPU index is not
+    if name == "numpy":
+        cand32, cand = _propose_numpy(queries, corpus, kp, options)
+    elif name == "torch":
+        cand32, cand = _propose_torch(queries, corpus, kp, options, device)
+    else:
+        cand32, cand = _propose_faiss(queries, corpus, kp, options, gpu=name == "faiss-gpu")
+    # Bound on float32 rounding of an inner product (|q|*|c| scaled); GPUs get a wider berth.
+    unit = np.linalg.norm(queries, axis=1) * float(np.linalg.norm(corpus, axis=1).max())
+    tol = unit * (1e-3 if device.startswith("cuda") else max(1e-5, 2 * queries.shape[1] * EPS32))
+    scores, indices = _settle(queries, corpus, cand, cand32, k, tol)
+    return SearchResult(scores.astype(np.float32), indices, name, device)

@@ -34,6 +34,10 @@ class EvalOutcome:
 
 def build_scorer(opts: EvalOptions) -> tuple[Scorer, dict, dict]:
     """The scorer for ``opts.model`` plus its method description and config (for the run id and records)."""
+    from benchmark.bm25 import MODEL_NAMES, bm25_method
+
+    if opts.model in MODEL_NAMES:  # lexical baseline: `--model bm25 | bm25-elasticsearch | bm25-anserini`
+        return bm25_method(opts.model)
     from benchmark.encoder import load_encoder
     from benchmark.models import model_fingerprint
 

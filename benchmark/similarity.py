@@ -50,9 +50,11 @@ class DenseScorer:
         self._index: dict[str, int] = {}
         self._vectors = np.zeros((0, 0), dtype=np.float32)
         self._last_backend: str | None = None
+        self._last_device: str | None = None
 
     def prepare(self, texts: Sequence[str]) -> None:
         unique = list(dict.fromkeys(texts))
+        self._last_backend = self._last_device = None  # a new task: report only searches it makes
         self._index = {t: i for i, t in enumerate(unique)}
         self._vectors = l2_normalize(self.encoder.encode(unique)) if unique else self._vectors
 
@@ -76,11 +78,12 @@ class DenseScorer:
         from benchmark.retrieval import search_inner_product
 
         result = search_inner_product(self.vectors(queries), self.vectors(corpus), k, backend=self.search_backend)
-        self._last_backend = result.backend
+        self._last_backend, self._last_device = result.backend, result.device
         return result.scores, result.indices
 
     def describe(self) -> dict:
         info = {"kind": "dense", "similarity": "cosine", **self.encoder.describe()}
         if self._last_backend:
             info["retrieval_backend"] = self._last_backend
+            info["retrieval_device"] = self._last_device
         return info

@@ -5,7 +5,13 @@ from benchmark.errors import BenchError
 from benchmark.registry import TASKS
 
 # Enrolment: one line per adapter module.
-# (adapter modules are added below as they land)
+from tasks import twitterpara  # noqa: F401,E402
+from tasks import askubuntu  # noqa: F401,E402
+from tasks import cqadupstack  # noqa: F401,E402
+from tasks import scidocs  # noqa: F401,E402
+from tasks import sts  # noqa: F401,E402  (sts12..sts16, stsb, sickr)
+from tasks import beir  # noqa: F401,E402  (quora)
+from tasks import bm25_rescore  # noqa: F401,E402  keep last: enrols bm25+<task> for every ranking task above
 
 # Groups expand on the command line: `--tasks useb` = the TSDAE paper's four tasks.
 GROUPS: dict[str, tuple[str, ...]] = {

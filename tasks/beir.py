@@ -1,0 +1,169 @@
+"""Generic BEIR-format retrieval adapter, and Quora on it.
+
+Data (Thakur et al. 2021, BEIR; `beir/<name>/` as the public BEIR zips unpack):
+- ``corpus.jsonl``: one JSON object a line, ``{"_id": str, "title": str, "text": str}``;
+- ``queries.jsonl``: ``{"_id": str, "text": str}``;
+- ``qrels/<split>.tsv``: header ``query-id\\tcorpus-id\\tscore``, then one integer judgement a line.
+
+Protocol (beir ``GenericDataLoader`` + ``EvaluateRetrieval.evaluate``): only queries with judgements in the
+split are evaluated; a document's text is ``(title + " " + text).strip()`` as BEIR's dense models encode it; a
+query's own id is dropped from its results (``ignore_identical_ids=True``, which matters for Quora, whose queries
+are also corpus documents); metrics are pytrec_eval's ``ndcg_cut_10``, ``map_cut_100``, ``recall_100`` and
+``P_10``, averaged over the evaluated queries (unrounded here; BEIR rounds to 5 places). We hand pytrec_eval the
+top 100 after the exclusion (BEIR hands it 1000; no metric here looks past rank 100).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar
+
+import numpy as np
+
+from benchmark.corpus import read_corpus
+from benchmark.errors import DataFormatError
+from benchmark.metrics import mean_measure, trec_eval
+from benchmark.registry import TASKS
+from benchmark.similarity import Scorer
+from tasks.base import Family, Task, read_lines, split_fields
+
+QRELS_HEADER = "query-id\tcorpus-id\tscore"
+# our metric name -> pytrec_eval measure
+MEASURES: dict[str, str] = {"ndcg@10": "ndcg_cut_10", "map@100": "map_cut_100", "recall@100": "recall_100",
+                            "p@10": "P_10"}
+DEPTH = 100  # results per query handed to pytrec_eval (the deepest cutoff of MEASURES)
+
+
+@dataclass(frozen=True, eq=False)
+class BeirData:
+    """One split: the judged queries, the whole corpus (texts as the models see them) and the judgements."""
+
+    query_ids: tuple[str, ...]
+    query_texts: tuple[str, ...]
+    doc_ids: tuple[str, ...]
+    doc_texts: tuple[str, ...]
+    qrels: dict[str, dict[str, int]]
+
+
+def read_jsonl(path: Path, fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> list[dict[str, str]]:
+    """JSON objects, one a line, each with string ``fields`` (``optional`` ones default to ``""``)."""
+    rows = []
+    for lineno, line in enumerate(read_lines(path), 1):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise DataFormatError(path, lineno, f"one JSON object per line ({e.msg})", line) from None
+        if not isinstance(obj, dict):
+            raise DataFormatError(path, lineno, "a JSON object", line)
+        for key in fields + optional:
+            value = obj.get(key, "" if key in optional else None)
+            if not isinstance(value, str):
+                raise DataFormatError(path, lineno, f"a string field {key!r}", line)
+        rows.append({key: obj.get(key, "") for key in fields + optional})
+    return rows
+
+
+def read_qrels(path: Path) -> dict[str, dict[str, int]]:
+    """``{query id: {doc id: judgement}}`` from a BEIR qrels TSV (header checked)."""
+    lines = read_lines(path)
+    if not lines or lines[0] != QRELS_HEADER:
+        raise DataFormatError(path, 1, f"the header {QRELS_HEADER!r}", lines[0] if lines else "")
+    qrels: dict[str, dict[str, int]] = {}
+    for lineno, line in enumerate(lines[1:], 2):
+        qid, did, score = split_fields(path, lineno, line, 3, 3, "(query-id, corpus-id, score)")
+        try:
+            qrels.setdefault(qid, {})[did] = int(score)
+        except ValueError:
+            raise DataFormatError(path, lineno, "an integer score", score) from None
+    return qrels
+
+
+def unique_ids(path: Path, rows: list[dict[str, str]]) -> list[str]:
+    """The rows' ``_id`` values; a repeated id is an error naming the line that repeats it."""
+    seen: set[str] = set()
+    for lineno, row in enumerate(rows, 1):
+        if row["_id"] in seen:
+            raise DataFormatError(path, lineno, "unique '_id' values", row["_id"])
+        seen.add(row["_id"])
+    return [r["_id"] for r in rows]
+
+
+def doc_text(row: dict[str, str]) -> str:
+    """A document as BEIR's models read it: title, a space, text, stripped."""
+    return (row["title"] + " " + row["text"]).strip()
+
+
+def exclude_and_cut(query_ids, doc_ids, scores: np.ndarray, indices: np.ndarray, depth: int):
+    """The run as ``{qid: {doc id: score}}``: each query's own id dropped, then the top ``depth`` kept."""
+    run: dict[str, dict[str, float]] = {}
+    for row, qid in enumerate(query_ids):
+        hits = [(doc_ids[j], float(s)) for j, s in zip(indices[row], scores[row]) if doc_ids[j] != qid]
+        run[qid] = dict(hits[:depth])
+    return run
+
+
+class BeirTask(Task):
+    """A BEIR dataset under ``beir/<beir_name>/``: dense or lexical retrieval over the whole corpus."""
+
+    group: ClassVar[str] = "beir"
+    family: ClassVar[Family] = "retrieval"
+    main_metric: ClassVar[str] = "ndcg@10"
+    metric_names: ClassVar[tuple[str, ...]] = tuple(MEASURES)
+    beir_name: ClassVar[str]
+
+    def files(self, split: str) -> list[str]:
+        root = f"beir/{self.beir_name}"
+        return [f"{root}/corpus.jsonl", f"{root}/queries.jsonl", f"{root}/qrels/{split}.tsv"]
+
+    def train_files(self) -> list[str]:
+        return [f"beir/{self.beir_name}/corpus.jsonl"]
+
+    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None) -> list[str]:
+        """The corpus documents (unlabeled, in-domain), unless ``corpus_file`` overrides."""
+        if corpus_file is not None:
+            return read_corpus(corpus_file)
+        path = self.require(data_root, self.splits[0])[0]
+        return list(dict.fromkeys(doc_text(r) for r in read_jsonl(path, ("_id", "text"), ("title",))))
+
+    def load(self, split: str, data_root: str | Path) -> BeirData:
+        corpus_path, queries_path, qrels_path = self.require(data_root, split)
+        corpus = read_jsonl(corpus_path, ("_id", "text"), ("title",))
+        doc_ids = unique_ids(corpus_path, corpus)
+        queries = read_jsonl(queries_path, ("_id", "text"))
+        query_text = dict(zip(unique_ids(queries_path, queries), (q["text"] for q in queries)))
+        qrels = read_qrels(qrels_path)
+        missing = [q for q in qrels if q not in query_text]
+        if missing:
+            raise DataFormatError(qrels_path, None, f"query ids that are in {queries_path.name}", missing[0])
+        qids = tuple(qrels)
+        return BeirData(qids, tuple(query_text[q] for q in qids), tuple(doc_ids),
+                        tuple(doc_text(r) for r in corpus), qrels)
+
+    def texts(self, data: BeirData) -> list[str]:
+        return list(dict.fromkeys((*data.query_texts, *data.doc_texts)))
+
+    def score(self, data: BeirData, scorer: Scorer) -> dict[str, dict[str, float]]:
+        # One extra result so that dropping the query's own id still leaves DEPTH.
+        scores, indices = scorer.search(list(data.query_texts), list(data.doc_texts), DEPTH + 1)
+        return exclude_and_cut(data.query_ids, data.doc_ids, np.asarray(scores), np.asarray(indices), DEPTH)
+
+    def metrics(self, data: BeirData, scores: dict[str, dict[str, float]]) -> dict[str, float]:
+        per_query = trec_eval(data.qrels, scores, MEASURES.values())
+        return {name: mean_measure(per_query, measure) for name, measure in MEASURES.items()}
+
+    def n_queries(self, data: BeirData) -> int:
+        return len(data.query_ids)
+
+
+class Quora(BeirTask):
+    """Quora duplicate questions (BEIR): given a question, retrieve its duplicates from 523K questions."""
+
+    name = "quora"
+    beir_name = "quora"
+    splits = ("dev", "test")
+    dataset = "quora"
+    description = "Quora duplicate-question retrieval (BEIR format; nDCG@10, MAP@100, Recall@100, P@10)"
+
+
+TASKS.add("quora", Quora())

@@ -1,0 +1,169 @@
+"""BEIR adapter on a tiny fixture in the exact BEIR format; metrics checked against hand computations."""
+from __future__ import annotations
+
+import math
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from benchmark.errors import DataFormatError, MissingDataError
+from benchmark.metrics import mean_measure, trec_eval
+from tasks.beir import BeirTask, exclude_and_cut
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+
+class Tiny(BeirTask):
+    """The fixture dataset under tests/assets/beir/tiny."""
+
+    name = "beir-tiny"
+    beir_name = "tiny"
+    splits = ("dev", "test")
+    dataset = "tiny"
+
+
+class FixedRanker:
+    """A stand-in scorer whose search returns a given order of document ids per query id."""
+
+    name = "fixed"
+
+    def __init__(self, data, rankings: dict[str, list[str]]):
+        self.qid = dict(zip(data.query_texts, data.query_ids))
+        self.rankings = rankings
+
+    def prepare(self, texts):
+        pass
+
+    def search(self, queries, corpus_texts, k):
+        doc_ids = TINY_DOC_IDS
+        scores, indices = [], []
+        for q in queries:
+            first = [doc_ids.index(d) for d in self.rankings[self.qid[q]]]
+            order = first + [i for i in range(len(doc_ids)) if i not in first]
+            indices.append(order[:k])
+            scores.append(list(range(len(doc_ids), len(doc_ids) - k, -1)))
+        return np.array(scores, np.float32), np.array(indices)
+
+    def describe(self):
+        return {"kind": "fixed"}
+
+
+TINY_DOC_IDS = ["q1", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9", "d10", "d11"]
+RANKINGS = {
+    "q1": ["q1", "d3", "d2", "d1"],  # its own id first: dropped before evaluation
+    "q2": ["d5", "d8", "d2"],
+    "q3": ["d1", "d2", "d3", "d4", "d5", "d6", "d8", "d9", "d10", "d7"],  # the only relevant doc at rank 10
+}
+
+
+@pytest.fixture
+def tiny():
+    return Tiny(), Tiny().load("test", ASSETS)
+
+
+def test_load_reads_the_beir_layout(tiny):
+    task, data = tiny
+    assert data.query_ids == ("q1", "q2", "q3")  # only judged queries (q4, q5 are judged in dev)
+    assert data.doc_ids == tuple(TINY_DOC_IDS)
+    texts = dict(zip(data.doc_ids, data.doc_texts))
+    assert texts["q1"] == "How do I learn python quickly?"  # empty title: no leading space
+    assert texts["d2"] == "Cooking How do I cook rice in a pan?"  # title + " " + text
+    assert texts["d11"] == "Travel   Where should I travel in Europe?"  # stripped at the ends only
+    assert data.qrels["q2"] == {"d2": 2, "d5": 1, "d8": 0}
+    assert task.n_queries(data) == 3
+    assert task.load("dev", ASSETS).query_ids == ("q4", "q5")
+
+
+def test_metrics_equal_hand_computation(tiny):
+    task, data = tiny
+    run = task.score(data, FixedRanker(data, RANKINGS))
+    assert "q1" not in run["q1"] and list(run["q1"])[:3] == ["d3", "d2", "d1"]
+    assert len(run["q1"]) == 11 and len(run["q2"]) == 12
+    log2 = math.log2
+    ndcg = [(1 + 1 / log2(4)) / (1 + 1 / log2(3)),  # q1: relevant at ranks 1 and 3
+            (1 + 0 + 2 / log2(4)) / (2 + 1 / log2(3)),  # q2: gains 1, 0, 2 at ranks 1-3; ideal 2, 1
+            (1 / log2(11)) / 1]  # q3: gain 1 at rank 10
+    ap = [(1 / 1 + 2 / 3) / 2, (1 / 1 + 2 / 3) / 2, 1 / 10]
+    expected = {"ndcg@10": np.mean(ndcg), "map@100": np.mean(ap), "recall@100": 1.0, "p@10": np.mean([.2, .2, .1])}
+    got = task.metrics(data, run)
+    assert got.keys() == expected.keys()
+    for name, value in expected.items():
+        assert got[name] == pytest.approx(value, abs=1e-12), name
+
+
+def test_metrics_agree_with_pytrec_eval_directly(tiny):
+    task, data = tiny
+    run = task.score(data, FixedRanker(data, RANKINGS))
+    per_query = trec_eval(data.qrels, run, ["ndcg_cut_10", "map_cut_100", "recall_100", "P_10"])
+    assert task.metrics(data, run)["ndcg@10"] == mean_measure(per_query, "ndcg_cut_10")
+
+
+def test_exclusion_keeps_depth_after_dropping_own_id():
+    scores = np.array([[5.0, 4.0, 3.0], [5.0, 4.0, 3.0]])
+    indices = np.array([[0, 1, 2], [1, 2, 0]])
+    run = exclude_and_cut(["a", "x"], ["a", "b", "c"], scores, indices, depth=2)
+    assert run == {"a": {"b": 4.0, "c": 3.0}, "x": {"b": 5.0, "c": 4.0}}
+
+
+def test_bm25_end_to_end_on_the_fixture(tiny):
+    from benchmark.bm25 import BM25Scorer
+
+    task, data = tiny
+    scorer = BM25Scorer("anserini")
+    scorer.prepare(task.texts(data))
+    run = task.score(data, scorer)
+    for qid, query in zip(data.query_ids, data.query_texts):
+        # the search order is the order of the documents' BM25 scores (ties: corpus order), own id left out
+        scores = BM25Scorer("anserini")
+        scores.prepare(data.doc_texts)
+        bm25 = scores.rerank(query, list(data.doc_texts))
+        order = [data.doc_ids[i] for i in sorted(range(len(bm25)), key=lambda i: (-bm25[i], i))]
+        assert list(run[qid]) == [d for d in order if d != qid]
+    assert 0.0 < task.metrics(data, run)["ndcg@10"] <= 1.0
+
+
+def test_train_corpus_is_the_documents():
+    corpus = Tiny().train_corpus(ASSETS)
+    assert len(corpus) == 12 and corpus[2] == "Cooking How do I cook rice in a pan?"
+
+
+def write_copy(tmp_path: Path) -> Path:
+    root = tmp_path / "beir" / "tiny"
+    shutil.copytree(ASSETS / "beir" / "tiny", root)
+    return root
+
+
+@pytest.mark.parametrize(
+    "target, content, where",
+    [
+        ("qrels/test.tsv", "qid\tdid\tscore\nq1\td1\t1\n", "test.tsv:1"),
+        ("qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\tyes\n", "test.tsv:2"),
+        ("qrels/test.tsv", "query-id\tcorpus-id\tscore\nq1\td1\n", "test.tsv:2"),
+        ("qrels/test.tsv", "query-id\tcorpus-id\tscore\nq9\td1\t1\n", "test.tsv"),
+        ("corpus.jsonl", '{"_id": "d1", "text": "a"}\n{"_id": "d1", "text": "b"}\n', "corpus.jsonl:2"),
+        ("corpus.jsonl", '{"_id": "d1", "text": "a"}\n{"text": "b"}\n', "corpus.jsonl:2"),
+        ("queries.jsonl", '{"_id": "q1", "text": "a"}\nnot json\n', "queries.jsonl:2"),
+    ],
+)
+def test_format_errors_name_file_and_line(tmp_path, target, content, where):
+    root = write_copy(tmp_path)
+    (root / target).write_text(content, encoding="utf-8")
+    with pytest.raises(DataFormatError, match=where.replace(".", r"\.")):
+        Tiny().load("test", tmp_path)
+
+
+def test_missing_files_name_the_download_command(tmp_path):
+    with pytest.raises(MissingDataError, match="bench data download tiny"):
+        Tiny().load("test", tmp_path)
+
+
+def test_quora_is_registered_on_the_adapter():
+    import tasks  # noqa: F401
+    from benchmark.registry import TASKS
+
+    quora = TASKS.get("quora")
+    assert isinstance(quora, BeirTask) and quora.group == "beir" and quora.dataset == "quora"
+    assert quora.files("test") == ["beir/quora/corpus.jsonl", "beir/quora/queries.jsonl", "beir/quora/qrels/test.tsv"]
+    assert quora.main_metric == "ndcg@10" and set(quora.splits) == {"dev", "test"}

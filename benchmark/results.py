@@ -122,10 +122,16 @@ class StoredResult:
         return self.record["task"]["split"]
 
 
+# Folders of a run directory that hold model files, not results (benchmark/training.py writes them).
+MODEL_DIRS = frozenset({"checkpoint", "train_state", "dev_best"})
+
+
 def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
     """Every result file in the store; a corrupt file is an error naming it (never silently skipped)."""
     root = Path(results_dir)
     for path in sorted(root.glob("*/*/*.json")):
+        if path.parent.name in MODEL_DIRS:
+            continue
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:

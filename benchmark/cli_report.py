@@ -1,0 +1,88 @@
+"""`bench report` (tables, plots and the published numbers from the results store) and `bench check`
+(re-run the small CI subset and compare it with the committed reference results)."""
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import click
+
+from benchmark.paths import default_data_root, default_results_dir
+
+
+def _csv_list(value: str) -> tuple[str, ...]:
+    return tuple(p.strip() for p in value.split(",") if p.strip())
+
+
+@click.command("report")
+@click.option("--results-dir", type=click.Path(path_type=Path), default=None,
+              help="Results store to read (default: results/).")
+@click.option("--table", "tables", default="all", show_default=True,
+              help="Comma-separated tables: paper-table2, sts-table, specific-vs-sts, or all.")
+@click.option("--format", "formats", default="md,tex,csv,html", show_default=True,
+              help="Comma-separated output formats: md, tex, csv, html.")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Folder the report files are written to.")
+@click.option("--split", default=None, help="Evaluation split (default: each table's own, test).")
+@click.option("--reference-source", default=None,
+              help="Compare with one published table only (e.g. denosent-table1; default: the table's list).")
+@click.option("--split-configs", is_flag=True, help="One row per configuration instead of refusing to mix them.")
+@click.option("--compare", "compare_", default=None, metavar="A,B",
+              help="Paired comparison over seeds of method A vs method B (wins, paired t-test when n >= 3).")
+@click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the plots (PNG + CSV).")
+def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, plots) -> None:
+    """Regenerate the paper's tables from the results store only (nothing is re-run)."""
+    from benchmark.errors import BenchError
+    from benchmark.report.make import ReportOptions, make_report
+    from benchmark.report.render import grid_of, grid_of_comparison, to_markdown
+    from benchmark.report.tables import TABLES
+
+    names = tuple(TABLES.names()) if tables == "all" else _csv_list(tables)
+    for name in names:
+        TABLES.get(name)  # unknown names fail here with a did-you-mean hint
+    pair = _csv_list(compare_) if compare_ else None
+    if pair is not None and len(pair) != 2:
+        raise BenchError(f"--compare takes two method names, A,B (got {compare_!r})")
+    order = [n for n in ("paper-table2", "sts-table", "specific-vs-sts") if n in names]
+    opts = ReportOptions(results_dir=results_dir or default_results_dir(), out=out,
+                         tables=tuple(order + [n for n in names if n not in order]), formats=_csv_list(formats),
+                         split=split, reference_source=reference_source, split_configs=split_configs,
+                         compare=pair, plots=plots)
+    rep = make_report(opts)
+    for s in rep.sections:
+        click.echo(to_markdown(grid_of(s.built)))
+        if s.comparison.rows:
+            click.echo(to_markdown(grid_of_comparison(s.comparison)))
+        for line in s.paired:
+            click.echo(f"- {line}")
+    click.echo(f"wrote {len(rep.files)} files to {out} from {rep.n_results} result files")
+
+
+@click.command("check")
+@click.option("--against", type=click.Path(path_type=Path), default=Path("results/reference"), show_default=True,
+              help="The committed reference results.")
+@click.option("--subset", default="ci", show_default=True, help="Which subset to re-run (see benchmark/report/check.py).")
+@click.option("--tol", type=float, default=0.5, show_default=True,
+              help="Absolute tolerance per metric, in points (x100).")
+@click.option("--data-root", type=click.Path(path_type=Path), default=None,
+              help="Data root (default: $BENCH_DATA or ~/.cache/usebench/data).")
+@click.option("--work-dir", type=click.Path(path_type=Path), default=None,
+              help="Keep the fresh run here (default: a temporary folder, removed afterwards).")
+@click.option("--fresh", type=click.Path(path_type=Path, exists=True), default=None,
+              help="Compare an existing results store instead of re-running the subset.")
+@click.option("--update", is_flag=True, help="Re-run the subset and write its results as the new reference.")
+def check(against, subset, tol, data_root, work_dir, fresh, update) -> None:
+    """Re-run the small CI subset and compare every metric with the reference; exit 1 on drift or a missing result."""
+    from benchmark.report.check import SUBSETS, print_diffs, run_check, update_reference
+
+    spec = SUBSETS.get(subset)
+    data_root = data_root or default_data_root()
+    if update:
+        t0 = time.perf_counter()
+        written = update_reference(spec, data_root, against, work_dir)
+        click.echo(f"wrote {len(written)} reference results to {against} in {time.perf_counter() - t0:.1f} s")
+        return
+    outcome = run_check(spec, data_root, against, tol, work_dir=work_dir, fresh=fresh)
+    print_diffs(outcome, tol)
+    sys.exit(0 if outcome.ok else 1)

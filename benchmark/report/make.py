@@ -1,0 +1,171 @@
+"""`bench report`: read the results store, build the requested tables, write them in the requested formats
+with the published numbers beside them, and draw the plots. Nothing is re-run."""
+from __future__ import annotations
+
+import html
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from benchmark.errors import BenchError
+from benchmark.report.build import Built, build_table
+from benchmark.report.reference import Comparison, compare, published
+from benchmark.report.render import (
+    comparison_csv,
+    grid_of,
+    grid_of_comparison,
+    to_csv,
+    to_html,
+    to_json,
+    to_latex,
+    to_markdown,
+)
+from benchmark.report.rows import ResultIndex, index_results
+from benchmark.report.tables import COLUMNS, TABLES
+from benchmark.results import StoredResult, iter_results, write_json_atomic
+from benchmark.stats import SeedStats, paired_comparison
+
+Format = Literal["md", "tex", "csv", "html"]
+FORMATS: tuple[Format, ...] = ("md", "tex", "csv", "html")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What `bench report` builds."""
+
+    results_dir: Path
+    out: Path = Path("reports")
+    tables: tuple[str, ...] = ("paper-table2", "sts-table", "specific-vs-sts")
+    formats: tuple[Format, ...] = FORMATS
+    split: str | None = None  # None: each table's own split
+    reference_source: str | None = None
+    split_configs: bool = False
+    compare: tuple[str, str] | None = None
+    plots: bool = True
+
+
+@dataclass
+class Section:
+    """One table with its comparison to the paper, the published tables and paired comparisons."""
+
+    built: Built
+    comparison: Comparison
+    published: list[Built]
+    paired: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Report:
+    sections: list[Section]
+    plots: list = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    n_results: int = 0
+
+    def markdown(self) -> str:
+        return "\n".join(section_markdown(s) for s in self.sections)
+
+
+def paired_lines(built: Built, a: str, b: str) -> list[str]:
+    """Method ``a`` vs ``b`` per column, paired by seed within each block and base model."""
+    lines = []
+    for ra in (r for r in built.rows if r.key and r.key.method == a):
+        for rb in (r for r in built.rows if r.key and r.key.method == b and r.key.same_experiment(ra.key)):
+            for c in built.columns:
+                ca, cb = ra.cells[c.id], rb.cells[c.id]
+                if ca.missing or cb.missing:
+                    continue
+                pc = paired_comparison(SeedStats(ca.per_seed), SeedStats(cb.per_seed))
+                lines.append(f"{ra.label} (A) vs {rb.label} (B), {c.group} {c.header}: {pc.summary(scale=1.0)}")
+    return lines or [f"no rows of both {a!r} and {b!r} with common cells"]
+
+
+def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Section]:
+    """Build every requested table from the results (no files written)."""
+    index: ResultIndex = index_results(results, opts.split_configs)
+    sections = []
+    for name in opts.tables:
+        spec = TABLES.get(name)
+        built = build_table(spec, index, opts.split)
+        comparison = compare(built, spec, opts.reference_source)
+        paired = paired_lines(built, *opts.compare) if opts.compare else []
+        sections.append(Section(built, comparison, published(spec), paired))
+    return sections
+
+
+def section_markdown(s: Section) -> str:
+    """A table, ours vs paper, paired comparisons and the published tables, as Markdown."""
+    parts = [to_markdown(grid_of(s.built))]
+    if s.comparison.rows:
+        parts.append(to_markdown(grid_of_comparison(s.comparison)))
+    if s.paired:
+        parts.append("Paired comparison over seeds:\n\n" + "\n".join(f"- {x}" for x in s.paired) + "\n")
+    parts += [to_markdown(grid_of(p)) for p in s.published]
+    return "\n".join(parts)
+
+
+def section_latex(s: Section) -> str:
+    parts = [to_latex(grid_of(s.built))]
+    if s.comparison.rows:
+        parts.append(to_latex(grid_of_comparison(s.comparison)))
+    return "\n".join(parts)
+
+
+def section_html(s: Section) -> str:
+    parts = [to_html(grid_of(s.built))]
+    if s.comparison.rows:
+        parts.append(to_html(grid_of_comparison(s.comparison)))
+    if s.paired:
+        parts.append("<h4>Paired comparison over seeds</h4><ul class=\"paired\">"
+                     + "".join(f"<li>{html.escape(x)}</li>" for x in s.paired) + "</ul>")
+    parts += [to_html(grid_of(p)) for p in s.published]
+    return "\n".join(parts)
+
+
+def make_report(opts: ReportOptions) -> Report:
+    """Build and write the report; returns what was written."""
+    from benchmark.report.page import write_page
+
+    results = list(iter_results(opts.results_dir))
+    if not results:
+        raise BenchError(f"no results in {opts.results_dir}; run `bench eval` or `bench run` first")
+    for f in opts.formats:
+        if f not in FORMATS:
+            raise BenchError(f"unknown format {f!r} (known: {', '.join(FORMATS)})")
+    sections = build_sections(results, opts)
+    report = Report(sections=sections, n_results=len(results))
+    out = opts.out
+    out.mkdir(parents=True, exist_ok=True)
+    for s in sections:
+        name = s.built.name
+        if "md" in opts.formats:
+            report.files.append(_write(out / f"{name}.md", section_markdown(s)))
+        if "tex" in opts.formats:
+            report.files.append(_write(out / f"{name}.tex", section_latex(s)))
+        if "csv" in opts.formats:
+            report.files.append(_write(out / f"{name}.csv", to_csv(s.built)))
+            report.files.append(_write(out / f"{name}-vs-paper.csv", comparison_csv(s.comparison)))
+            report.files.append(write_json_atomic(out / f"{name}.json", to_json(s.built, s.comparison)))
+    if opts.plots:
+        report.plots = _plots(results, sections, out / "plots", opts)
+        report.files += [p.png for p in report.plots] + [p.data for p in report.plots]
+    if "html" in opts.formats:
+        report.files.append(write_page(out / "report.html", report, opts))
+    return report
+
+
+def _plots(results: list[StoredResult], sections: list[Section], out: Path, opts: ReportOptions) -> list:
+    from benchmark import plots
+
+    out.mkdir(parents=True, exist_ok=True)
+    made = [plots.seed_spread(s.built, out) for s in sections]
+    made.append(plots.loss_curves(results, out))
+    made.append(plots.corpus_size_curve(index_results(results, opts.split_configs), out))
+    return [p for p in made if p is not None]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+__all__ = ["COLUMNS", "Report", "ReportOptions", "build_sections", "make_report"]

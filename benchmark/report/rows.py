@@ -1,0 +1,130 @@
+"""Group stored results into table rows and compute each cell's seed statistics.
+
+A row is one experiment repeated over seeds: (setting group, method, base model, pooling, corpus size). Its
+cells aggregate the row's results per (task, split) with :func:`benchmark.stats.aggregate`, which refuses
+to average results whose data or configuration differ.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from benchmark.report.tables import COLUMNS, Column
+from benchmark.results import StoredResult
+from benchmark.stats import SeedStats, aggregate, config_identity, per_seed_average
+
+# Setting groups, in the paper's block order, with their block titles.
+GROUP_TITLES: dict[str, str] = {
+    "unsupervised": "Unsupervised learning",
+    "da-nli-target": "Domain adaptation: NLI+STS → target task",
+    "da-target-nli": "Domain adaptation: target task → NLI+STS",
+    "baselines": "Baselines (no training)",
+    "upper-bound": "In-domain supervised training (upper bound)",
+}
+UPPER_BOUND_GROUPS = frozenset({"upper-bound"})
+# Paper row order inside a block; other methods follow alphabetically.
+METHOD_ORDER = ("tsdae", "mlm", "ct", "simcse", "bertflow", "consert", "denosent", "paser", "bm25", "base")
+DISPLAY = {"tsdae": "TSDAE", "mlm": "MLM", "ct": "CT", "simcse": "SimCSE", "bertflow": "BERT-flow",
+           "consert": "ConSERT", "denosent": "DenoSent", "paser": "PaSeR", "bm25": "BM25"}
+UNTRAINED = frozenset({"base", "bm25"})
+
+
+@dataclass(frozen=True)
+class RowKey:
+    """What makes two results repeats of one experiment (the seed aside)."""
+
+    group: str
+    method: str
+    model: str
+    pooling: str
+    corpus_size: int | None = None
+    corpus: str = ""  # training corpus when it is not the evaluated task's own ("" = in-domain or untrained)
+    config: str = ""  # config identity prefix, only with --split-configs
+
+    def sort_key(self) -> tuple:
+        order = METHOD_ORDER.index(self.method) if self.method in METHOD_ORDER else len(METHOD_ORDER)
+        return (order, self.method, self.model, self.pooling, self.corpus, self.corpus_size or 0, self.config)
+
+    def same_experiment(self, other: RowKey) -> bool:
+        """Same block, base model, corpus and size: rows whose seeds may be paired (dagger, --compare)."""
+        return (self.group, self.model, self.corpus, self.corpus_size, self.config) == (
+            other.group, other.model, other.corpus, other.corpus_size, other.config)
+
+
+def find_key(config: Any, key: str) -> Any:
+    """The first value of ``key`` anywhere in a nested config (None when absent)."""
+    if isinstance(config, dict):
+        if key in config:
+            return config[key]
+        for value in config.values():
+            found = find_key(value, key)
+            if found is not None:
+                return found
+    return None
+
+
+def group_of(record: dict[str, Any]) -> str:
+    """The setting block: an explicit ``setting`` in the method or config, else by whether it trains."""
+    explicit = record["method"].get("setting") or find_key(record.get("config", {}), "setting")
+    if explicit:
+        return str(explicit)
+    return "baselines" if record["method"]["name"] in UNTRAINED else "unsupervised"
+
+
+def row_key(record: dict[str, Any], split_configs: bool = False) -> RowKey:
+    """The row a result belongs to. A model trained on the evaluated task's own corpus is in-domain (the
+    paper's setup); evaluated elsewhere (e.g. STSb), the training corpus is part of the row."""
+    method = record["method"]
+    size = find_key(record.get("config", {}), "corpus_size")
+    corpus = str(method.get("train_corpus") or "")
+    return RowKey(group=group_of(record), method=str(method["name"]), model=str(method.get("base_model") or ""),
+                  pooling=str(method.get("pooling") or ""), corpus_size=int(size) if size else None,
+                  corpus="" if corpus == record["task"]["name"] else corpus,
+                  config=config_identity(record.get("config", {}))[:8] if split_configs else "")
+
+
+@dataclass
+class ResultIndex:
+    """Results by row, then by (task, split)."""
+
+    rows: dict[RowKey, dict[tuple[str, str], list[StoredResult]]] = field(default_factory=dict)
+
+    def results(self, key: RowKey, task: str, split: str) -> list[StoredResult]:
+        return self.rows.get(key, {}).get((task, split), [])
+
+    def cell(self, key: RowKey, column: Column | str, split: str) -> SeedStats:
+        """Seed statistics (0-1 scale) of one cell; empty (n = 0) when the row has no result for it."""
+        col = COLUMNS[column] if isinstance(column, str) else column
+        if col.mean_of:
+            return per_seed_average([self.cell(key, part, split) for part in col.mean_of])
+        results = self.results(key, col.task or "", split)
+        if not results:
+            return SeedStats({})
+        return aggregate(results, col.metric or "")
+
+
+def index_results(results: Iterable[StoredResult], split_configs: bool = False) -> ResultIndex:
+    """Index stored results by row and (task, split)."""
+    rows: dict[RowKey, dict[tuple[str, str], list[StoredResult]]] = defaultdict(lambda: defaultdict(list))
+    for r in results:
+        rows[row_key(r.record, split_configs)][(r.task, r.split)].append(r)
+    return ResultIndex({k: dict(v) for k, v in rows.items()})
+
+
+def row_label(key: RowKey, show_model: bool) -> str:
+    """Display label: the method's paper name; untrained rows by model and pooling; corpus size if any."""
+    if key.method in UNTRAINED and key.method != "bm25":
+        label = f"{key.model} ({key.pooling})" if key.pooling else key.model
+    else:
+        label = DISPLAY.get(key.method, key.method)
+        if show_model and key.model:
+            label += f" · {key.model}"
+    if key.corpus:
+        label += f" · trained on {key.corpus}"
+    if key.corpus_size:
+        label += f" · {key.corpus_size:,} sent."
+    if key.config:
+        label += f" · cfg {key.config}"
+    return label

@@ -97,20 +97,25 @@ def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, c
 
 
 @main.command("methods")
-def methods_cmd() -> None:
-    """List registered training methods with their presets."""
+@click.option("--all", "all_fields", is_flag=True, help="Show every config field's default, not just the key ones.")
+def methods_cmd(all_fields: bool) -> None:
+    """List registered training methods with their presets and defaults (change them with --set key=value)."""
     import methods  # noqa: F401
+    from benchmark.plugin import describe_method
     from benchmark.registry import METHODS
 
     if not len(METHODS):
         click.echo("no methods registered yet")
     for name in METHODS.names():
-        plugin = METHODS.get(name)
-        click.echo(f"{name}: {getattr(plugin, 'description', '')}")
+        click.echo("\n".join(describe_method(METHODS.get(name), all_fields)))
 
 
 # Sub-command groups, one explicit line each.
 # (added as their modules land: data, run, report, check)
+from benchmark.cli_report import report as _report_cmd; main.add_command(_report_cmd)  # noqa: E402,E702
+from benchmark.cli_report import check as _check_cmd; main.add_command(_check_cmd)  # noqa: E402,E702
+from benchmark.cli_data import data as _data_group; main.add_command(_data_group)  # noqa: E402,E702
+from benchmark.cli_run import run as _run_cmd; main.add_command(_run_cmd)  # noqa: E402,E702
 
 if __name__ == "__main__":
     main()

@@ -17,7 +17,7 @@ from tqdm.auto import tqdm
 from benchmark.embcache import EmbeddingCache
 from benchmark.errors import BenchError
 from benchmark.models import ModelInfo, model_fingerprint, resolve_model
-from benchmark.pooling import BUILTIN_POOLINGS, POOLERS, needs_all_layers
+from benchmark.pooling import BUILTIN_POOLINGS, build_pooler, needs_all_layers
 
 DEFAULT_MAX_LENGTH = 512  # BERT's position limit; checkpoints usually declare less
 
@@ -56,13 +56,15 @@ class HFEncoder:
         self.info: ModelInfo = resolve_model(model)
         self.name = model
         self.pooling = pooling or self.info.pooling or "mean"
-        if self.pooling not in POOLERS:
-            raise BenchError(POOLERS.unknown_message(self.pooling))
         self.max_length = int(max_length or self.info.max_length or DEFAULT_MAX_LENGTH)
         self.prompt: str | None = self.info.method.get("prompt")  # e.g. DenoSent's '"{text}" means [MASK].'
+        # DenoSent cuts the text to N tokens (special tokens counted) and decodes it before filling the prompt.
+        self.prompt_text_max_length: int | None = self.info.method.get("prompt_text_max_length")
         self.batch_size = batch_size
         self.device = pick_device(device)
         self.show_progress = show_progress
+        # Built before the model loads: an unknown pooling or missing pooling weights fail fast.
+        self._pool = build_pooler(self.pooling, self.info.path, self.device)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.info.path)
             self.model = AutoModel.from_pretrained(self.info.path).to(self.device).eval()
@@ -70,7 +72,6 @@ class HFEncoder:
             raise BenchError(
                 f"cannot load model {model!r}: {e}. Offline, use a local directory or the packaged alias 'minilm'."
             ) from None
-        self._pool = POOLERS.get(self.pooling)
         self._cache = EmbeddingCache(cache_dir, self.cache_key()) if cache_dir else None
 
     def cache_key(self) -> str:
@@ -115,8 +116,13 @@ class HFEncoder:
     def _prepare(self, text: str) -> str:
         return self.prompt.replace("{text}", text) if self.prompt else text
 
+    def _prepare_all(self, texts: list[str]) -> list[str]:
+        if self.prompt and self.prompt_text_max_length:
+            texts = truncate_texts(self.tokenizer, texts, int(self.prompt_text_max_length))
+        return [self._prepare(t) for t in texts]
+
     def _encode_unique(self, texts: list[str]) -> np.ndarray:
-        enc = self.tokenizer([self._prepare(t) for t in texts], truncation=True, max_length=self.max_length)
+        enc = self.tokenizer(self._prepare_all(texts), truncation=True, max_length=self.max_length)
         ids = enc["input_ids"]
         # Longest first: padding per batch stays small, and an out-of-memory shows up on the first batch.
         order = sorted(range(len(texts)), key=lambda i: -len(ids[i]))
@@ -141,6 +147,15 @@ class HFEncoder:
             hidden = output.hidden_states if output.hidden_states is not None else (output.last_hidden_state,)
             pooled = self._pool(hidden, features["attention_mask"], features["input_ids"])
         return pooled.float().cpu().numpy()
+
+
+def truncate_texts(tokenizer, texts: Sequence[str], max_tokens: int) -> list[str]:
+    """Each text cut to ``max_tokens`` tokens *including* the special tokens and decoded back to a string
+    (without them), as DenoSent does before inserting a sentence into its prompt. Uncased tokenizers return
+    lower-cased text with word pieces re-joined (``don't`` -> ``don ' t``; BERT re-tokenizes that to the same
+    ids whichever way the decoder spaces punctuation)."""
+    ids = tokenizer(list(texts), truncation=True, max_length=max_tokens)["input_ids"]
+    return tokenizer.batch_decode(ids, skip_special_tokens=True)
 
 
 def load_encoder(model: str, pooling: str | None = None, **kwargs) -> HFEncoder:

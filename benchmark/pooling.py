@@ -4,15 +4,17 @@ Definitions follow ``METHODS.md`` §0: ``cls`` is the raw token-0 state (no BERT
 averages the *embedding-layer output* (HF ``hidden_states[0]``) with the last layer as the BERT-flow port
 does, ``last2avg`` averages the last two layers (ConSERT's evaluation pooling).
 
-Methods that need another pooling (a prompt's [MASK] token, a flow on top) register it in ``POOLERS``.
+Methods that need another pooling register it: a stateless one (a prompt's [MASK] token) in ``POOLERS``, one
+with weights of its own (BERT-flow's ``flow``) in ``POOLER_FACTORIES``, built per checkpoint directory.
 """
 from __future__ import annotations
 
+import difflib
 from typing import Callable, Literal, Sequence, get_args
 
 import torch
 
-from benchmark.registry import Registry
+from benchmark.registry import Registry, UnknownNameError
 
 Pooling = Literal["cls", "mean", "max", "first_last_avg", "last2avg"]
 BUILTIN_POOLINGS: tuple[str, ...] = get_args(Pooling)
@@ -54,6 +56,25 @@ def pool_first_last_avg(hidden_states, attention_mask, input_ids):
 @POOLERS.register("last2avg")
 def pool_last2avg(hidden_states, attention_mask, input_ids):
     return masked_mean((hidden_states[-2] + hidden_states[-1]) / 2, attention_mask)
+
+
+# A pooling with weights of its own (BERT-flow's Glow) is built per checkpoint: factory(model_dir, device) -> PoolFn.
+PoolerFactory = Callable[[str, torch.device], PoolFn]
+POOLER_FACTORIES: Registry[PoolerFactory] = Registry("pooling")
+
+
+def build_pooler(name: str, model_dir: str, device: torch.device) -> PoolFn:
+    """The pooling function ``name`` for the checkpoint in ``model_dir`` (unknown names: did-you-mean error)."""
+    if name not in POOLERS and name not in POOLER_FACTORIES:
+        import methods  # noqa: F401  (method plugins register their own poolings, e.g. `flow`)
+    if name in POOLER_FACTORIES:
+        return POOLER_FACTORIES.get(name)(model_dir, device)
+    if name not in POOLERS:
+        known = sorted(set(POOLERS.names()) | set(POOLER_FACTORIES.names()))
+        close = ", ".join(repr(c) for c in difflib.get_close_matches(name, known, n=3, cutoff=0.5))
+        raise UnknownNameError(f"unknown pooling {name!r}{'; did you mean ' + close + '?' if close else ''} "
+                               f"(known: {', '.join(known)})")
+    return POOLERS.get(name)
 
 
 def needs_all_layers(pooling: str) -> bool:

@@ -59,7 +59,8 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
 
     names = expand_tasks(task_spec)
     scorer, method, config = build_scorer(opts)
-    outcome = EvalOutcome(run_id=run_id(method["name"], model_slug(opts.model), config, seed))
+    # The method name comes from a checkpoint's method.json: slug it so the run id is always a safe folder name.
+    outcome = EvalOutcome(run_id=run_id(model_slug(method["name"]), model_slug(opts.model), config, seed))
     for name in names:
         path = result_path(results_dir, outcome.run_id, name, split)
         if path.is_file() and not force:

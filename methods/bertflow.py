@@ -1,0 +1,198 @@
+"""BERT-flow: a Glow on a frozen encoder maps sentence embeddings to an isotropic Gaussian.
+
+Li, Zhou, He, Wang, Yang, Li 2020, "On the Sentence Embeddings from Pre-trained Language Models", EMNLP.
+Implementation as UKPLab/pytorch-bertflow (``tflow_utils.py``), the port the TSDAE paper (Wang et al. 2021,
+App. B) benchmarked: the encoder is frozen (no gradients, not in the optimizer); u = pooled embedding
+(default ``first_last_avg`` = mean over tokens of (embedding-layer output + last layer) / 2, see
+:mod:`benchmark.pooling`); the flow (:mod:`methods.flow`) is trained by maximum likelihood in bits per dim;
+the sentence embedding is the flow's z. The flow runs in fp32 even under autocast.
+
+Export: the (unchanged) encoder plus ``flow/config.json`` and ``flow/model.safetensors``; method.json declares
+pooling ``flow``, which :func:`flow_pooler` builds from those files for ``bench eval``. The same folder is a
+sentence-transformers module (:class:`methods.flow_st.FlowPooling`; load with ``trust_remote_code=True``).
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+
+from benchmark.checkpoint import LAYER_POOLINGS, ST_POOLING_WRITERS
+from benchmark.config import TrainConfig
+from benchmark.errors import BenchError, ConfigError
+from benchmark.plugin import (
+    Method,
+    SentenceEncoder,
+    TrainModule,
+    load_backbone,
+    set_dropout,
+    shuffled_batch,
+    tokenize,
+)
+from benchmark.pooling import POOLER_FACTORIES, POOLERS, PoolFn
+from benchmark.registry import METHODS
+from benchmark.results import write_json_atomic
+from methods.flow import Glow
+
+FLOW_DIR = "flow"  # checkpoint subfolder: config.json + model.safetensors
+FLOW_WEIGHTS = "model.safetensors"
+
+
+@dataclass(frozen=True)
+class BertFlowConfig(TrainConfig):
+    """Defaults = TSDAE paper App. B (100K steps, batch 8, AdamW lr 1e-6, weight decay 0.01), pooling per issue 5."""
+
+    max_steps: int | None = 100_000  # TSDAE paper App. B
+    batch_size: int = 8  # TSDAE paper App. B
+    lr: float = 1e-6  # TSDAE paper App. B
+    weight_decay: float = 0.01  # TSDAE paper App. B
+    pooling: str = "flow"  # the exported embedding is z; choose u with base_pooling
+    base_pooling: str = "first_last_avg"  # [PF] README (needed for the TSDAE numbers); the paper text says mean
+    flow_levels: int = 3  # [PF] Glow(n_block=3) = [BF] config_l3_d3_w32
+    flow_depth: int = 3  # [PF] n_flow=3
+    flow_width: int = 32  # [PF] AdditiveCoupling filter_size=32
+    dropout: bool = True  # [PF] calls .train() on the whole model: BERT dropout is on during feature extraction
+    ddi_batch_size: int | None = None  # sentences of ActNorm's data-dependent init; None: first batch, as [PF]
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.pooling != "flow":
+            raise ConfigError(f"bertflow exports pooling 'flow' (z); got pooling={self.pooling!r}. Choose the "
+                              f"flow's input with base_pooling (one of {', '.join(POOLERS.names())})")
+        if self.base_pooling not in POOLERS:
+            raise ConfigError(f"base_pooling: {POOLERS.unknown_message(self.base_pooling)}")
+        if self.ddi_batch_size is not None and self.ddi_batch_size < 2:
+            raise ConfigError(f"ddi_batch_size must be >= 2 (a standard deviation), got {self.ddi_batch_size}")
+
+
+class BertFlowModule(TrainModule):
+    """Frozen encoder -> u (base pooling) -> Glow -> bits-per-dim loss."""
+
+    def __init__(self, cfg: BertFlowConfig):
+        super().__init__()
+        model, self.tokenizer, _ = load_backbone(cfg.model)
+        model.requires_grad_(False)  # frozen: only the flow is optimised
+        set_dropout(model, cfg.dropout)
+        self.encoder = SentenceEncoder(model, cfg.base_pooling)
+        self.glow = Glow(self.encoder.dim, cfg.flow_levels, cfg.flow_depth, cfg.flow_width)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        with torch.no_grad():
+            u = self.encoder(**batch)  # (bsz, dim)
+        with torch.autocast(u.device.type, enabled=False):  # the flow stays in fp32
+            z, loss = self.glow.bits_per_dim(u.float())
+        return {"loss": loss, "z_var": z.detach().var(dim=0).mean()}
+
+
+class BertFlow(Method):
+    """The ``bertflow`` plugin."""
+
+    name: ClassVar[str] = "bertflow"
+    description: ClassVar[str] = "BERT-flow: Glow on a frozen encoder, embedding = Gaussian latent z (Li et al. 2020)"
+    citation: ClassVar[str] = ("Li, Zhou, He, Wang, Yang, Li 2020. On the Sentence Embeddings from Pre-trained "
+                               "Language Models. EMNLP.")
+    Config: ClassVar[type[TrainConfig]] = BertFlowConfig
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        "paper": {},  # TSDAE paper App. B budget and optimiser (the dataclass defaults), first_last_avg input
+        "paper-mean": {"base_pooling": "mean"},  # ... with the paper's stated mean pooling (App. B, footnote 5)
+        "official": {  # [PF] example.py optimiser; [BF] run_siamese.sh budget (1 epoch, batch 32, 64 tokens)
+            "optimizer": "bert_adam", "lr": 1e-3, "eps": 1e-6, "weight_decay": 0.01,
+            "max_steps": None, "epochs": 1.0, "batch_size": 32, "max_length": 64,
+        },
+        "smoke": {  # a few CPU minutes with the packaged model; the paper's lr 1e-6 would not move in 100 steps
+            "model": "minilm", "optimizer": "bert_adam", "lr": 1e-3, "eps": 1e-6, "weight_decay": 0.01,
+            "max_steps": 100, "batch_size": 32, "max_length": 64, "ddi_batch_size": 256, "log_every": 10,
+            "save_every": 0,
+        },
+    }
+    test_overrides: ClassVar[dict[str, Any]] = {"ddi_batch_size": 32}
+    st_trust_remote_code: ClassVar[bool] = True  # the flow is methods.flow_st.FlowPooling
+
+    def eval_pooling(self, cfg: TrainConfig) -> str:
+        return "flow"
+
+    def build(self, cfg: TrainConfig, device: torch.device) -> TrainModule:
+        return BertFlowModule(cfg)  # type: ignore[arg-type]
+
+    def collate(self, cfg: TrainConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
+        return tokenize(tokenizer, texts, cfg.max_length)
+
+    def batch_indices(self, cfg: TrainConfig, n: int, step: int, seed: int, rank: int = 0,
+                      world: int = 1) -> list[int]:
+        """Step 0 may be a larger batch: the one ActNorm initialises from (``ddi_batch_size``)."""
+        if world > 1:
+            raise ConfigError("bertflow trains on one device: its data-dependent init would differ between ranks")
+        ddi = getattr(cfg, "ddi_batch_size", None)
+        if step == 0 and ddi:
+            if ddi > n:
+                raise ConfigError(f"ddi_batch_size={ddi} exceeds the corpus ({n} sentences)")
+            return shuffled_batch(n, ddi, 0, seed)
+        return super().batch_indices(cfg, n, step, seed, rank, world)
+
+    def export_extra(self, module: TrainModule, cfg: TrainConfig, out_dir: Path) -> None:
+        save_flow(module.glow, cfg, module.encoder.model.config, out_dir)  # type: ignore[attr-defined]
+
+
+def save_flow(glow: Glow, cfg: Any, hf_config: Any, out_dir: Path) -> None:
+    """Write ``flow/`` and the sentence-transformers pipeline (base pooling modules + the flow module)."""
+    from safetensors.torch import save_file
+
+    folder = Path(out_dir) / FLOW_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(folder / "config.json", {"dim": glow.dim, "levels": cfg.flow_levels, "depth": cfg.flow_depth,
+                                               "width": cfg.flow_width, "base_pooling": cfg.base_pooling})
+    save_file({k: v.detach().cpu().contiguous() for k, v in glow.state_dict().items()}, str(folder / FLOW_WEIGHTS))
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
+    modules += ST_POOLING_WRITERS[cfg.base_pooling](Path(out_dir), hf_config)
+    idx = len(modules)
+    modules.append({"idx": idx, "name": str(idx), "path": FLOW_DIR, "type": "methods.flow_st.FlowPooling"})
+    write_json_atomic(Path(out_dir) / "modules.json", modules)
+    if cfg.base_pooling in LAYER_POOLINGS:  # sentence-transformers passes all layers on only when asked
+        config_path = Path(out_dir) / "config.json"
+        hf_json = json.loads(config_path.read_text(encoding="utf-8"))
+        write_json_atomic(config_path, {**hf_json, "output_hidden_states": True})
+
+
+def load_flow(model_dir: str | Path, device: torch.device | str = "cpu") -> tuple[Glow, str]:
+    """(trained Glow in eval mode, base pooling name) from a checkpoint's ``flow/`` folder."""
+    from safetensors.torch import load_file
+
+    folder = Path(model_dir) / FLOW_DIR
+    config_path, weights = folder / "config.json", folder / FLOW_WEIGHTS
+    if not config_path.is_file() or not weights.is_file():
+        raise BenchError(f"pooling 'flow' needs {config_path} and {weights} (a BERT-flow checkpoint written by "
+                         f"`bench run --methods bertflow`); {model_dir} has none")
+    try:
+        spec = json.loads(config_path.read_text(encoding="utf-8"))
+        glow = Glow(int(spec["dim"]), int(spec["levels"]), int(spec["depth"]), int(spec["width"]))
+        base = str(spec["base_pooling"])
+    except (json.JSONDecodeError, KeyError, ValueError) as e:
+        raise BenchError(f"{config_path}: expected JSON with dim, levels, depth, width, base_pooling ({e})") from None
+    glow.load_state_dict(load_file(str(weights)))
+    if not all(bool(m.initialized) for m in glow.modules() if hasattr(m, "initialized")):
+        raise BenchError(f"{weights}: the flow was saved before its data-dependent init (never trained)")
+    return glow.to(device).eval(), base
+
+
+@POOLER_FACTORIES.register("flow")
+def flow_pooler(model_dir: str, device: torch.device) -> PoolFn:
+    """Pooling ``flow``: the base pooling of the checkpoint's encoder, then the Glow's z (fp32)."""
+    glow, base = load_flow(model_dir, device)
+    base_fn = POOLERS.get(base)
+
+    def pool(hidden_states, attention_mask, input_ids):
+        u = base_fn(hidden_states, attention_mask, input_ids)  # (bsz, dim)
+        with torch.autocast(u.device.type, enabled=False):
+            return glow(u.float())[0]
+
+    return pool
+
+
+# The sentence-transformers pipeline depends on base_pooling, so save_flow (export_extra) writes modules.json;
+# this entry only declares that `flow` is exportable.
+ST_POOLING_WRITERS["flow"] = lambda out_dir, hf_config: []
+METHODS.add("bertflow", BertFlow())

@@ -1,0 +1,151 @@
+"""ConSERT: contrastive sentence-representation transfer with embedding-level augmentations.
+
+Yan, Li, Wang, Zhang, Wu, Xu 2021, "ConSERT: A Contrastive Framework for Self-Supervised Sentence
+Representation Transfer", ACL. Reference code: yym6472/ConSERT (``sentence_transformers/losses/
+AdvCLSoftmaxLoss.py``, patched ``transformers/modeling_bert.py``, ``scripts/unsup-consert-base.sh``).
+
+Each sentence is encoded twice, each view in its own forward pass with its own augmentation (default view 1 =
+feature cutoff 0.2, view 2 = token shuffle; see :mod:`methods.augment`), with all BERT dropout off. The views are
+mean-pooled over the last layer, L2-normalised and compared with the two-direction NT-Xent of SimCLR
+(temperature 0.1, intra-view negatives); the sum of both directions is scaled by ``cl_rate`` 0.15. The exported
+encoder is evaluated with last-2-layer average pooling (the paper's reported numbers).
+"""
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from benchmark.config import Optimizer, Scheduler, TrainConfig
+from benchmark.errors import ConfigError
+from benchmark.plugin import (
+    Method,
+    SentenceEncoder,
+    TrainModule,
+    load_backbone,
+    set_dropout,
+    tokenize,
+)
+from benchmark.pooling import POOLERS, needs_all_layers
+from benchmark.registry import METHODS
+from methods.augment import Augmentation, augmented_forward, check_augmentation
+
+LARGE_NUM = 1e9  # the reference's mask for self-similarity
+
+
+def nt_xent(view1: torch.Tensor, view2: torch.Tensor, temperature: float = 0.1) -> torch.Tensor:
+    """loss_a + loss_b of SimCLR's NT-Xent. view1, view2: (bsz, dim), row i of both = sentence i.
+
+    Anchor i of view a is scored against all of view b (positive: i) and all of view a except itself, i.e.
+    2*bsz - 2 negatives; direction b symmetrically. Each direction is a mean over anchors.
+    """
+    with torch.autocast(view1.device.type, enabled=False):  # fp32 logits even under bf16 autocast
+        a = F.normalize(view1.float(), p=2, dim=-1)
+        b = F.normalize(view2.float(), p=2, dim=-1)
+        bsz = a.shape[0]
+        self_mask = torch.eye(bsz, dtype=a.dtype, device=a.device) * LARGE_NUM  # (bsz, bsz)
+        labels = torch.arange(bsz, device=a.device)
+        logits_ab = a @ b.T / temperature  # (bsz, bsz)
+        logits_ba = b @ a.T / temperature
+        logits_aa = a @ a.T / temperature - self_mask
+        logits_bb = b @ b.T / temperature - self_mask
+        loss_a = F.cross_entropy(torch.cat([logits_ab, logits_aa], dim=1), labels)
+        loss_b = F.cross_entropy(torch.cat([logits_ba, logits_bb], dim=1), labels)
+    return loss_a + loss_b
+
+
+@dataclass(frozen=True)
+class ConsertConfig(TrainConfig):
+    """Defaults = ``scripts/unsup-consert-base.sh`` (the paper's unsupervised STS setting) and the old
+    sentence-transformers ``fit`` defaults it runs with."""
+
+    view1: Augmentation = "feature_cutoff"  # --da_final_1
+    rate1: float = 0.2  # --cutoff_rate_final_1
+    view2: Augmentation = "shuffle"  # --da_final_2 (shuffle takes no rate)
+    rate2: float = 0.0  # --cutoff_rate_final_2 (unset in the script)
+    temperature: float = 0.1  # --temperature
+    cl_rate: float = 0.15  # --cl_rate: contrastive_loss_rate, the only loss with --cl_loss_only
+    train_pooling: str = "mean"  # main.py: models.Pooling(pooling_mode_mean_tokens=True)
+    pooling: str = "last2avg"  # README note 3: reported numbers use eval.py --last2avg
+    dropout: bool = False  # --no_dropout: hidden and attention dropout 0
+    batch_size: int = 96  # --batch_size
+    max_length: int = 64  # --max_seq_length
+    lr: float = 5e-7  # --learning_rate 0.0000005
+    max_steps: int | None = None
+    epochs: float | None = 10.0  # --num_epochs
+    optimizer: Optimizer = "bert_adam"  # ST fit: transformers.AdamW(correct_bias=False), decoupled decay
+    eps: float = 1e-6  # ST fit optimizer_params
+    weight_decay: float = 0.01  # ST fit default; not on bias/LayerNorm
+    scheduler: Scheduler = "linear"  # ST fit WarmupLinear
+    warmup_ratio: float = 0.1  # main.py: 10% of the training steps
+    grad_clip: float | None = 1.0  # ST fit max_grad_norm
+    dev_task: str | None = "stsb"  # --evaluation_steps 200 on STSb dev, best checkpoint kept
+    dev_every: int = 200
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_augmentation(self.view1, self.rate1)
+        check_augmentation(self.view2, self.rate2)
+        if self.temperature <= 0 or self.cl_rate <= 0:
+            raise ConfigError(f"temperature and cl_rate must be > 0, got {self.temperature}, {self.cl_rate}")
+        if self.train_pooling not in POOLERS:
+            raise ConfigError(f"train_pooling: {POOLERS.unknown_message(self.train_pooling)}")
+
+
+class ConsertModule(TrainModule):
+    """Encoder without dropout; two augmented views (own forward passes) -> cl_rate * NT-Xent."""
+
+    def __init__(self, cfg: ConsertConfig):
+        super().__init__()
+        model, self.tokenizer, _ = load_backbone(cfg.model)
+        set_dropout(model, cfg.dropout)
+        self.encoder = SentenceEncoder(model, cfg.pooling)  # exported with the evaluation pooling
+        self.train_pool = POOLERS.get(cfg.train_pooling)
+        self.all_layers = needs_all_layers(cfg.train_pooling)
+        self.views = ((cfg.view1, cfg.rate1), (cfg.view2, cfg.rate2))
+        self.temperature, self.cl_rate = cfg.temperature, cfg.cl_rate
+
+    def _view(self, features: dict[str, torch.Tensor], name: str, rate: float, rng: random.Random) -> torch.Tensor:
+        out = augmented_forward(self.encoder.model, features, name, rate, rng,
+                                output_hidden_states=self.all_layers or None, return_dict=True)
+        hidden = out.hidden_states if self.all_layers else (out.last_hidden_state,)
+        return self.train_pool(hidden, features["attention_mask"], features["input_ids"])  # (bsz, dim)
+
+    def forward(self, batch: dict[str, Any]) -> torch.Tensor:
+        rng = random.Random(batch["aug_seed"])  # drawn in collate, so resumed runs replay the same views
+        features = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
+        view1, view2 = (self._view(features, name, rate, rng) for name, rate in self.views)
+        return self.cl_rate * nt_xent(view1, view2, self.temperature)
+
+
+class Consert(Method):
+    """The ``consert`` plugin."""
+
+    name: ClassVar[str] = "consert"
+    description: ClassVar[str] = "ConSERT: NT-Xent between two embedding-level augmentations (Yan et al. 2021)"
+    citation: ClassVar[str] = ("Yan, Li, Wang, Zhang, Wu, Xu 2021. ConSERT: A Contrastive Framework for "
+                               "Self-Supervised Sentence Representation Transfer. ACL.")
+    Config: ClassVar[type[TrainConfig]] = ConsertConfig
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        "paper": {},  # the paper's unsupervised setting is the released script's (the dataclass defaults)
+        "official": {},  # scripts/unsup-consert-base.sh; its early-stop patience 10 only shortens the run
+        "smoke": {  # a few CPU minutes with the packaged model; lr raised as 5e-7 would not move in 50 steps
+            "model": "minilm", "batch_size": 32, "max_length": 64, "epochs": None, "max_steps": 50,
+            "lr": 5e-6, "dev_task": None, "dev_every": 0, "log_every": 10, "save_every": 0,
+        },
+    }
+
+    def build(self, cfg: TrainConfig, device: torch.device) -> TrainModule:
+        return ConsertModule(cfg)  # type: ignore[arg-type]
+
+    def collate(self, cfg: TrainConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
+        batch: dict[str, Any] = tokenize(tokenizer, texts, cfg.max_length)
+        batch["aug_seed"] = int(rng.integers(2**62))  # the augmentations' python RNG (see methods.augment)
+        return batch
+
+
+METHODS.add("consert", Consert())

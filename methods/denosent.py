@@ -1,0 +1,375 @@
+"""DenoSent: a denoising objective for self-supervised sentence representation learning.
+
+Wang, He, Wang, Zhou, Sun, Qiu 2024, "DenoSent: A Denoising Objective for Self-Supervised Sentence
+Representation Learning", AAAI (arXiv:2401.13621). Reference code: xinghaow99/DenoSent (``model.py``,
+``train.py``, README command).
+
+- Sentence vector: the encoder's last hidden state at the ``[MASK]`` of the prompt ``"[X]" means [MASK].``; the
+  sentence is first cut to ``max_length`` (32) tokens, special tokens counted, decoded, and inserted for [X].
+  Training adds a Linear(h, h) projector on top (dropped at export: the exported encoder pools the raw
+  [MASK] state, with the same prompt and truncation, via method.json).
+- Denoising: a randomly initialised ``nn.TransformerDecoder`` (16 layers, 1 head, FFN 2048 at h = 768, ReLU,
+  post-LN, dropout 0.1) reads the *detached* embedding-layer output of the target sentence after a heavy
+  dropout (p = 0.825, inverted) and cross-attends to the projected vector of the *original* sentence (a
+  length-1 memory). No causal mask, no label shift: position i predicts token i of the target (prompt tokens
+  included), pads excluded. The output layer is the encoder's MLM head (see :mod:`methods.heads`).
+- Contrastive: cos(z_orig_i, z_pos_j) / tau, cross-entropy with label i, one direction.
+- Loss: ``contrastive_weight * L_con + generative_weight * L_gen`` (paper Eq. 6 weights 1/1; README 5/7).
+
+Discrete noise is optional: with ``paraphrases=true`` each corpus line is ``sentence<TAB>paraphrase`` (e.g. a
+back-translation, the paper's default); the paraphrase is the contrastive positive and the decoder target.
+Without it the target is the original sentence and the contrastive positive is the same sentence under another
+dropout mask (the reference's behaviour; the paper's "w/o discrete noise" ablation, avg 77.99 vs 79.33).
+"""
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from benchmark.checkpoint import ST_POOLING_WRITERS
+from benchmark.config import TrainConfig
+from benchmark.encoder import truncate_texts
+from benchmark.errors import BenchError, ConfigError, DataFormatError
+from benchmark.plugin import (
+    Method,
+    SentenceEncoder,
+    TrainModule,
+    load_backbone,
+    set_dropout,
+    tokenize,
+)
+from benchmark.pooling import POOLER_FACTORIES
+from benchmark.registry import METHODS
+from benchmark.results import write_json_atomic
+from methods.heads import HeadInit, mlm_head
+
+CITATION = ("@inproceedings{wang2024denosent, title={DenoSent: A Denoising Objective for Self-Supervised Sentence "
+            "Representation Learning}, author={Wang, Xinghao and He, Junliang and Wang, Pengyu and Zhou, Yunhua and "
+            "Sun, Tianxiang and Qiu, Xipeng}, booktitle={AAAI}, year={2024}}")
+PROMPT = '"[X]" means [MASK].'  # README command / args.py (config.py's default lacks the quotes and the dot)
+BASE_FFN, BASE_HIDDEN = 2048, 768  # nn.TransformerDecoderLayer's default FFN width, at bert-base's width
+
+
+# --- prompt and [MASK] pooling ------------------------------------------------------------------------------
+
+def encoder_prompt(template: str, mask_token: str) -> str:
+    """The method.json prompt for :class:`benchmark.encoder.HFEncoder`: ``[X]`` -> ``{text}``, ``[MASK]`` ->
+    the tokenizer's mask token."""
+    if template.count("[X]") != 1 or template.count("[MASK]") != 1:
+        raise BenchError(f"DenoSent prompt {template!r} must contain [X] and [MASK] exactly once")
+    return template.replace("[X]", "{text}").replace("[MASK]", mask_token)
+
+
+def prompt_length(tokenizer: Any, template: str) -> int:
+    """Tokens of the template itself (with ``[X]`` as written), added to ``max_length`` as the reference does."""
+    return len(tokenizer(template.replace("[MASK]", tokenizer.mask_token), add_special_tokens=False)["input_ids"])
+
+
+def prompted_batch(tokenizer: Any, texts: Sequence[str], template: str, max_length: int) -> dict[str, torch.Tensor]:
+    """Ids and attention mask of the prompted sentences: each sentence cut to ``max_length`` tokens, decoded,
+    put into the prompt, then tokenized (pad to the longest). The reference truncates the prompted text at
+    ``max_length`` + the prompt's length, which re-tokenizing a decoded text can in rare cases exceed, cutting
+    off the [MASK]; the cap here has slack (as at evaluation, where the export's max_length applies)."""
+    prompt = encoder_prompt(template, tokenizer.mask_token)
+    filled = [prompt.replace("{text}", t) for t in truncate_texts(tokenizer, texts, max_length)]
+    cap = 2 * max_length + prompt_length(tokenizer, template)
+    enc = tokenizer(filled, padding=True, truncation=True, max_length=cap, return_tensors="pt",
+                    return_token_type_ids=False)
+    return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+
+
+def mask_positions(input_ids: torch.Tensor, mask_id: int) -> torch.Tensor:
+    """Index of the last ``[MASK]`` in each row (the prompt's; a [MASK] typed inside the text comes earlier).
+    input_ids: (bsz, seq) -> (bsz,). A row without one is an error (the prompt was not applied)."""
+    is_mask = input_ids == mask_id  # (bsz, seq)
+    if not bool(is_mask.any(dim=1).all()):
+        raise BenchError("mask_token pooling: a sequence has no [MASK] token; it needs the checkpoint's prompt "
+                         "(method.json 'prompt', e.g. '\"{text}\" means [MASK].')")
+    seq = input_ids.shape[1]
+    positions = torch.arange(seq, device=input_ids.device).expand_as(input_ids)
+    return torch.where(is_mask, positions, -1).max(dim=1).values
+
+
+def pool_mask_token(hidden: torch.Tensor, input_ids: torch.Tensor, mask_id: int) -> torch.Tensor:
+    """Hidden state at the prompt's [MASK]. hidden: (bsz, seq, dim) -> (bsz, dim)."""
+    rows = torch.arange(hidden.shape[0], device=hidden.device)
+    return hidden[rows, mask_positions(input_ids, mask_id)]
+
+
+def mask_token_pooler(model_dir: str, device: torch.device):
+    """Pooler factory for ``bench eval``: reads the [MASK] id from the checkpoint's tokenizer."""
+    from transformers import AutoTokenizer
+
+    mask_id = AutoTokenizer.from_pretrained(model_dir).mask_token_id
+    if mask_id is None:
+        raise BenchError(f"mask_token pooling: the tokenizer of {model_dir} has no mask token")
+
+    def pool(hidden_states, attention_mask, input_ids):
+        return pool_mask_token(hidden_states[-1], input_ids, mask_id)
+
+    return pool
+
+
+if "mask_token" not in POOLER_FACTORIES:
+    POOLER_FACTORIES.add("mask_token", mask_token_pooler)
+
+
+# --- paraphrase column --------------------------------------------------------------------------------------
+
+def split_paraphrases(lines: Sequence[str], source: str = "corpus", numbered: bool = True
+                      ) -> tuple[list[str], list[str]]:
+    """``sentence<TAB>paraphrase`` lines -> (sentences, paraphrases). A line without exactly one TAB, or with an
+    empty side, is a DataFormatError naming ``source``, the line (1-based, when ``numbered``) and its text."""
+    originals, paraphrases = [], []
+    for i, line in enumerate(lines, 1):
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise DataFormatError(source, i if numbered else None,
+                                  "'sentence<TAB>paraphrase' (DenoSent with paraphrases=true)", line)
+        originals.append(parts[0].strip())
+        paraphrases.append(parts[1].strip())
+    return originals, paraphrases
+
+
+# --- decoder and losses -------------------------------------------------------------------------------------
+
+def decoder_ffn_width(hidden: int, ffn: int | None) -> int:
+    """``ffn`` if set, else PyTorch's default 2048 scaled by hidden/768 (2048 at bert-base, 1024 at MiniLM-384)."""
+    return int(ffn) if ffn else max(1, round(BASE_FFN * hidden / BASE_HIDDEN))
+
+
+class DenoisingDecoder(nn.Module):
+    """Continuous-noise denoiser: dropout on the (detached) embedded target, a non-causal transformer decoder
+    cross-attending to the sentence vector, and a vocabulary head. Position i predicts token i."""
+
+    def __init__(self, hidden: int, layers: int, heads: int, ffn: int, dropout: float, noise_dropout: float,
+                 head: nn.Module, init_std: float = 0.02):
+        super().__init__()
+        if hidden % heads:
+            raise BenchError(f"DenoSent decoder: hidden size {hidden} is not divisible by {heads} heads")
+        layer = nn.TransformerDecoderLayer(d_model=hidden, nhead=heads, dim_feedforward=ffn, dropout=dropout,
+                                           batch_first=True)  # ReLU, post-LN: PyTorch defaults, as the reference
+        self.layers = nn.TransformerDecoder(layer, num_layers=layers)
+        self.noise = nn.Dropout(noise_dropout)
+        self.head = head
+        # The reference re-initialises its new Linear layers with HF's BERT init (normal(0, 0.02), zero bias);
+        # the attention in-projections keep PyTorch's Xavier init.
+        for module in self.layers.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.normal_(module.weight, std=init_std)
+                nn.init.zeros_(module.bias)
+
+    def forward(self, embedded: torch.Tensor, padding: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        """embedded: (bsz, seq, h) embedding-layer output of the target; padding: (bsz, seq) True at pads;
+        memory: (bsz, 1, h) sentence vectors -> logits (bsz, seq, vocab)."""
+        tgt = self.noise(embedded.detach())  # detached: the decoder input carries no gradient to the encoder
+        out = self.layers(tgt=tgt, memory=memory, tgt_mask=None, tgt_key_padding_mask=padding,
+                          tgt_is_causal=False)  # (bsz, seq, h)
+        return self.head(out)
+
+
+def denoising_loss(logits: torch.Tensor, target_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Token cross-entropy, position-aligned (no shift), mean over non-pad target tokens.
+    logits: (bsz, seq, vocab); target_ids, attention_mask: (bsz, seq)."""
+    labels = target_ids.masked_fill(attention_mask == 0, -100)
+    return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100)
+
+
+def contrastive_loss(anchors: torch.Tensor, positives: torch.Tensor, temperature: float) -> torch.Tensor:
+    """InfoNCE over cosine similarities, one direction: anchors (bsz, h) vs positives (bsz, h), label i."""
+    sim = F.cosine_similarity(anchors.float().unsqueeze(1), positives.float().unsqueeze(0), dim=-1)  # (bsz, bsz)
+    labels = torch.arange(sim.shape[0], device=sim.device)
+    return F.cross_entropy(sim / temperature, labels)
+
+
+# --- plugin -------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class DenoSentConfig(TrainConfig):
+    """DenoSent settings; defaults are the paper's (§Implementation Details), README values in ``official``."""
+
+    prompt: str = PROMPT  # paper; the encoder applies the same template at test time (method.json)
+    pooling: str = "mask_token"  # paper: [MASK] state ("cls": the Tab. 3 ablation, no prompt)
+    max_length: int = 32  # paper: input length 32 (the sentence, before the prompt is added)
+    batch_size: int = 64  # README --per_device_train_batch_size 64 (the paper states none)
+    lr: float = 5e-5  # paper
+    max_steps: int | None = 5000  # README --max_steps 5000
+    scheduler: Literal["constant", "linear", "warmup_constant", "piecewise"] = "warmup_constant"  # README
+    warmup_steps: int = 500  # README --warmup_steps 500
+    temperature: float = 0.03  # paper (README: 0.05)
+    contrastive_weight: float = 1.0  # paper Eq. 6 (README: 5)
+    generative_weight: float = 1.0  # paper Eq. 6 (README: 7)
+    decoder_layers: int = 16  # paper: swept {12, 14, 16}, 16 reported
+    decoder_heads: int = 1  # paper Fig. 4a: single head best
+    decoder_ffn: int | None = None  # None: 2048 (PyTorch default, the reference) scaled by hidden/768
+    decoder_dropout: float = 0.1  # reference TransformerDecoderLayer(dropout=0.1)
+    noise_dropout: float = 0.825  # paper: continuous noise, swept {0.8 ... 0.9}
+    mlm_head: HeadInit = "pretrained"  # reference: BertForMaskedLM.cls (fresh + tied when the checkpoint has none)
+    paraphrases: bool = False  # corpus lines are 'sentence<TAB>paraphrase' (discrete noise, e.g. back-translation)
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.pooling not in ("mask_token", "cls"):
+            raise ConfigError(f"denosent pooling must be mask_token or cls, got {self.pooling!r}")
+        if self.temperature <= 0:
+            raise ConfigError(f"temperature must be > 0, got {self.temperature}")
+        if not 0 <= self.noise_dropout < 1 or not 0 <= self.decoder_dropout < 1:
+            raise ConfigError("noise_dropout and decoder_dropout must be in [0, 1)")
+        if self.contrastive_weight < 0 or self.generative_weight < 0 or \
+                self.contrastive_weight + self.generative_weight == 0:
+            raise ConfigError("contrastive_weight and generative_weight must be >= 0, not both 0")
+        encoder_prompt(self.prompt, "[MASK]")  # validates the template
+
+
+class MaskTokenEncoder(SentenceEncoder):
+    """:class:`SentenceEncoder` pooling the prompt's [MASK] state (its id comes from the tokenizer)."""
+
+    def __init__(self, model: nn.Module, mask_id: int):
+        nn.Module.__init__(self)  # SentenceEncoder only knows stateless poolers; this one carries an id
+        self.model, self.pooling, self.mask_id = model, "mask_token", int(mask_id)
+        self._pool = self._pool_mask
+
+    def _pool_mask(self, hidden_states, attention_mask, input_ids) -> torch.Tensor:
+        return pool_mask_token(hidden_states[-1], input_ids, self.mask_id)
+
+
+class DenoSentModule(TrainModule):
+    """Encoder + train-only projector, denoising decoder and vocabulary head."""
+
+    def __init__(self, cfg: DenoSentConfig):
+        super().__init__()
+        model, self.tokenizer, path = load_backbone(cfg.model)
+        set_dropout(model, cfg.dropout)
+        hidden = int(model.config.hidden_size)
+        self.encoder = MaskTokenEncoder(model, self.tokenizer.mask_token_id) if cfg.pooling == "mask_token" \
+            else SentenceEncoder(model, "cls")
+        std = float(getattr(model.config, "initializer_range", 0.02))
+        self.projector = nn.Linear(hidden, hidden)  # reference sent_embedding_projector; dropped at export
+        nn.init.normal_(self.projector.weight, std=std)
+        nn.init.zeros_(self.projector.bias)
+        self.decoder: DenoisingDecoder | None = None  # contrastive-only (Tab. 3 ablation): no decoder at all
+        self.head_pretrained = False
+        if cfg.generative_weight > 0:
+            head, self.head_pretrained = mlm_head(model, path, cfg.mlm_head, tie=True)
+            self.decoder = DenoisingDecoder(hidden, cfg.decoder_layers, cfg.decoder_heads,
+                                            decoder_ffn_width(hidden, cfg.decoder_ffn), cfg.decoder_dropout,
+                                            cfg.noise_dropout, head, std)
+        self.cfg = cfg
+
+    def sentence_vectors(self, hidden_states: Sequence[torch.Tensor], input_ids: torch.Tensor) -> torch.Tensor:
+        """Pooled vectors before the projector (what the export gives): (rows, h)."""
+        if isinstance(self.encoder, MaskTokenEncoder):
+            return pool_mask_token(hidden_states[-1], input_ids, self.encoder.mask_id)
+        return hidden_states[-1][:, 0]
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """Rows [0, n) are the originals, [n, 2n) the contrastive positives (if any); the decoder target rows
+        start at ``batch["target_start"]`` (n for paraphrases, else 0: the originals, as the reference)."""
+        ids, mask, n = batch["input_ids"], batch["attention_mask"], int(batch["n"])
+        out = self.encoder.model(input_ids=ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
+        z = self.projector(self.sentence_vectors(out.hidden_states, ids))  # (rows, h); rows = n or 2n
+        start = int(batch["target_start"])
+        target = slice(start, start + n)
+        losses: dict[str, torch.Tensor] = {}
+        loss = z.new_zeros(())
+        if self.decoder is not None:
+            logits = self.decoder(out.hidden_states[0][target], mask[target] == 0, z[:n].unsqueeze(1))
+            losses["generative"] = denoising_loss(logits, ids[target], mask[target])
+            loss = loss + self.cfg.generative_weight * losses["generative"]
+        if self.cfg.contrastive_weight > 0:
+            losses["contrastive"] = contrastive_loss(z[:n], z[n:2 * n], self.cfg.temperature)
+            loss = loss + self.cfg.contrastive_weight * losses["contrastive"]
+        return {"loss": loss, **{k: v.detach() for k, v in losses.items()}}
+
+
+class DenoSent(Method):
+    """DenoSent trainer plugin."""
+
+    name = "denosent"
+    description = ("DenoSent: [MASK]-prompt vector; 16-layer 1-head decoder denoises the 0.825-dropped embedded "
+                   "sentence (no causal mask, no shift) + InfoNCE")
+    citation = CITATION
+    Config = DenoSentConfig
+    default_preset = "paper"
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        # Paper: bert-base-uncased, AdamW lr 5e-5, len 32, tau 0.03, L = L_con + L_den, best STSb-dev checkpoint;
+        # the paper gives no batch size, schedule or budget: README values (bs 64, 500 warm-up, 5000 steps).
+        "paper": {"model": "bert-base-uncased", "dev_task": "stsb", "dev_every": 50},
+        # README command: lr 4e-5, constant_with_warmup 500, 5000 steps, tau 0.05, weights 5/7, eval every 50
+        # steps (on STSb + SICK-R dev; here STSb dev).
+        "official": {"model": "bert-base-uncased", "lr": 4e-5, "temperature": 0.05, "contrastive_weight": 5.0,
+                     "generative_weight": 7.0, "dev_task": "stsb", "dev_every": 50},
+        # CPU smoke run on the packaged model (no MLM head there: a fresh head tied to the word embeddings).
+        "smoke": {"model": "minilm", "max_steps": 100, "batch_size": 16, "warmup_steps": 10, "log_every": 10,
+                  "save_every": 0},
+    }
+    st_trust_remote_code: ClassVar[bool] = True  # the export's prompt/[MASK] modules live in methods.denosent_st
+
+    def build(self, cfg: DenoSentConfig, device: torch.device) -> DenoSentModule:
+        return DenoSentModule(cfg)
+
+    def collate(self, cfg: DenoSentConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
+        originals, positives = split_paraphrases(texts, "training corpus", numbered=False) if cfg.paraphrases else (texts, None)
+        if positives is None and cfg.contrastive_weight > 0:
+            positives = originals  # w/o discrete noise: the positive is another dropout view (the reference)
+        rows = originals + (positives or [])
+        if cfg.pooling == "mask_token":
+            enc = prompted_batch(tokenizer, rows, cfg.prompt, cfg.max_length)
+        else:
+            enc = tokenize(tokenizer, rows, cfg.max_length)
+        return {**enc, "n": len(originals), "target_start": len(originals) if cfg.paraphrases else 0}
+
+    def method_json(self, cfg: DenoSentConfig) -> dict[str, Any]:
+        if cfg.pooling != "mask_token":
+            return {}
+        # The reference cuts the sentence to max_length tokens before prompting at test time too; the prompted
+        # sequence then never exceeds max_length + the prompt's tokens, below the export's max_length.
+        tokenizer = _tokenizer(cfg.model)
+        return {"prompt": encoder_prompt(cfg.prompt, tokenizer.mask_token), "prompt_text_max_length": cfg.max_length}
+
+    def export_extra(self, module: TrainModule, cfg: TrainConfig, out_dir: Path) -> None:
+        if cfg.pooling == "mask_token":
+            write_prompted_st_pipeline(Path(out_dir), self.method_json(cfg))
+
+
+@lru_cache(maxsize=4)
+def _tokenizer(model: str) -> Any:
+    from transformers import AutoTokenizer
+
+    from benchmark.models import resolve_model
+
+    return AutoTokenizer.from_pretrained(resolve_model(model).path)
+
+
+def _write_mask_pooling(out_dir: Path, hf_config: Any) -> list[dict[str, Any]]:
+    """sentence-transformers module 1 for ``mask_token`` (the [MASK] id is read from the saved tokenizer)."""
+    from transformers import AutoTokenizer
+
+    mask_id = AutoTokenizer.from_pretrained(out_dir).mask_token_id
+    write_json_atomic(out_dir / MASK_POOLING_DIR / "config.json",
+                      {"dimension": int(hf_config.hidden_size), "mask_token_id": int(mask_id)})
+    return [{"idx": 1, "name": "1", "path": MASK_POOLING_DIR, "type": "methods.denosent_st.MaskTokenPooling"}]
+
+
+def write_prompted_st_pipeline(out_dir: Path, meta: dict[str, Any]) -> None:
+    """Make module 0 the prompt-filling Transformer with the prompt settings of method.json (``export_extra``)."""
+    modules = json.loads((out_dir / "modules.json").read_text(encoding="utf-8"))
+    modules[0]["type"] = "methods.denosent_st.PromptedTransformer"
+    write_json_atomic(out_dir / "modules.json", modules)
+    st_config = json.loads((out_dir / "sentence_bert_config.json").read_text(encoding="utf-8"))
+    st_config.update({"prompt_template": meta["prompt"], "prompt_text_max_length": meta["prompt_text_max_length"]})
+    write_json_atomic(out_dir / "sentence_bert_config.json", st_config)
+
+
+MASK_POOLING_DIR = "1_MaskTokenPooling"
+ST_POOLING_WRITERS["mask_token"] = _write_mask_pooling
+METHODS.add("denosent", DenoSent())

@@ -1,0 +1,131 @@
+"""MLM: domain-adaptive masked-language-model training, then mean pooling (the TSDAE paper's MLM baseline).
+
+Devlin, Chang, Lee, Toutanova 2019, "BERT: Pre-training of Deep Bidirectional Transformers for Language
+Understanding", NAACL; used as an unsupervised sentence-embedding baseline in Wang, Reimers, Gurevych 2021
+(TSDAE, §5.2). Reference code: sentence-transformers ``examples/.../MLM/train_mlm.py`` (HF Trainer +
+``DataCollatorForWholeWordMask``).
+
+15% of the non-special, non-padding tokens (or whole words) are selected; of those 80% become [MASK], 10% a
+random token, 10% stay (:func:`methods.noise.mask_tokens`); CE only on the selected positions. The MLM head is the
+checkpoint's own (``AutoModelForMaskedLM``; newly initialised when the checkpoint has none, e.g. MiniLM), its
+output matrix tied to the word embeddings. The exported encoder (with its BERT pooler, unused) is mean-pooled.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from benchmark.config import TrainConfig
+from benchmark.errors import BenchError, ConfigError
+from benchmark.plugin import (
+    Method,
+    SentenceEncoder,
+    TrainModule,
+    load_backbone,
+    set_dropout,
+)
+from benchmark.registry import METHODS
+from methods.noise import mask_tokens
+
+CITATION = ("@inproceedings{devlin2019bert, title={BERT: Pre-training of Deep Bidirectional Transformers for "
+            "Language Understanding}, author={Devlin, Jacob and Chang, Ming-Wei and Lee, Kenton and Toutanova, "
+            "Kristina}, booktitle={NAACL}, year={2019}}")
+
+
+@dataclass(frozen=True)
+class MLMConfig(TrainConfig):
+    """MLM settings; defaults are the TSDAE paper's (§5.2: original BERT setup, 100K steps, bs 8, lr 5e-5)."""
+
+    mlm_probability: float = 0.15  # BERT: 15% of tokens selected
+    mask_frac: float = 0.8  # BERT: 80% of selected -> [MASK]
+    random_frac: float = 0.1  # BERT: 10% -> random token (the remaining 10% unchanged)
+    whole_word: bool = False  # BERT original: token-level; [ST] train_mlm.py: whole-word masking
+    min_chars: int = 0  # [ST] train_mlm.py drops lines shorter than 10 characters
+    pooling: str = "mean"  # TSDAE paper §5.2
+    max_steps: int | None = 100_000  # TSDAE paper §5.2
+    batch_size: int = 8  # TSDAE paper §5.2
+    lr: float = 5e-5  # TSDAE paper §5.2
+    optimizer: Literal["adamw", "rmsprop", "bert_adam"] = "bert_adam"  # BERT: Adam without bias correction
+    weight_decay: float = 0.01  # BERT
+    eps: float = 1e-6  # BERT
+    scheduler: Literal["constant", "linear", "warmup_constant", "piecewise"] = "linear"  # BERT: warm-up + decay
+    warmup_steps: int = 10_000  # BERT: 10K warm-up steps
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0 < self.mlm_probability < 1 or self.mask_frac + self.random_frac > 1:
+            raise ConfigError("need 0 < mlm_probability < 1 and mask_frac + random_frac <= 1")
+
+
+class MLMModule(TrainModule):
+    """A masked-LM head on the encoder (sharing its body and word embeddings)."""
+
+    def __init__(self, cfg: MLMConfig):
+        super().__init__()
+        from transformers import AutoModelForMaskedLM
+
+        model, self.tokenizer, path = load_backbone(cfg.model)
+        if self.tokenizer.mask_token_id is None:
+            raise ConfigError(f"{cfg.model}: the tokenizer has no mask token; MLM needs one")
+        self.mlm = AutoModelForMaskedLM.from_pretrained(path)
+        # The head model's own body is replaced by the encoder, so what is trained is exactly what is exported
+        # (with its pooler), and the head's output matrix follows the encoder's word embeddings.
+        setattr(self.mlm, self.mlm.base_model_prefix, model)
+        self.mlm.get_output_embeddings().weight = model.get_input_embeddings().weight
+        set_dropout(self, cfg.dropout)
+        self.encoder = SentenceEncoder(model, cfg.pooling)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
+        out = self.mlm(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], return_dict=True)
+        logits = out.logits.float()  # (bsz, L, vocab)
+        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["labels"].reshape(-1), ignore_index=-100)
+        return {"loss": loss, "masked_frac": (batch["labels"] != -100).sum() / batch["attention_mask"].sum()}
+
+
+class MLM(Method):
+    """Masked-LM trainer plugin."""
+
+    name = "mlm"
+    description = "MLM domain adaptation: 15% tokens (80/10/10), CE on masked positions; mean pooling"
+    citation = CITATION
+    Config = MLMConfig
+    default_preset = "paper"
+    presets = {
+        # TSDAE paper §5.2: original BERT setup (Adam w/o bias correction, wd 0.01, 10K warm-up + linear decay)
+        # except 100K steps, batch 8, lr 5e-5; mean pooling.
+        "paper": {"model": "bert-base-uncased"},
+        # [ST] train_mlm.py: bs 64, 3 epochs, max_len 100, whole-word masking, lines < 10 chars dropped, HF Trainer
+        # defaults (AdamW lr 5e-5, linear decay, no warm-up, wd 0).
+        "official": {"model": "bert-base-uncased", "epochs": 3.0, "max_steps": None, "batch_size": 64,
+                     "max_length": 100, "whole_word": True, "min_chars": 10, "optimizer": "adamw",
+                     "weight_decay": 0.0, "eps": 1e-8, "warmup_steps": 0},
+        "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 16, "max_length": 64, "warmup_steps": 20,
+                  "log_every": 20, "save_every": 100},
+    }
+
+    def build(self, cfg: MLMConfig, device: torch.device) -> MLMModule:
+        return MLMModule(cfg)
+
+    def collate(self, cfg: MLMConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
+        enc = tokenizer(texts, padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt",
+                        return_special_tokens_mask=True, return_token_type_ids=False)
+        special = enc["special_tokens_mask"].bool() | (enc["attention_mask"] == 0)
+        word_ids = [enc.word_ids(i) for i in range(len(texts))] if cfg.whole_word else None
+        ids, labels = mask_tokens(enc["input_ids"], special, rng, mask_id=tokenizer.mask_token_id,
+                                  vocab_size=len(tokenizer), prob=cfg.mlm_probability, mask_frac=cfg.mask_frac,
+                                  random_frac=cfg.random_frac, word_ids=word_ids)
+        return {"input_ids": ids, "attention_mask": enc["attention_mask"], "labels": labels}
+
+    def filter_corpus(self, cfg: MLMConfig, texts: list[str]) -> list[str]:
+        """[ST] drops lines shorter than ``min_chars``."""
+        kept = [t for t in texts if len(t) >= cfg.min_chars]
+        if not kept:
+            raise BenchError(f"no corpus line has >= {cfg.min_chars} characters (min_chars)")
+        return kept
+
+
+METHODS.add("mlm", MLM())

@@ -1,0 +1,83 @@
+"""Noise functions shared by method plugins; pure functions of their input and an explicit RNG.
+
+- :func:`delete_words`: TSDAE's deletion noise (``[ST]sentence_transformers/datasets/DenoisingAutoEncoderDataset
+  .delete``): each word is dropped independently with probability ``ratio`` (keep iff ``u > ratio``), at least one
+  word is kept, and the rest is re-joined by the Treebank detokenizer.
+- :func:`mask_tokens`: BERT's masked-LM corruption: select each non-special, non-padding token (or whole word)
+  with probability ``prob``; of the selected, 80% become [MASK], 10% a random token, 10% stay; labels are -100
+  everywhere else (MLM; PaSeR's auxiliary loss).
+
+NLTK's ``word_tokenize`` first splits sentences with the ``punkt`` model, a data download that is impossible
+offline; a corpus line is one sentence, so :func:`word_tokenize` applies the same word tokenizer
+(``NLTKWordTokenizer``, no data files) to the whole line. Lines holding several sentences therefore keep
+sentence-internal periods attached to their word; the deletion ratio is unaffected.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import lru_cache
+
+import numpy as np
+import torch
+
+
+@lru_cache(maxsize=1)
+def _word_tools():
+    from nltk.tokenize import NLTKWordTokenizer
+    from nltk.tokenize.treebank import TreebankWordDetokenizer
+
+    return NLTKWordTokenizer(), TreebankWordDetokenizer()
+
+
+def word_tokenize(text: str) -> list[str]:
+    """NLTK's Treebank-style word tokens of one sentence (no punkt data needed)."""
+    return _word_tools()[0].tokenize(text)
+
+
+def delete_words(text: str, ratio: float, rng: np.random.Generator) -> str:
+    """``text`` with each word deleted with probability ``ratio`` (at least one word survives)."""
+    words = word_tokenize(text)
+    n = len(words)
+    if n == 0:
+        return text
+    keep = rng.random(n) > ratio
+    if not keep.any():
+        keep[rng.integers(n)] = True
+    return _word_tools()[1].detokenize([w for w, k in zip(words, keep) if k])
+
+
+def mask_tokens(input_ids: torch.Tensor, special_mask: torch.Tensor, rng: np.random.Generator, *, mask_id: int,
+                vocab_size: int, prob: float = 0.15, mask_frac: float = 0.8, random_frac: float = 0.1,
+                word_ids: Sequence[Sequence[int | None]] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """(corrupted ids, labels) for masked-LM training. ``special_mask`` (bsz, L) is True at [CLS]/[SEP]/padding,
+    which are never selected. With ``word_ids`` (per row, the word index of each token or None), whole words are
+    selected together (whole-word masking); the 80/10/10 split is still drawn per token, as HF's collator does.
+    """
+    ids = input_ids.clone()
+    eligible = ~special_mask.numpy().astype(bool)  # (bsz, L)
+    if word_ids is None:
+        selected = (rng.random(ids.shape) < prob) & eligible
+    else:
+        selected = _select_words(word_ids, eligible, prob, rng)
+    labels = torch.full_like(ids, -100)
+    sel = torch.from_numpy(selected)
+    labels[sel] = input_ids[sel]
+    u = rng.random(ids.shape)
+    to_mask = selected & (u < mask_frac)
+    to_random = selected & (u >= mask_frac) & (u < mask_frac + random_frac)
+    ids[torch.from_numpy(to_mask)] = mask_id
+    n_random = int(to_random.sum())
+    if n_random:
+        ids[torch.from_numpy(to_random)] = torch.from_numpy(rng.integers(0, vocab_size, n_random)).to(ids.dtype)
+    return ids, labels
+
+
+def _select_words(word_ids: Sequence[Sequence[int | None]], eligible: np.ndarray, prob: float,
+                  rng: np.random.Generator) -> np.ndarray:
+    selected = np.zeros_like(eligible)
+    for row, wids in enumerate(word_ids):
+        words = sorted({w for w, ok in zip(wids, eligible[row]) if w is not None and ok})
+        chosen = {w for w, u in zip(words, rng.random(len(words))) if u < prob}
+        for col, w in enumerate(wids):
+            selected[row, col] = eligible[row, col] and w in chosen
+    return selected

@@ -1,0 +1,298 @@
+"""PaSeR: phrase-aware sentence representations from a generative (phrase reconstruction) objective.
+
+Wu & Zhao 2022, "Sentence Representation Learning with Generative Objective rather than Contrastive Objective",
+EMNLP (arXiv:2210.08474). Reference code: chengzhipanpan/PaSeR (``paser/models.py``, ``train.py``,
+``scripts/run_unsup_example.sh``); the phrase extraction and masking (paper §3.1) are not in it.
+
+Per sentence s: RAKE (:mod:`methods.rake`) ranks its phrases; s~ is s with every word of the top-k phrases
+(default 3, paper Table 5) replaced by ``[MASK]`` (one per word, as the paper's Table 7); the decoder target is
+the masked words in text order. Both s and s~ get WordNet synonym replacement (:mod:`methods.synonyms`; paper
+Table 4 "+SR", ratio 0.5 per the reference README), independently, never touching a masked word. The encoder
+gives E_s = CLS(s) and E_s~ = CLS(s~); the *decoding signal* is four memory vectors:
+
+- ``signal="paper"`` (Eq. 2, default): ``[E_s, E_s~, m*|E_s - E_s~|, n*|E_s * E_s~|]``, m = n = 10 (Table 8);
+- ``signal="code"`` (``paser/models.py``): ``[t*(z1*z2), k*(z1 - z2), z1, z2]`` with z2 = Linear(E_s~)
+  (a train-only projection), no absolute values, k = t = 1.
+
+A randomly initialised 6-layer decoder (HF ``BartDecoder``: d = hidden, 16 heads, FFN = hidden, GELU, learned
+positions, causal) whose token embeddings are the encoder's word embeddings generates the target under teacher
+forcing (input = target right-shifted, starting at [CLS]); its output layer is an MLM head shared with the
+auxiliary MLM loss (15% of view-0 tokens, 80/10/10). Loss = CE_generative + mlm_weight * MLM. Examples whose
+views reach ``max_length`` tokens get no generative loss (the reference's truncation filter). Only the encoder
+is exported; pooling is the raw CLS state (paper App. B, Table 9).
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from benchmark.config import TrainConfig
+from benchmark.errors import BenchError, ConfigError
+from benchmark.plugin import (
+    Method,
+    SentenceEncoder,
+    TrainModule,
+    load_backbone,
+    set_dropout,
+    tokenize,
+)
+from benchmark.registry import METHODS
+from methods.heads import HeadInit, mlm_head
+from methods.rake import StopList, Token, rank_phrases, stopwords
+from methods.rake import tokenize as word_tokenize
+from methods.synonyms import (
+    SynonymFn,
+    load_wordnet,
+    render,
+    synonym_replacements,
+    wordnet_synonyms,
+)
+
+CITATION = ("@inproceedings{wu2022paser, title={Sentence Representation Learning with Generative Objective rather "
+            "than Contrastive Objective}, author={Wu, Bohong and Zhao, Hai}, booktitle={EMNLP}, year={2022}}")
+Signal = Literal["paper", "code"]
+
+
+@dataclass(frozen=True)
+class PhraseExample:
+    """One training example: the two encoder views and the decoder target (the masked words)."""
+
+    view0: str  # s, synonym-replaced
+    view1: str  # s~: s with the top-k phrases masked, synonym-replaced elsewhere
+    target: str  # the masked words in text order ("" when the sentence has no candidate phrase)
+
+
+def masked_word_indices(tokens: Sequence[Token], top_k: int, stop: frozenset[str]) -> list[int]:
+    """Token indices of every occurrence of the ``top_k`` best RAKE phrases, in text order."""
+    phrases = rank_phrases(tokens, stop)[:top_k]
+    return sorted({i for p in phrases for occurrence in p.occurrences for i in occurrence})
+
+
+def make_example(text: str, top_k: int, mask_token: str, stop: frozenset[str], synonym_ratio: float,
+                 rng: random.Random, synonyms: SynonymFn | None) -> PhraseExample:
+    """Duplicate-and-mask (paper §3.1.2) plus synonym replacement on both copies (§3.1.3)."""
+    tokens = word_tokenize(text)
+    masked = masked_word_indices(tokens, top_k, stop)
+    target = " ".join(tokens[i].text for i in masked)
+    sr0 = synonym_replacements(tokens, synonym_ratio, rng, synonyms) if synonyms else {}
+    sr1 = synonym_replacements(tokens, synonym_ratio, rng, synonyms, skip=set(masked)) if synonyms else {}
+    view1 = render(text, tokens, {**sr1, **{i: mask_token for i in masked}})
+    return PhraseExample(render(text, tokens, sr0), view1, target)
+
+
+def decoder_io(target_ids: torch.Tensor, target_mask: torch.Tensor, usable: torch.Tensor
+               ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Teacher forcing: input = target without its last position (starts with [CLS]); labels = target shifted
+    left (ends with [SEP]), -100 on pads and on rows that are not ``usable``. (bsz, len) -> 2 x (bsz, len-1)."""
+    inputs = target_ids[:, :-1]
+    labels = target_ids[:, 1:].masked_fill(target_mask[:, 1:] == 0, -100)
+    labels = labels.masked_fill(~usable.bool().unsqueeze(1), -100)
+    return inputs, labels
+
+
+def mlm_mask(input_ids: torch.Tensor, special: torch.Tensor, probability: float, mask_id: int, vocab: int,
+             rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
+    """BERT masking: each non-special token is chosen with ``probability``; chosen ones become [MASK] (80%),
+    a random token (10%) or stay (10%). Returns (inputs, labels with -100 where not chosen)."""
+    shape = tuple(input_ids.shape)
+    chosen = (rng.random(shape) < probability) & ~special.numpy()
+    replace = chosen & (rng.random(shape) < 0.8)
+    randomize = chosen & ~replace & (rng.random(shape) < 0.5)
+    inputs = input_ids.clone()
+    inputs[torch.from_numpy(replace)] = mask_id
+    random_ids = torch.from_numpy(rng.integers(0, vocab, shape))
+    inputs[torch.from_numpy(randomize)] = random_ids[torch.from_numpy(randomize)]
+    labels = input_ids.masked_fill(~torch.from_numpy(chosen), -100)
+    return inputs, labels
+
+
+def decoding_signal(z1: torch.Tensor, z2: torch.Tensor, form: Signal, m: float = 10.0, n: float = 10.0,
+                    t: float = 1.0, k: float = 1.0, projection: nn.Module | None = None) -> torch.Tensor:
+    """The decoder memory from E_s (z1) and E_s~ (z2), both (bsz, h) -> (bsz, 4, h); see the module docstring."""
+    if form == "paper":
+        parts = [z1, z2, m * (z1 - z2).abs(), n * (z1 * z2).abs()]
+    else:
+        if projection is None:
+            raise BenchError("the code form of PaSeR's decoding signal needs the projection layer")
+        z2 = projection(z2)
+        parts = [t * (z1 * z2), k * (z1 - z2), z1, z2]
+    return torch.stack(parts, dim=1)
+
+
+def masked_ce(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Mean CE over labels != -100; 0 (with a graph) when there are none, where torch would give NaN."""
+    flat = labels.reshape(-1)
+    if not bool((flat != -100).any()):
+        return logits.sum() * 0.0
+    return F.cross_entropy(logits.float().reshape(flat.shape[0], -1), flat, ignore_index=-100)
+
+
+class _BertEmbeddingInput(nn.Module):
+    """The encoder's whole embedding module (word + position + type, LayerNorm, dropout) as decoder input,
+    as the reference does (``decoder.embed_tokens = bert.embeddings``)."""
+
+    def __init__(self, embeddings: nn.Module):
+        super().__init__()
+        self.embeddings = embeddings
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.embeddings(input_ids=input_ids)
+
+
+def build_decoder(model: nn.Module, layers: int, heads: int, ffn: int, pad_id: int,
+                  embeddings: Literal["word", "bert"]) -> nn.Module:
+    """A randomly initialised ``BartDecoder`` of the encoder's width whose token embeddings are shared with it."""
+    from transformers import BartConfig
+    from transformers.models.bart.modeling_bart import BartDecoder
+
+    hidden = int(model.config.hidden_size)
+    if hidden % heads:
+        raise ConfigError(f"PaSeR decoder: hidden size {hidden} is not divisible by decoder_heads={heads}")
+    config = BartConfig(vocab_size=int(model.config.vocab_size), d_model=hidden, decoder_layers=layers,
+                        decoder_attention_heads=heads, decoder_ffn_dim=ffn, activation_function="gelu",
+                        max_position_embeddings=512, pad_token_id=pad_id, encoder_layers=1,
+                        decoder_layerdrop=0.0)  # the reference's BartConfig; dropout 0.1 is BART's default
+    decoder = BartDecoder(config)
+    decoder.embed_tokens = model.get_input_embeddings() if embeddings == "word" \
+        else _BertEmbeddingInput(model.embeddings)
+    return decoder
+
+
+# --- plugin -------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class PaSeRConfig(TrainConfig):
+    """PaSeR settings; defaults are the paper's, the released code's choices in the ``official`` preset."""
+
+    pooling: str = "cls"  # paper App. B Table 9 ([CLS] best); reference --pooler_type cls_before_pooler
+    max_length: int = 32  # paper §4.2 / script --max_seq_length 32
+    batch_size: int = 64  # script (paper: chosen from {32, 64, 96})
+    lr: float = 3e-5  # paper §4.2 / script
+    epochs: float | None = 5.0  # script --num_train_epochs 5 (paper Fig. 4: 5 epochs)
+    max_steps: int | None = None
+    scheduler: Literal["constant", "linear", "warmup_constant", "piecewise"] = "linear"  # HF Trainer default
+    top_k: int = 3  # paper Table 5: RAKE top-3 best
+    stop_words: StopList = "nltk"  # see methods.rake
+    synonym_ratio: float = 0.5  # reference README: EDA synonym replacement, ratio 0.5 (0: no augmentation)
+    signal: Signal = "paper"  # paper Eq. 2; "code": paser/models.py
+    signal_m: float = 10.0  # paper Table 8 (m = n = 10 best)
+    signal_n: float = 10.0
+    signal_t: float = 1.0  # code form: --t_weight 1
+    signal_k: float = 1.0  # code form: --k_weight 1
+    decoder_layers: int = 6  # paper Fig. 4 / code BartConfig(decoder_layers=6)
+    decoder_heads: int = 16  # code BartConfig(decoder_attention_heads=16)
+    decoder_ffn: int | None = None  # None: = hidden size, as the code (decoder_ffn_dim=config.hidden_size)
+    decoder_embeddings: Literal["word", "bert"] = "word"  # paper: word embeddings shared; code: BERT's module
+    mlm_weight: float = 1.0  # script --mlm_weight 1.0
+    mlm_probability: float = 0.15  # reference collator
+    mlm_head: HeadInit = "fresh"  # paper: randomly initialised decoder (the code loads cls.predictions)
+    tie_head: bool = True  # output projection = word embeddings (code: an untied copy)
+    drop_truncated: bool = True  # code: no generative loss when a view reaches max_length tokens
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.top_k < 1:
+            raise ConfigError(f"top_k must be >= 1, got {self.top_k}")
+        if not 0 <= self.synonym_ratio <= 1 or not 0 < self.mlm_probability < 1:
+            raise ConfigError("synonym_ratio must be in [0, 1] and mlm_probability in (0, 1)")
+        if self.mlm_weight < 0:
+            raise ConfigError(f"mlm_weight must be >= 0, got {self.mlm_weight}")
+
+
+class PaSeRModule(TrainModule):
+    """Encoder + (code form) projection + phrase decoder + shared vocabulary head."""
+
+    def __init__(self, cfg: PaSeRConfig):
+        super().__init__()
+        model, self.tokenizer, path = load_backbone(cfg.model)
+        set_dropout(model, cfg.dropout)
+        self.encoder = SentenceEncoder(model, cfg.pooling)
+        hidden = self.encoder.dim
+        self.projection = nn.Linear(hidden, hidden) if cfg.signal == "code" else None  # code: `projection`
+        self.decoder = build_decoder(model, cfg.decoder_layers, cfg.decoder_heads, cfg.decoder_ffn or hidden,
+                                     int(self.tokenizer.pad_token_id), cfg.decoder_embeddings)
+        self.head, self.head_pretrained = mlm_head(model, path, cfg.mlm_head, tie=cfg.tie_head)
+        self.cfg = cfg
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
+        """Generative CE on the masked phrases from the 4-vector signal, plus MLM on view 0."""
+        cfg = self.cfg
+        z = self.encoder(**batch["views"])  # (2*bsz, h): rows [0, bsz) = s, [bsz, 2*bsz) = s~
+        n = z.shape[0] // 2
+        memory = decoding_signal(z[:n], z[n:], cfg.signal, cfg.signal_m, cfg.signal_n, cfg.signal_t,
+                                 cfg.signal_k, self.projection)  # (bsz, 4, h)
+        hidden = self.decoder(input_ids=batch["decoder_input_ids"], encoder_hidden_states=memory).last_hidden_state
+        generative = masked_ce(self.head(hidden), batch["decoder_labels"])
+        out = {"generative": generative.detach()}
+        loss = generative
+        if cfg.mlm_weight > 0:
+            mlm = self.encoder.model(**batch["mlm"], return_dict=True).last_hidden_state  # (bsz, len, h)
+            out["mlm"] = masked_ce(self.head(mlm), batch["mlm_labels"])
+            loss = loss + cfg.mlm_weight * out["mlm"]
+            out["mlm"] = out["mlm"].detach()
+        return {"loss": loss, **out}
+
+
+class PaSeR(Method):
+    """PaSeR trainer plugin."""
+
+    name = "paser"
+    description = ("PaSeR: RAKE top-3 phrases masked; a 6-layer decoder regenerates them from "
+                   "[Es, Es~, m|Es-Es~|, n|Es*Es~|] + MLM; synonym-replacement augmentation")
+    citation = CITATION
+    Config = PaSeRConfig
+    default_preset = "paper"
+    presets: ClassVar[dict[str, dict[str, Any]]] = {
+        # Paper §4.2: bert-base-uncased, len 32, lr 3e-5, batch from {32, 64, 96}, best STSb-dev checkpoint;
+        # 5 epochs (Fig. 4); decoding signal Eq. 2 with m = n = 10; RAKE top-3; SR augmentation; MLM.
+        "paper": {"model": "bert-base-uncased", "dev_task": "stsb", "dev_every": 125},
+        # run_unsup_example.sh + paser/models.py: code-form signal (projection, k = t = 1), BERT's embedding
+        # module as decoder input, MLM head loaded from cls.predictions (--do_mlm), untied.
+        "official": {"model": "bert-base-uncased", "dev_task": "stsb", "dev_every": 125, "signal": "code",
+                     "decoder_embeddings": "bert", "mlm_head": "pretrained", "tie_head": False},
+        # CPU smoke run on the packaged model (no MLM head there: a fresh head tied to the word embeddings).
+        "smoke": {"model": "minilm", "epochs": None, "max_steps": 100, "batch_size": 16, "log_every": 10,
+                  "save_every": 0},
+    }
+
+    # The contract test stays hermetic (no WordNet files needed); test_paser covers synonym replacement.
+    test_overrides: ClassVar[dict[str, Any]] = {"synonym_ratio": 0.0}
+
+    def build(self, cfg: PaSeRConfig, device: torch.device) -> PaSeRModule:
+        if cfg.synonym_ratio > 0:
+            load_wordnet()  # fail before training when WordNet is missing (the message names the install)
+        return PaSeRModule(cfg)
+
+    def collate(self, cfg: PaSeRConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
+        py_rng = random.Random(int(rng.integers(2**63)))
+        synonyms = wordnet_synonyms(load_wordnet()) if cfg.synonym_ratio > 0 else None
+        stop = stopwords(cfg.stop_words)
+        examples = [make_example(t, cfg.top_k, tokenizer.mask_token, stop, cfg.synonym_ratio, py_rng, synonyms)
+                    for t in texts]
+        views = tokenize(tokenizer, [e.view0 for e in examples] + [e.view1 for e in examples], cfg.max_length)
+        lengths = views["attention_mask"].sum(dim=1).view(2, -1)  # (2, bsz)
+        usable = torch.tensor([bool(e.target) for e in examples])
+        if cfg.drop_truncated:
+            usable &= (lengths < cfg.max_length).all(dim=0)
+        target = tokenize(tokenizer, [e.target for e in examples], cfg.max_length)
+        dec_in, labels = decoder_io(target["input_ids"], target["attention_mask"], usable)
+        batch = {"views": views, "decoder_input_ids": dec_in, "decoder_labels": labels}
+        if cfg.mlm_weight > 0:
+            view0 = {k: v[: len(texts)] for k, v in views.items()}
+            special = torch.tensor([tokenizer.get_special_tokens_mask(ids, already_has_special_tokens=True)
+                                    for ids in view0["input_ids"].tolist()], dtype=torch.bool)
+            ids, mlm_labels = mlm_mask(view0["input_ids"], special, cfg.mlm_probability, tokenizer.mask_token_id,
+                                       len(tokenizer), rng)
+            batch.update({"mlm": {"input_ids": ids, "attention_mask": view0["attention_mask"]},
+                          "mlm_labels": mlm_labels})
+        return batch
+
+
+METHODS.add("paser", PaSeR())

@@ -1,0 +1,166 @@
+"""TSDAE: transformer-based sequential denoising auto-encoder.
+
+Wang, Reimers, Gurevych 2021, "TSDAE: Using Transformer-based Sequential Denoising Auto-Encoder for
+Unsupervised Sentence Embedding Learning", Findings of EMNLP. Reference code: sentence-transformers
+``losses/DenoisingAutoEncoderLoss.py`` and ``datasets/DenoisingAutoEncoderDataset.py``.
+
+The encoder reads the sentence with 60% of its words deleted (:func:`methods.noise.delete_words`) and pools it
+to s = CLS of the last layer. The decoder is the same checkpoint as a causal LM (``AutoModelForCausalLM``, for
+BERT ``BertLMHeadModel``) built with ``is_decoder=True, add_cross_attention=True``; its cross-attention sees
+only [s] (a memory of length 1, mask all ones). Loss: token CE of the original sentence under teacher forcing;
+decoder input = target ids without the last position (starts with [CLS]), labels = target ids shifted left
+once, padding ignored; no self-attention padding mask (causal only; padding sits at the end). With tying (the
+paper's choice) every decoder-body module that shares its name with an encoder module uses the encoder's
+parameters; the new cross-attention blocks and the LM-head transform stay separate, and the LM head's output
+matrix is the shared word-embedding matrix. Only the encoder (+ pooling) is exported.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from benchmark.config import TrainConfig
+from benchmark.errors import ConfigError
+from benchmark.plugin import (
+    Method,
+    SentenceEncoder,
+    TrainModule,
+    load_backbone,
+    set_dropout,
+    tokenize,
+)
+from benchmark.registry import METHODS
+from methods.noise import delete_words
+
+CITATION = ("@inproceedings{wang-2021-TSDAE, title={TSDAE: Using Transformer-based Sequential Denoising "
+            "Auto-Encoder for Unsupervised Sentence Embedding Learning}, author={Wang, Kexin and Reimers, Nils "
+            "and Gurevych, Iryna}, booktitle={Findings of EMNLP}, year={2021}, pages={671--688}}")
+
+
+@dataclass(frozen=True)
+class TSDAEConfig(TrainConfig):
+    """TSDAE settings; defaults are the paper's chosen configuration (App. A) and budget (App. B)."""
+
+    deletion_ratio: float = 0.6  # paper App. A: deletion noise, ratio 0.6 (keep a word iff u > 0.6)
+    tie_encoder_decoder: bool = True  # paper App. A: tied encoder/decoder
+    decoder_model: str | None = None  # untied only: decoder checkpoint (None: the encoder's checkpoint)
+    pooling: str = "cls"  # paper App. A: CLS
+    lr: float = 3e-5  # paper App. B
+    batch_size: int = 8  # paper App. B
+    scheduler: Literal["constant", "linear", "warmup_constant", "piecewise"] = "constant"  # [ST] README
+    max_steps: int | None = 100_000  # paper App. B
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if not 0.0 <= self.deletion_ratio < 1.0:
+            raise ConfigError(f"deletion_ratio must be in [0, 1), got {self.deletion_ratio}")
+        if self.tie_encoder_decoder and self.decoder_model:
+            raise ConfigError("decoder_model needs tie_encoder_decoder=false (a tied decoder is the encoder)")
+
+
+def build_decoder(path: str) -> nn.Module:
+    """The checkpoint at ``path`` as a causal LM with cross-attention (BERT -> BertLMHeadModel)."""
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    config = AutoConfig.from_pretrained(path)
+    config.is_decoder = True
+    config.add_cross_attention = True  # without it the decoder is a plain LM that ignores s
+    try:
+        return AutoModelForCausalLM.from_pretrained(path, config=config)
+    except ValueError as e:
+        raise ConfigError(f"{path} cannot serve as a TSDAE decoder (no causal-LM head class): {e}") from None
+
+
+def tie_decoder_to_encoder(encoder: nn.Module, decoder: nn.Module) -> list[str]:
+    """Make the decoder body use the encoder's parameters wherever module names and shapes agree.
+
+    Returns the tied parameter names. Cross-attention modules have no encoder counterpart and stay the
+    decoder's own; the LM head's output matrix is pointed at the shared word embeddings.
+    """
+    body = decoder.base_model
+    enc_modules = dict(encoder.named_modules())
+    tied = []
+    for name, dec_mod in body.named_modules():
+        enc_mod = enc_modules.get(name)
+        if enc_mod is None or type(enc_mod) is not type(dec_mod):
+            continue
+        for pname, p in list(dec_mod.named_parameters(recurse=False)):
+            q = enc_mod._parameters.get(pname)
+            if q is not None and q.shape == p.shape:
+                setattr(dec_mod, pname, q)
+                tied.append(f"{name}.{pname}" if name else pname)
+    if not tied:
+        raise ConfigError("no decoder parameter could be tied to the encoder: different architectures?")
+    out = decoder.get_output_embeddings()
+    if out is not None:
+        out.weight = encoder.get_input_embeddings().weight
+    return tied
+
+
+def decoder_inputs(target_ids: torch.Tensor, pad_id: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """(decoder input ids, labels): input drops the last position, labels drop the first (one shift);
+    padding labels become -100. target_ids: (bsz, T) -> two (bsz, T-1)."""
+    labels = target_ids[:, 1:].masked_fill(target_ids[:, 1:] == pad_id, -100)
+    return target_ids[:, :-1], labels
+
+
+class TSDAEModule(TrainModule):
+    """Encoder + (tied) cross-attention decoder."""
+
+    def __init__(self, cfg: TSDAEConfig):
+        super().__init__()
+        model, self.tokenizer, path = load_backbone(cfg.model)
+        self.encoder = SentenceEncoder(model, cfg.pooling)
+        decoder_path = path if cfg.tie_encoder_decoder else (cfg.decoder_model or path)
+        self.decoder = build_decoder(decoder_path)
+        if self.decoder.config.hidden_size != self.encoder.dim:
+            raise ConfigError(f"decoder hidden size {self.decoder.config.hidden_size} != encoder {self.encoder.dim}")
+        if cfg.tie_encoder_decoder:
+            tie_decoder_to_encoder(model, self.decoder)
+        set_dropout(self, cfg.dropout)
+        self.pad_id = int(self.tokenizer.pad_token_id)
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        s = self.encoder(batch["input_ids"], batch["attention_mask"])  # (bsz, hdim)
+        dec_in, labels = decoder_inputs(batch["target_ids"], self.pad_id)  # (bsz, T-1) each
+        ones = torch.ones(s.shape[0], 1, dtype=batch["attention_mask"].dtype, device=s.device)
+        out = self.decoder(input_ids=dec_in, attention_mask=None, encoder_hidden_states=s[:, None],
+                           encoder_attention_mask=ones, use_cache=False, return_dict=True)
+        logits = out.logits.float()  # (bsz, T-1, vocab); CE in fp32 under autocast
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+
+
+class TSDAE(Method):
+    """TSDAE trainer plugin."""
+
+    name = "tsdae"
+    description = "TSDAE: delete 60% of words, reconstruct with a tied cross-attention decoder; CLS pooling"
+    citation = CITATION
+    Config = TSDAEConfig
+    default_preset = "paper"
+    presets = {
+        # Paper App. B: bert-base-uncased, 100K steps, bs 8, AdamW lr 3e-5 (constant, as the [ST] README), no
+        # early stopping; max length is not stated (USEB sentences are titles/tweets, well below 128 tokens).
+        "paper": {"model": "bert-base-uncased"},
+        # [ST] TSDAE README (the authors' code): bs 8, 1 epoch, AdamW lr 3e-5, constant LR, weight decay 0.
+        "official": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None},
+        "smoke": {"model": "minilm", "max_steps": 200, "max_length": 64, "log_every": 20, "save_every": 100},
+    }
+
+    def build(self, cfg: TSDAEConfig, device: torch.device) -> TSDAEModule:
+        return TSDAEModule(cfg)
+
+    def collate(self, cfg: TSDAEConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
+        noisy = [delete_words(t, cfg.deletion_ratio, rng) for t in texts]  # fresh noise every time a line is used
+        src = tokenize(tokenizer, noisy, cfg.max_length)
+        target = tokenize(tokenizer, texts, cfg.max_length)
+        return {"input_ids": src["input_ids"], "attention_mask": src["attention_mask"],
+                "target_ids": target["input_ids"]}
+
+
+METHODS.add("tsdae", TSDAE())

@@ -1,0 +1,190 @@
+"""ConSERT: augmentations (methods/augment.py), the two-direction NT-Xent and the plugin (methods/consert.py)."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from benchmark.errors import ConfigError
+from methods.augment import (
+    augmented_forward,
+    check_augmentation,
+    element_dropout,
+    embedding_output_hook,
+    feature_cutoff,
+    shuffle_position_ids,
+    token_cutoff,
+)
+from methods.consert import nt_xent
+
+# Right-padded batch: 7, 4 and 1 real tokens out of 8.
+MASK = torch.tensor([[1] * 7 + [0], [1] * 4 + [0] * 4, [1] + [0] * 7])
+N_REAL = [7, 4, 1]
+
+
+def test_shuffle_permutes_real_positions_and_keeps_padding():
+    rng = random.Random(0)
+    changed = False
+    for _ in range(20):
+        pos = shuffle_position_ids(MASK, rng)
+        assert pos.shape == MASK.shape and pos.dtype == torch.long
+        for row, n in enumerate(N_REAL):
+            assert sorted(pos[row, :n].tolist()) == list(range(n))
+            assert pos[row, n:].tolist() == list(range(n, MASK.shape[1]))  # padding untouched
+        changed |= pos[0, :7].tolist() != list(range(7))
+    assert changed, "20 shuffles of 7 positions never changed the order"
+
+
+def test_shuffle_with_left_padding_only_touches_real_tokens():
+    mask = torch.tensor([[0, 0, 1, 1, 1]])
+    pos = shuffle_position_ids(mask, random.Random(3))
+    assert pos[0, :2].tolist() == [0, 1] and sorted(pos[0, 2:].tolist()) == [2, 3, 4]
+
+
+def _emb(hidden: int = 10) -> torch.Tensor:
+    torch.manual_seed(0)
+    return torch.randn(3, 8, hidden) + 5.0  # no accidental zeros
+
+
+def test_feature_cutoff_zeroes_exactly_int_rate_hidden_columns():
+    emb = _emb(768)
+    out = feature_cutoff(emb, MASK, 0.2, random.Random(0))
+    for row in range(3):
+        zero_cols = (out[row] == 0).all(dim=0)  # (hidden,)
+        assert int(zero_cols.sum()) == 153 == int(0.2 * 768)
+        kept = ~zero_cols
+        assert torch.equal(out[row][:, kept], emb[row][:, kept])  # survivors not rescaled
+    assert not torch.equal((out[0] == 0).all(0), (out[1] == 0).all(0))  # columns drawn per sentence
+
+
+def test_token_cutoff_zeroes_int_rate_real_rows_only():
+    emb = _emb()
+    out = token_cutoff(emb, MASK, 0.3, random.Random(1))
+    for row, n in enumerate(N_REAL):
+        zero_rows = (out[row] == 0).all(dim=1)  # (seq,)
+        assert int(zero_rows.sum()) == int(0.3 * n)
+        assert not zero_rows[n:].any()  # padding rows are never chosen
+        assert torch.equal(out[row][~zero_rows], emb[row][~zero_rows])
+
+
+def test_element_dropout_zeroes_int_rate_cells_within_real_rows_without_rescaling():
+    emb = _emb()
+    out = element_dropout(emb, MASK, 0.1, random.Random(2))
+    for row, n in enumerate(N_REAL):
+        zeros = out[row] == 0
+        assert int(zeros.sum()) == int(0.1 * n * 10)
+        assert not zeros[n:].any()
+        assert torch.equal(out[row][~zeros], emb[row][~zeros])
+
+
+def test_augmentations_are_pure_and_reproducible():
+    emb = _emb()
+    before = emb.clone()
+    a = element_dropout(emb, MASK, 0.2, random.Random(5))
+    b = element_dropout(emb, MASK, 0.2, random.Random(5))
+    assert torch.equal(emb, before) and torch.equal(a, b)
+
+
+def test_bad_augmentation_names_and_rates_are_config_errors():
+    with pytest.raises(ConfigError, match="feature_cutof"):
+        check_augmentation("feature_cutof", 0.2)
+    with pytest.raises(ConfigError, match="rate"):
+        check_augmentation("token_cutoff", 1.5)
+    check_augmentation("shuffle", 0.0)  # shuffle takes no rate
+
+
+def _reference_nt_xent(h1: np.ndarray, h2: np.ndarray, tau: float) -> float:
+    """SimCLR NT-Xent written out per anchor with explicit sums (independent of the code under test)."""
+    h1 = h1 / np.linalg.norm(h1, axis=1, keepdims=True)
+    h2 = h2 / np.linalg.norm(h2, axis=1, keepdims=True)
+    total = 0.0
+    for anchors, others in ((h1, h2), (h2, h1)):
+        losses = []
+        for i in range(len(anchors)):
+            pos = math.exp(anchors[i] @ others[i] / tau)
+            denom = sum(math.exp(anchors[i] @ others[j] / tau) for j in range(len(others)))
+            denom += sum(math.exp(anchors[i] @ anchors[k] / tau) for k in range(len(anchors)) if k != i)
+            losses.append(-math.log(pos / denom))
+        total += sum(losses) / len(losses)
+    return total
+
+
+def test_nt_xent_matches_hand_computation():
+    rng = np.random.default_rng(0)
+    h1, h2 = rng.normal(size=(5, 6)), rng.normal(size=(5, 6))
+    got = nt_xent(torch.tensor(h1), torch.tensor(h2), temperature=0.1).item()
+    assert got == pytest.approx(_reference_nt_xent(h1, h2, 0.1), rel=1e-5)
+
+
+def test_nt_xent_uniform_logits_give_ln_2b_minus_1_per_direction():
+    # Identical vectors everywhere: every candidate has the same logit, so each direction is ln(2B - 1).
+    v = torch.ones(4, 3)
+    assert nt_xent(v, v, temperature=0.1).item() == pytest.approx(2 * math.log(7), rel=1e-6)
+
+
+def test_hook_and_position_ids_reach_the_bert_forward(tiny_bert_dir):
+    from transformers import AutoModel, AutoTokenizer
+
+    tok = AutoTokenizer.from_pretrained(tiny_bert_dir)
+    model = AutoModel.from_pretrained(tiny_bert_dir).eval()
+    feats = dict(tok(["a short one", "a somewhat longer sentence here"], padding=True, return_tensors="pt"))
+    plain = model(**feats, output_hidden_states=True).hidden_states
+    seen = {}
+    with embedding_output_hook(model, lambda e: seen.setdefault("emb", e * 0)):
+        zeroed = model(**feats, output_hidden_states=True).hidden_states
+    assert torch.equal(seen["emb"], torch.zeros_like(plain[0])) and torch.equal(zeroed[0], seen["emb"])
+    out = augmented_forward(model, feats, "feature_cutoff", 0.25, random.Random(0), output_hidden_states=True)
+    assert int((out.hidden_states[0][0] == 0).all(dim=0).sum()) == int(0.25 * 32)
+    shuffled = augmented_forward(model, feats, "shuffle", 0.0, random.Random(0)).last_hidden_state
+    assert not torch.allclose(shuffled, plain[-1])  # positions changed the output
+    again = model(**feats).last_hidden_state
+    assert torch.equal(again, plain[-1])  # hook removed afterwards
+
+
+# --- the plugin on the tiny BERT ---------------------------------------------------------------------------------
+
+def _plugin_cfg(tiny_bert_dir, **kw):
+    from benchmark.registry import METHODS
+
+    base = {"model": str(tiny_bert_dir), "max_steps": 3, "batch_size": 4, "max_length": 16}
+    return METHODS.get("consert").config("smoke", {**base, **kw})
+
+
+def test_config_checks_augmentations_and_defaults_follow_the_script(tiny_bert_dir):
+    from benchmark.registry import METHODS
+
+    paper = METHODS.get("consert").config("paper")
+    assert (paper.view1, paper.rate1, paper.view2) == ("feature_cutoff", 0.2, "shuffle")
+    assert (paper.temperature, paper.cl_rate, paper.dropout, paper.pooling) == (0.1, 0.15, False, "last2avg")
+    assert (paper.batch_size, paper.max_length, paper.lr) == (96, 64, 5e-7)
+    with pytest.raises(ConfigError, match="token_cutoff"):
+        _plugin_cfg(tiny_bert_dir, view1="token_cuttoff")
+    with pytest.raises(ConfigError, match="rate"):
+        _plugin_cfg(tiny_bert_dir, view1="dropout", rate1=0.0)
+
+
+def test_module_has_no_dropout_and_the_loss_is_the_scaled_nt_xent_of_the_two_views(tiny_bert_dir):
+    from benchmark.pooling import masked_mean
+    from benchmark.registry import METHODS
+
+    method = METHODS.get("consert")
+    cfg = _plugin_cfg(tiny_bert_dir)
+    module = method.build(cfg, torch.device("cpu")).train()
+    assert all(m.p == 0 for m in module.modules() if isinstance(m, torch.nn.Dropout))
+    texts = ["the cat sat on the mat", "a dog", "rain again today in the city", "hello"]
+    batch = method.collate(cfg, module.tokenizer, texts, np.random.default_rng(0))
+    again = method.collate(cfg, module.tokenizer, texts, np.random.default_rng(0))
+    assert batch["aug_seed"] == again["aug_seed"]  # the views' randomness comes from the step RNG
+    loss = module(batch)
+    # The same two views by hand: feature cutoff then shuffle, drawn in that order from the batch's RNG.
+    rng = random.Random(batch["aug_seed"])
+    model, mask = module.encoder.model, batch["attention_mask"]
+    feats = {"input_ids": batch["input_ids"], "attention_mask": mask}
+    with embedding_output_hook(model, lambda e: feature_cutoff(e, mask, 0.2, rng)):
+        v1 = masked_mean(model(**feats).last_hidden_state, mask)
+    v2 = masked_mean(model(**feats, position_ids=shuffle_position_ids(mask, rng)).last_hidden_state, mask)
+    assert loss.item() == pytest.approx(0.15 * _reference_nt_xent(v1.detach().double().numpy(),
+                                                                  v2.detach().double().numpy(), 0.1), rel=1e-4)

@@ -1,0 +1,85 @@
+"""Contract tests run for every registered method (the later plugins get them for free).
+
+Each method trains ~20 steps on the tiny random BERT (its smoke preset + ``helpers.TINY_RUN`` + its own
+``test_overrides``): the loss falls, the exported encoder's embeddings differ from the base model's, and the
+checkpoint reloads with its declared pooling, giving the same embeddings through ``SentenceTransformer(path)``
+and through the suite's encoder.
+"""
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import methods  # noqa: F401  (enrols the plugins)
+from benchmark.registry import METHODS
+from tests.methods.helpers import one_thread, tiny_config, toy_corpus
+
+PROBE = ["the river runs past the house", "a dog and a fish", "mountain night ocean", "kite"]
+
+
+@pytest.fixture(scope="module")
+def trained(tiny_bert_dir, tmp_path_factory):
+    """name -> (method, cfg, TrainResult), each method trained once per module."""
+    from benchmark.training import train
+
+    cache: dict = {}
+
+    def get(name: str):
+        if name not in cache:
+            method = METHODS.get(name)
+            cfg = tiny_config(method, tiny_bert_dir)
+            with one_thread():
+                result = train(method, cfg, toy_corpus(), tmp_path_factory.mktemp(name), seed=0,
+                               show_progress=False)
+            cache[name] = (method, cfg, result)
+        return cache[name]
+
+    return get
+
+
+@pytest.mark.parametrize("name", METHODS.names())
+def test_presets_build_valid_configs(name):
+    METHODS.get(name).check()  # paper, official, smoke exist and construct
+
+
+@pytest.mark.parametrize("name", METHODS.names())
+def test_loss_falls(trained, name):
+    _, _, result = trained(name)
+    losses = [line["loss"] for line in result.history if "loss" in line]
+    assert len(losses) >= 4 and all(np.isfinite(losses))
+    assert np.mean(losses[-2:]) < np.mean(losses[:2]), losses
+
+
+@pytest.mark.parametrize("name", METHODS.names())
+def test_export_declares_pooling_and_reloads_identically(trained, name):
+    from sentence_transformers import SentenceTransformer
+
+    from benchmark.encoder import HFEncoder
+
+    method, cfg, result = trained(name)
+    meta = json.loads((result.checkpoint / "method.json").read_text())
+    assert meta["method"] == name and meta["pooling"] == method.eval_pooling(cfg)
+    assert meta["max_length"] == 128 and meta["base_model"] == cfg.model  # tiny BERT: 512 capped at 128 positions
+    with one_thread():
+        ours = HFEncoder(str(result.checkpoint), device="cpu", show_progress=False).encode(PROBE)
+        st = SentenceTransformer(str(result.checkpoint), device="cpu",
+                                 trust_remote_code=method.st_trust_remote_code).encode(PROBE, convert_to_numpy=True)
+    assert ours.shape == st.shape
+    np.testing.assert_allclose(ours, st, atol=2e-5, rtol=1e-4)
+
+
+@pytest.mark.parametrize("name", METHODS.names())
+def test_training_changes_the_embeddings(trained, tiny_bert_dir, name):
+    from benchmark.encoder import HFEncoder
+    from benchmark.pooling import POOLERS
+
+    method, cfg, result = trained(name)
+    # A pooling with trained weights of its own (BERT-flow's `flow`) does not exist for the base model; compare
+    # with the base model's mean pooling then.
+    pooling = method.eval_pooling(cfg) if method.eval_pooling(cfg) in POOLERS else "mean"
+    with one_thread():
+        after = HFEncoder(str(result.checkpoint), device="cpu", show_progress=False).encode(PROBE)
+        before = HFEncoder(str(tiny_bert_dir), pooling=pooling, device="cpu", show_progress=False).encode(PROBE)
+    assert np.abs(after - before).max() > 1e-3

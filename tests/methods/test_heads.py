@@ -1,0 +1,33 @@
+"""The MLM head shared by DenoSent and PaSeR: pretrained when the checkpoint has one, else fresh; tied or not."""
+from __future__ import annotations
+
+import torch
+from transformers import AutoModel, BertConfig, BertForMaskedLM
+
+from methods.heads import mlm_head
+
+
+def test_pretrained_head_is_loaded_and_tied(tmp_path, tiny_bert_dir):
+    torch.manual_seed(1)
+    config = BertConfig.from_pretrained(tiny_bert_dir)
+    saved = BertForMaskedLM(config)
+    with torch.no_grad():
+        saved.cls.predictions.transform.dense.weight.fill_(0.125)  # a value no random init produces
+    saved.save_pretrained(tmp_path)
+    encoder = AutoModel.from_pretrained(tmp_path)
+    head, pretrained = mlm_head(encoder, str(tmp_path), "pretrained", tie=True)
+    assert pretrained
+    assert torch.all(head.predictions.transform.dense.weight == 0.125)
+    assert head.predictions.decoder.weight is encoder.get_input_embeddings().weight
+
+
+def test_checkpoint_without_head_gets_a_fresh_one(tiny_bert_dir):
+    encoder = AutoModel.from_pretrained(tiny_bert_dir)  # saved as a bare BertModel, like the packaged MiniLM
+    head, pretrained = mlm_head(encoder, str(tiny_bert_dir), "pretrained", tie=False)
+    assert not pretrained
+    words = encoder.get_input_embeddings().weight
+    out = head.predictions.decoder.weight
+    assert out is not words and torch.equal(out, words)  # untied copy of the word embeddings
+    assert torch.all(head.predictions.bias == 0)
+    logits = head(torch.randn(2, 3, words.shape[1]))
+    assert logits.shape == (2, 3, words.shape[0])

@@ -1,0 +1,98 @@
+"""TSDAE: decoder construction and tying, one label shift, and loss parity with sentence-transformers."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+import methods  # noqa: F401
+from benchmark.plugin import unique_parameters
+from benchmark.registry import METHODS
+from methods.tsdae import TSDAEModule, decoder_inputs
+from tests.methods.helpers import one_thread, tiny_config, toy_corpus
+
+
+@pytest.fixture(scope="module")
+def module(tiny_bert_dir):
+    cfg = tiny_config(METHODS.get("tsdae"), tiny_bert_dir, dropout=False)
+    torch.manual_seed(0)
+    return TSDAEModule(cfg).eval(), cfg
+
+
+def test_decoder_is_a_cross_attention_causal_lm(module):
+    m, _ = module
+    assert type(m.decoder).__name__ == "BertLMHeadModel"
+    assert m.decoder.config.is_decoder and m.decoder.config.add_cross_attention
+    assert all(hasattr(layer, "crossattention") for layer in m.decoder.bert.encoder.layer)
+
+
+def test_tying_shares_every_encoder_weight_but_not_cross_attention(module):
+    m, _ = module
+    enc = dict(m.encoder.model.named_parameters())
+    dec = dict(m.decoder.bert.named_parameters())
+    for name, p in enc.items():
+        if name.startswith("pooler."):
+            assert name not in dec  # the decoder body has no pooler
+            continue
+        assert dec[name] is p, name  # same Parameter object: embeddings, self-attention, FFN, LayerNorms
+    cross = [n for n in dec if "crossattention" in n]
+    assert cross and not any(dec[n] is p for n in cross for p in enc.values())
+    assert m.decoder.cls.predictions.decoder.weight is m.encoder.model.embeddings.word_embeddings.weight
+
+
+def test_trainable_parameter_count(module):
+    m, _ = module
+    trainable = unique_parameters(METHODS.get("tsdae").trainable_parameters(m))
+    n = sum(p.numel() for _, p in trainable)
+    # Independent count: encoder without its (frozen) pooler + cross-attention + LM-head transform and bias.
+    enc = sum(p.numel() for k, p in m.encoder.model.named_parameters() if not k.startswith("pooler."))
+    cross = sum(p.numel() for k, p in m.decoder.named_parameters() if "crossattention" in k)
+    head = sum(p.numel() for p in m.decoder.cls.predictions.transform.parameters()) + m.decoder.cls.predictions.bias.numel()
+    assert n == enc + cross + head
+
+
+def test_labels_are_shifted_once_and_padding_ignored(module):
+    m, _ = module
+    tok = m.tokenizer
+    target = tok(["the river runs", "a much longer sentence about the sea"], padding=True,
+                 return_tensors="pt")["input_ids"]
+    dec_in, labels = decoder_inputs(target, tok.pad_token_id)
+    assert torch.equal(dec_in, target[:, :-1]) and dec_in[0, 0] == tok.cls_token_id
+    assert torch.equal(labels[1], target[1, 1:]) and (labels[0] == -100).sum() == (target[0] == tok.pad_token_id).sum()
+    batch_ids = tok(["river", "sea"], padding=True, return_tensors="pt")
+    with torch.no_grad():
+        ours = m({"input_ids": batch_ids["input_ids"], "attention_mask": batch_ids["attention_mask"],
+                  "target_ids": target})
+        # Independent reference: HF's own causal-LM loss, which shifts `labels` internally (exactly once).
+        pooled = m.encoder(batch_ids["input_ids"], batch_ids["attention_mask"])
+        ref = m.decoder(input_ids=target, encoder_hidden_states=pooled[:, None],
+                        labels=target.masked_fill(target == tok.pad_token_id, -100), use_cache=False).loss
+    torch.testing.assert_close(ours, ref, atol=1e-5, rtol=1e-5)
+
+
+def test_loss_matches_sentence_transformers(tiny_bert_dir, module):
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.base.modules import Transformer
+    from sentence_transformers.sentence_transformer.losses import (
+        DenoisingAutoEncoderLoss,
+    )
+    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    m, cfg = module
+    with one_thread():
+        st = SentenceTransformer(modules=[Transformer(str(tiny_bert_dir)), Pooling(m.encoder.dim, "cls")], device="cpu")
+        torch.manual_seed(1)
+        ref_loss = DenoisingAutoEncoderLoss(st, tie_encoder_decoder=True).eval()
+        # Same weights everywhere: our decoder takes the reference's (incl. its fresh cross-attention and head).
+        m.decoder.load_state_dict(ref_loss.decoder.state_dict())
+        m.encoder.model.load_state_dict(st[0].model.state_dict())
+        texts = toy_corpus(8, seed=3)
+        batch = METHODS.get("tsdae").collate(cfg, m.tokenizer, texts, np.random.default_rng(0))
+        noisy = m.tokenizer.batch_decode(batch["input_ids"], skip_special_tokens=True)
+        src = st.tokenize(noisy)
+        tgt = st.tokenize(texts)
+        with torch.no_grad():
+            ours = m(batch)
+            theirs = ref_loss([src, tgt], None)
+    assert torch.equal(src["input_ids"], batch["input_ids"])
+    torch.testing.assert_close(ours, theirs, atol=1e-4, rtol=0)

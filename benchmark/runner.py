@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import click
 
 from benchmark.errors import BenchError, MissingDataError
 from benchmark.evaluate import Evaluation, evaluate, to_record

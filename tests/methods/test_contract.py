@@ -71,15 +71,29 @@ def test_export_declares_pooling_and_reloads_identically(trained, name):
 
 
 @pytest.mark.parametrize("name", METHODS.names())
-def test_training_changes_the_embeddings(trained, tiny_bert_dir, name):
+def test_training_changes_the_embeddings(trained, tiny_bert_dir, tmp_path, name):
+    """The exported encoder differs from the untrained one *under the same pooling*."""
+    import shutil
+
     from benchmark.encoder import HFEncoder
     from benchmark.pooling import POOLERS
 
     method, cfg, result = trained(name)
-    # A pooling with trained weights of its own (BERT-flow's `flow`) does not exist for the base model; compare
-    # with the base model's mean pooling then.
-    pooling = method.eval_pooling(cfg) if method.eval_pooling(cfg) in POOLERS else "mean"
+    pooling = method.eval_pooling(cfg)
+    if pooling in POOLERS:
+        before_model, before_pooling = str(tiny_bert_dir), pooling
+    elif hasattr(cfg, "base_pooling"):
+        # A flow over a frozen encoder (BERT-flow): its z must differ from the pooled u it maps.
+        before_model, before_pooling = str(tiny_bert_dir), cfg.base_pooling
+    else:
+        # A pooling with checkpoint state (DenoSent's prompt + [MASK]): the same checkpoint with the base
+        # model's transformer weights put back is the untrained encoder under that pooling.
+        untrained = tmp_path / "untrained"
+        shutil.copytree(result.checkpoint, untrained)
+        shutil.copy(tiny_bert_dir / "model.safetensors", untrained / "model.safetensors")
+        before_model, before_pooling = str(untrained), None
     with one_thread():
         after = HFEncoder(str(result.checkpoint), device="cpu", show_progress=False).encode(PROBE)
-        before = HFEncoder(str(tiny_bert_dir), pooling=pooling, device="cpu", show_progress=False).encode(PROBE)
+        before = HFEncoder(before_model, pooling=before_pooling, device="cpu", show_progress=False).encode(PROBE)
+    assert after.shape == before.shape
     assert np.abs(after - before).max() > 1e-3

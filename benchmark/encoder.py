@@ -128,7 +128,9 @@ class HFEncoder:
         order = sorted(range(len(texts)), key=lambda i: -len(ids[i]))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
-        bar = tqdm(total=len(texts), desc=f"encode {self.name}", unit="text", disable=None if self.show_progress else True,  # None: off when not a terminal (CI logs)
+        # disable=None turns the bar off when stderr is not a terminal, so CI logs stay readable.
+        bar = tqdm(total=len(texts), desc=f"encode {self.name}", unit="text",
+                   disable=None if self.show_progress else True,
                    leave=False)
         for batch in batches:
             features = self.tokenizer.pad({k: [enc[k][i] for i in batch] for k in enc.keys()}, return_tensors="pt")

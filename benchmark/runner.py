@@ -98,6 +98,9 @@ def print_summary(outcome: EvalOutcome, results_dir: Path | None = None) -> None
         for r in iter_results(results_dir):
             if r.record["run_id"] == outcome.run_id and r.task in outcome.reused:
                 rows.append((r.task, r.split, r.record["main_metric"], r.record["scores"]))
+    if not rows:
+        console.print(f"run {outcome.run_id}: no task evaluated (all skipped; see above)")
+        return
     table = Table(title=f"run {outcome.run_id}")
     for col in ("task", "split", "main", "metrics (x100)"):
         table.add_column(col)

@@ -1,13 +1,12 @@
 """The `bench` command line. Sub-command groups live in their own modules and are added at the bottom."""
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import click
 
-from benchmark.errors import BenchError, MissingDataError
+from benchmark.errors import BenchError
 from benchmark.paths import default_cache_dir, default_data_root, default_results_dir
 
 DATA_ROOT = click.option("--data-root", type=click.Path(path_type=Path), default=None,

@@ -1,7 +1,7 @@
 """Evaluate a model on a list of tasks and store the results (the engine behind `bench eval`)."""
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 

@@ -7,6 +7,7 @@ retrieval, sentence pairs) lives in ``tasks/rerank.py``, ``tasks/retrieval.py`` 
 from __future__ import annotations
 
 import hashlib
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Sequence
 
@@ -18,7 +19,7 @@ Split = Literal["dev", "test"]
 Family = Literal["rerank", "retrieval", "pairs"]
 
 
-class Task:
+class Task(ABC):
     """Base class of task adapters. Subclasses set the class attributes and implement the four steps."""
 
     name: ClassVar[str]
@@ -32,9 +33,9 @@ class Task:
     description: ClassVar[str] = ""
 
     # --- files -------------------------------------------------------------------------------------------
+    @abstractmethod
     def files(self, split: str) -> list[str]:
         """Paths, relative to the data root, that ``load(split)`` reads."""
-        raise NotImplementedError
 
     def train_files(self) -> list[str]:
         """Paths, relative to the data root, of the unlabeled in-domain training corpus."""
@@ -66,22 +67,25 @@ class Task:
         return h.hexdigest()
 
     # --- protocol ----------------------------------------------------------------------------------------
+    @abstractmethod
     def load(self, split: str, data_root: str | Path) -> Any:
-        raise NotImplementedError
+        """Parse the split's files (see :meth:`files`) into the task's data object."""
 
+    @abstractmethod
     def texts(self, data: Any) -> list[str]:
         """Every text that ``score`` will look up (the engine encodes the unique ones once)."""
-        raise NotImplementedError
 
+    @abstractmethod
     def score(self, data: Any, scorer: Scorer) -> Any:
-        raise NotImplementedError
+        """Raw scores (similarities, rankings) of ``data`` under ``scorer``."""
 
+    @abstractmethod
     def metrics(self, data: Any, scores: Any) -> dict[str, float]:
-        raise NotImplementedError
+        """The task's metrics (0-1, unrounded) from the raw scores; includes ``main_metric``."""
 
+    @abstractmethod
     def n_queries(self, data: Any) -> int:
         """How many queries (or pairs) the metrics are computed over."""
-        raise NotImplementedError
 
     def subsets(self, data: Any, scores: Any) -> dict[str, dict[str, float]]:
         """Per-subset metrics (per forum, per STS subset...), if the task has subsets."""

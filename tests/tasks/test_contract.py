@@ -1,0 +1,60 @@
+"""Contract tests run over every registered task (later adapters get them for free)."""
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import tasks  # noqa: F401  (enrols the adapters)
+from benchmark.errors import MissingDataError
+from benchmark.evaluate import evaluate
+from benchmark.registry import TASKS
+from benchmark.similarity import DenseScorer
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+
+class HashEncoder:
+    """A deterministic stand-in encoder: each text gets a fixed pseudo-random 16-d vector."""
+
+    name = "hash"
+
+    def encode(self, texts):
+        rows = [np.random.default_rng(int(hashlib.sha1(t.encode()).hexdigest()[:8], 16)).normal(size=16)
+                for t in texts]
+        return np.asarray(rows, dtype=np.float32).reshape(len(texts), 16)
+
+    def describe(self):
+        return {"model": "hash"}
+
+
+@pytest.mark.parametrize("name", TASKS.names())
+def test_metadata_is_complete(name):
+    task = TASKS.get(name)
+    assert task.name == name
+    assert task.main_metric in task.metric_names
+    assert task.family in ("rerank", "retrieval", "pairs")
+    assert task.splits and set(task.splits) <= {"dev", "test"}
+    assert task.files(task.splits[-1]), "a split reads at least one file"
+
+
+@pytest.mark.parametrize("name", TASKS.names())
+def test_missing_data_names_the_fetch_command(name, tmp_path):
+    task = TASKS.get(name)
+    with pytest.raises(MissingDataError, match=f"bench data download {task.dataset}"):
+        task.require(tmp_path, task.splits[-1])
+
+
+@pytest.mark.parametrize("name", TASKS.names())
+def test_fixture_evaluates_to_every_declared_metric(name):
+    """Where tests/assets holds the task's files, a full evaluation yields every declared metric, finite."""
+    task = TASKS.get(name)
+    split = task.splits[-1]
+    if not all((ASSETS / f).is_file() for f in task.files(split)):
+        pytest.skip(f"no fixture for {name} in tests/assets")
+    ev = evaluate(name, DenseScorer(HashEncoder()), split, ASSETS)
+    assert set(task.metric_names) <= set(ev.scores)
+    assert all(np.isfinite(v) and -1.0 <= v <= 1.0 for v in ev.scores.values())
+    assert ev.main_score == ev.scores[task.main_metric] and ev.n_queries > 0 and len(ev.data_sha256) == 64

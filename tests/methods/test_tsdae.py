@@ -96,3 +96,36 @@ def test_loss_matches_sentence_transformers(tiny_bert_dir, module):
             theirs = ref_loss([src, tgt], None)
     assert torch.equal(src["input_ids"], batch["input_ids"])
     torch.testing.assert_close(ours, theirs, atol=1e-4, rtol=0)
+
+
+def test_noise_free_overfit_uses_the_sentence_vector(tiny_bert_dir):
+    """METHODS.md sanity checks: with noise off a small set is memorised, and the decoder relies on the
+    bottleneck: the reconstruction CE rises clearly when the memory is another sentence's vector or zeros."""
+    import torch.nn.functional as F
+
+    from benchmark.plugin import tokenize
+
+    cfg = tiny_config(METHODS.get("tsdae"), tiny_bert_dir, dropout=False)
+    torch.manual_seed(0)
+    m = TSDAEModule(cfg)
+    batch = tokenize(m.tokenizer, toy_corpus(16, seed=3), 32)
+    batch = {**batch, "target_ids": batch["input_ids"]}  # noise off: reconstruct the input itself
+    opt = torch.optim.Adam(m.parameters(), lr=3e-3)
+    with one_thread():
+        for _ in range(250):
+            opt.zero_grad()
+            loss = m(batch)
+            loss.backward()
+            opt.step()
+
+        def ce_with(memory: torch.Tensor) -> float:
+            dec_in, labels = decoder_inputs(batch["target_ids"], m.pad_id)
+            out = m.decoder(input_ids=dec_in, encoder_hidden_states=memory[:, None], use_cache=False)
+            return float(F.cross_entropy(out.logits.flatten(0, 1), labels.flatten(), ignore_index=-100))
+
+        m.eval()
+        with torch.no_grad():
+            s = m.encoder(batch["input_ids"], batch["attention_mask"])
+            true, shuffled, zero = ce_with(s), ce_with(s.roll(1, dims=0)), ce_with(torch.zeros_like(s))
+    assert true < 0.5, true
+    assert shuffled > true + 1.0 and zero > true + 1.0, (true, shuffled, zero)

@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from benchmark.errors import BenchError
@@ -87,19 +88,34 @@ def _st_max_length(path: Path) -> int | None:
     return _read_json(cfg).get("max_seq_length") if cfg.is_file() else None
 
 
+def _fingerprint_files(path: Path) -> list[Path]:
+    return [f for f in sorted(path.rglob("*"))
+            if f.is_file() and (f.suffix in (".safetensors", ".bin", ".pt", ".json") or f.name == "vocab.txt")]
+
+
+@lru_cache(maxsize=32)
+def _hash_files(path: Path, signature: tuple) -> str:
+    """sha256 over the files' names and bytes; ``signature`` (names, sizes, mtimes) keys the cache."""
+    h = hashlib.sha256()
+    for f in _fingerprint_files(path):
+        h.update(str(f.relative_to(path)).encode())
+        with f.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
 def model_fingerprint(info: ModelInfo) -> str:
-    """Content hash of a local model (weights + config + method.json); the id itself for hub models."""
+    """Content hash of a local model (weights + config + method.json); the id itself for hub models.
+
+    Hashing a BERT-base checkpoint reads ~440 MB, and one evaluation asks for it twice (run config and embedding
+    cache key), so the hash is memoised per directory while its files' sizes and mtimes stay the same.
+    """
     path = Path(info.path)
     if not path.is_dir():
         return hashlib.sha256(info.path.encode()).hexdigest()
-    h = hashlib.sha256()
-    for f in sorted(path.rglob("*")):
-        if f.is_file() and (f.suffix in (".safetensors", ".bin", ".pt", ".json") or f.name == "vocab.txt"):
-            h.update(str(f.relative_to(path)).encode())
-            with f.open("rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-    return h.hexdigest()
+    signature = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in _fingerprint_files(path))
+    return _hash_files(path, signature)
 
 
 def model_slug(name: str) -> str:

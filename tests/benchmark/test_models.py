@@ -77,3 +77,17 @@ def test_poolings_match_a_manual_computation(tiny_bert_dir, pooling):
                "first_last_avg": ((hs[0][0] + hs[-1][0]) / 2).mean(0),
                "last2avg": ((hs[-2][0] + hs[-1][0]) / 2).mean(0)}[pooling]
         np.testing.assert_allclose(got[i], ref.numpy(), atol=1e-5)
+
+
+def test_fingerprint_memo_sees_changed_files(tiny_bert_dir, tmp_path):
+    import os
+    import shutil
+
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(tiny_bert_dir, ckpt)
+    before = model_fingerprint(resolve_model(str(ckpt)))
+    assert model_fingerprint(resolve_model(str(ckpt))) == before  # memoised, same answer
+    config = ckpt / "config.json"
+    config.write_text(config.read_text().replace("}", ', "note": 1}', 1))
+    os.utime(config, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns + 10**9))
+    assert model_fingerprint(resolve_model(str(ckpt))) != before

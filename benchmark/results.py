@@ -122,7 +122,7 @@ class StoredResult:
         return self.record["task"]["split"]
 
 
-# Folders of a run directory that hold model files, not results (benchmark/training.py writes them).
+# Folders of a run directory that hold model files, not results (benchmark/train/loop.py writes them).
 MODEL_DIRS = frozenset({"checkpoint", "train_state", "dev_best"})
 
 

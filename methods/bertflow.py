@@ -4,7 +4,7 @@ Li, Zhou, He, Wang, Yang, Li 2020, "On the Sentence Embeddings from Pre-trained 
 Implementation as UKPLab/pytorch-bertflow (``tflow_utils.py``), the port the TSDAE paper (Wang et al. 2021,
 App. B) benchmarked: the encoder is frozen (no gradients, not in the optimizer); u = pooled embedding
 (default ``first_last_avg`` = mean over tokens of (embedding-layer output + last layer) / 2, see
-:mod:`benchmark.pooling`); the flow (:mod:`methods.flow`) is trained by maximum likelihood in bits per dim;
+:mod:`benchmark.eval.pooling`); the flow (:mod:`methods.flow`) is trained by maximum likelihood in bits per dim;
 the sentence embedding is the flow's z. The flow runs in fp32 even under autocast.
 
 Export: the (unchanged) encoder plus ``flow/config.json`` and ``flow/model.safetensors``; method.json declares
@@ -21,10 +21,10 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from benchmark.checkpoint import LAYER_POOLINGS, ST_POOLING_WRITERS
-from benchmark.config import TrainConfig
+from benchmark.train.checkpoint import LAYER_POOLINGS, ST_POOLING_WRITERS
+from benchmark.train.config import TrainConfig
 from benchmark.errors import BenchError, ConfigError
-from benchmark.plugin import (
+from benchmark.train.plugin import (
     Method,
     SentenceEncoder,
     TrainModule,
@@ -33,7 +33,7 @@ from benchmark.plugin import (
     shuffled_batch,
     tokenize,
 )
-from benchmark.pooling import POOLER_FACTORIES, POOLERS, PoolFn
+from benchmark.eval.pooling import POOLER_FACTORIES, POOLERS, PoolFn
 from benchmark.registry import METHODS
 from benchmark.results import write_json_atomic
 from methods.flow import Glow

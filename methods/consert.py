@@ -20,9 +20,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from benchmark.config import Optimizer, Scheduler, TrainConfig
+from benchmark.train.config import Optimizer, Scheduler, TrainConfig
 from benchmark.errors import ConfigError
-from benchmark.plugin import (
+from benchmark.train.plugin import (
     Method,
     SentenceEncoder,
     TrainModule,
@@ -30,7 +30,7 @@ from benchmark.plugin import (
     set_dropout,
     tokenize,
 )
-from benchmark.pooling import POOLERS, needs_all_layers
+from benchmark.eval.pooling import POOLERS, needs_all_layers
 from benchmark.registry import METHODS
 from methods.augment import Augmentation, augmented_forward, check_augmentation
 

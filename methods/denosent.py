@@ -35,11 +35,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from benchmark.checkpoint import ST_POOLING_WRITERS
-from benchmark.config import TrainConfig
-from benchmark.encoder import truncate_texts
+from benchmark.train.checkpoint import ST_POOLING_WRITERS
+from benchmark.train.config import TrainConfig
+from benchmark.eval.encoder import truncate_texts
 from benchmark.errors import BenchError, ConfigError, DataFormatError
-from benchmark.plugin import (
+from benchmark.train.plugin import (
     Method,
     SentenceEncoder,
     TrainModule,
@@ -47,7 +47,7 @@ from benchmark.plugin import (
     set_dropout,
     tokenize,
 )
-from benchmark.pooling import POOLER_FACTORIES
+from benchmark.eval.pooling import POOLER_FACTORIES
 from benchmark.registry import METHODS
 from benchmark.results import write_json_atomic
 from methods.heads import HeadInit, mlm_head
@@ -62,7 +62,7 @@ BASE_FFN, BASE_HIDDEN = 2048, 768  # nn.TransformerDecoderLayer's default FFN wi
 # --- prompt and [MASK] pooling ------------------------------------------------------------------------------
 
 def encoder_prompt(template: str, mask_token: str) -> str:
-    """The method.json prompt for :class:`benchmark.encoder.HFEncoder`: ``[X]`` -> ``{text}``, ``[MASK]`` ->
+    """The method.json prompt for :class:`benchmark.eval.encoder.HFEncoder`: ``[X]`` -> ``{text}``, ``[MASK]`` ->
     the tokenizer's mask token."""
     if template.count("[X]") != 1 or template.count("[MASK]") != 1:
         raise BenchError(f"DenoSent prompt {template!r} must contain [X] and [MASK] exactly once")
@@ -345,7 +345,7 @@ class DenoSent(Method):
 def _tokenizer(model: str) -> Any:
     from transformers import AutoTokenizer
 
-    from benchmark.models import resolve_model
+    from benchmark.eval.models import resolve_model
 
     return AutoTokenizer.from_pretrained(resolve_model(model).path)
 

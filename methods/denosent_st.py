@@ -3,7 +3,7 @@ loads with ``SentenceTransformer(path, trust_remote_code=True)`` and gives the s
 
 - :class:`PromptedTransformer` (module 0): sentence-transformers' ``Transformer`` that, before tokenizing, cuts
   each text to ``prompt_text_max_length`` tokens (special tokens counted), decodes it and fills the prompt
-  template (``{text}``), exactly as :class:`benchmark.encoder.HFEncoder` does from method.json. Its settings
+  template (``{text}``), exactly as :class:`benchmark.eval.encoder.HFEncoder` does from method.json. Its settings
   live in ``sentence_bert_config.json`` beside ``max_seq_length`` (= text tokens + prompt tokens).
 - :class:`MaskTokenPooling` (module 1): the token embedding at the last ``[MASK]`` of each sequence.
 
@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 from sentence_transformers.base.modules.module import Module
 from sentence_transformers.base.modules.transformer import Transformer
 
-from benchmark.encoder import truncate_texts
+from benchmark.eval.encoder import truncate_texts
 
 
 class PromptedTransformer(Transformer):

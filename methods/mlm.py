@@ -19,9 +19,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from benchmark.config import TrainConfig
+from benchmark.train.config import TrainConfig
 from benchmark.errors import BenchError, ConfigError
-from benchmark.plugin import (
+from benchmark.train.plugin import (
     Method,
     SentenceEncoder,
     TrainModule,

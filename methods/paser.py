@@ -33,9 +33,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from benchmark.config import TrainConfig
+from benchmark.train.config import TrainConfig
 from benchmark.errors import BenchError, ConfigError
-from benchmark.plugin import (
+from benchmark.train.plugin import (
     Method,
     SentenceEncoder,
     TrainModule,

@@ -73,7 +73,7 @@ def run_bm25s(tokens, queries, k):
 
 
 def run_scorer(texts, query_texts, k):
-    from benchmark.bm25 import BM25Index, BM25Scorer
+    from benchmark.eval.bm25 import BM25Index, BM25Scorer
 
     scorer = BM25Scorer("elasticsearch")
     tokens = [scorer.analyzer(t) for t in texts]
@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from benchmark.bm25 import PRESETS, Analyzer
+    from benchmark.eval.bm25 import PRESETS, Analyzer
 
     texts = real_corpus(args.data_root) if str(args.data_root) and args.data_root.is_dir() else []
     source = f"real sentences under {args.data_root}" if texts else f"synthetic Zipf corpus ({args.synthetic} docs)"

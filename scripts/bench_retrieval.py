@@ -35,7 +35,7 @@ def faiss_flat(queries: np.ndarray, corpus: np.ndarray, k: int) -> np.ndarray:
 
 
 def suite(backend: str):
-    from benchmark.retrieval import search_inner_product
+    from benchmark.eval.retrieval import search_inner_product
 
     return lambda q, c, k: search_inner_product(q, c, k, backend=backend).indices
 
@@ -68,7 +68,7 @@ def main() -> None:
     if args.threads:
         faiss.omp_set_num_threads(args.threads)
 
-    from benchmark.retrieval import resolve_backend
+    from benchmark.eval.retrieval import resolve_backend
 
     rng = np.random.default_rng(args.seed)
     corpus = rng.standard_normal((args.n, args.d), dtype=np.float32)

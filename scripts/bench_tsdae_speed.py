@@ -69,10 +69,10 @@ def reference_steps_per_s(model_path: str, sentences: list[str], args: argparse.
 
 
 def ours_steps_per_s(model: str, sentences: list[str], args: argparse.Namespace) -> float:
-    """usebench: the tsdae plugin through benchmark.training.train; steps/s from the loop's own clock."""
+    """usebench: the tsdae plugin through benchmark.train.loop.train; steps/s from the loop's own clock."""
     import methods  # noqa: F401
     from benchmark.registry import METHODS
-    from benchmark.training import train
+    from benchmark.train.loop import train
 
     tsdae = METHODS.get("tsdae")
     common = dict(model=model, batch_size=args.batch_size, max_length=args.max_length, lr=3e-5,
@@ -106,7 +106,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    from benchmark.models import resolve_model
+    from benchmark.eval.models import resolve_model
 
     path = resolve_model(args.model).path
     sentences = load_sentences(max(2000, args.batch_size * (args.steps + args.warmup) * 2))

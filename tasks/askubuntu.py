@@ -22,9 +22,9 @@ from pathlib import Path
 import numpy as np
 
 from benchmark.errors import DataFormatError
-from benchmark.metrics import average_precision_at_ranks, precision_at, reciprocal_rank
+from benchmark.eval.metrics import average_precision_at_ranks, precision_at, reciprocal_rank
 from benchmark.registry import TASKS
-from benchmark.similarity import Scorer
+from benchmark.eval.scorer import Scorer
 from tasks.base import Task, parse_float, split_fields
 from tasks.rerank import (
     RerankQuery,

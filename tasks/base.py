@@ -1,6 +1,6 @@
 """The task adapter contract and the helpers every adapter shares.
 
-A task is ``load -> texts -> score -> metrics``. ``score`` receives a :class:`~benchmark.similarity.Scorer`
+A task is ``load -> texts -> score -> metrics``. ``score`` receives a :class:`~benchmark.eval.scorer.Scorer`
 (cosine over embeddings, or BM25), never a model. Protocol logic shared by a family of tasks (re-ranking,
 retrieval, sentence pairs) lives in ``tasks/rerank.py``, ``tasks/retrieval.py`` and ``tasks/pairs.py``.
 """
@@ -11,9 +11,9 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Sequence
 
-from benchmark.corpus import read_corpus
+from benchmark.data.corpus import read_corpus
 from benchmark.errors import BenchError, DataFormatError, MissingDataError
-from benchmark.similarity import Scorer
+from benchmark.eval.scorer import Scorer
 
 Split = Literal["dev", "test"]
 Family = Literal["rerank", "retrieval", "pairs"]

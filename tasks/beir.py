@@ -21,11 +21,11 @@ from typing import ClassVar
 
 import numpy as np
 
-from benchmark.corpus import read_corpus
+from benchmark.data.corpus import read_corpus
 from benchmark.errors import DataFormatError
-from benchmark.metrics import mean_measure, trec_eval
+from benchmark.eval.metrics import mean_measure, trec_eval
 from benchmark.registry import TASKS
-from benchmark.similarity import Scorer
+from benchmark.eval.scorer import Scorer
 from tasks.base import Family, Task, read_lines, split_fields
 
 QRELS_HEADER = "query-id\tcorpus-id\tscore"

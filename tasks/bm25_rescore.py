@@ -25,10 +25,10 @@ from typing import Any, Literal
 
 import numpy as np
 
-from benchmark.bm25 import BM25Scorer
+from benchmark.eval.bm25 import BM25Scorer
 from benchmark.errors import BenchError
 from benchmark.registry import TASKS
-from benchmark.similarity import DenseScorer, Scorer
+from benchmark.eval.scorer import DenseScorer, Scorer
 from tasks.base import Task
 
 Normalisation = Literal["none", "minmax", "zscore"]

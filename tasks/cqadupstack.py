@@ -26,9 +26,9 @@ from pathlib import Path
 import numpy as np
 
 from benchmark.errors import DataFormatError
-from benchmark.metrics import ndcg_at, truncated_average_precision
+from benchmark.eval.metrics import ndcg_at, truncated_average_precision
 from benchmark.registry import TASKS
-from benchmark.similarity import Scorer
+from benchmark.eval.scorer import Scorer
 from tasks.base import Task
 from tasks.rerank import expect_type, read_json
 

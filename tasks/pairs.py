@@ -15,8 +15,8 @@ from typing import ClassVar
 import numpy as np
 
 from benchmark.errors import DataFormatError
-from benchmark.metrics import binary_average_precision, pearson, spearman
-from benchmark.similarity import Scorer
+from benchmark.eval.metrics import binary_average_precision, pearson, spearman
+from benchmark.eval.scorer import Scorer
 from tasks.base import Family, Task
 
 UNLABELLED = -1  # binary label of a pair that AP ignores (e.g. 3 of 6 annotators said "paraphrase")

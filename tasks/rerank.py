@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from benchmark.errors import BenchError, DataFormatError
-from benchmark.similarity import Scorer
+from benchmark.eval.scorer import Scorer
 
 
 @dataclass(frozen=True)

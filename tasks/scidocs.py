@@ -24,9 +24,9 @@ from typing import Any
 import numpy as np
 
 from benchmark.errors import DataFormatError
-from benchmark.metrics import mean_measure, trec_eval
+from benchmark.eval.metrics import mean_measure, trec_eval
 from benchmark.registry import TASKS
-from benchmark.similarity import Scorer
+from benchmark.eval.scorer import Scorer
 from tasks.base import Task
 from tasks.rerank import (
     RerankQuery,

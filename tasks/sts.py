@@ -9,7 +9,7 @@ Data, as SentEval reads it (Conneau & Kiela 2018; SimCSE's copy, ``SentEval/sent
 - SICK (Marelli et al. 2014): ``sick/SICK_{trial,test_annotated}.txt``, the official release with a header and
   ``pair_ID, sentence_A, sentence_B, relatedness_score, entailment_judgment``. SentEval Moses-tokenises the two
   sentence columns at download time (``tokenizer.perl -l en -no-escape``, no lowercasing); this adapter applies
-  the same tokeniser at load time (``benchmark.senteval.moses_tokenize``, the port that reproduces SentEval's
+  the same tokeniser at load time (``benchmark.data.senteval.moses_tokenize``, the port that reproduces SentEval's
   STS files), since the data root keeps the SICK release as published.
 
 Protocol (SimCSE ``evaluation.py``, test mode): sentences are whitespace-split and re-joined (SentEval's
@@ -27,10 +27,10 @@ from typing import ClassVar, Literal
 
 import numpy as np
 
-from benchmark.corpus import read_corpus
+from benchmark.data.corpus import read_corpus
 from benchmark.errors import DataFormatError, MissingDataError
 from benchmark.registry import TASKS
-from benchmark.senteval import moses_tokenize
+from benchmark.data.senteval import moses_tokenize
 from tasks.base import parse_float, read_lines, split_fields
 from tasks.pairs import (
     PairSet,

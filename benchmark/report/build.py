@@ -14,7 +14,7 @@ from benchmark.report.rows import (
     row_label,
 )
 from benchmark.report.tables import COLUMNS, Column, TableSpec
-from benchmark.stats import SeedStats, beats_all_in_every_seed
+from benchmark.report.stats import SeedStats, beats_all_in_every_seed
 
 
 @dataclass(frozen=True)

@@ -74,7 +74,7 @@ class UnitRunner(Protocol):
 
 def run_eval_unit(unit: EvalUnit, data_root: Path, results_dir: Path) -> None:
     """The `bench eval` engine, not strict: a task without data yields no result (reported as missing)."""
-    from benchmark.runner import EvalOptions, evaluate_model
+    from benchmark.run.evaluation import EvalOptions, evaluate_model
 
     evaluate_model(EvalOptions(model=unit.model, batch_size=64, device="cpu"), ",".join(unit.tasks), unit.split,
                    data_root, results_dir, strict=False, force=True, seed=unit.seed)
@@ -82,7 +82,7 @@ def run_eval_unit(unit: EvalUnit, data_root: Path, results_dir: Path) -> None:
 
 def run_train_unit(unit: TrainUnit, data_root: Path, results_dir: Path) -> None:
     """The `bench run` engine on a fixed subsample of the unit's corpus file, evaluated on the unit's tasks."""
-    from benchmark.train_runner import RunOptions, run_benchmark
+    from benchmark.run.grid import RunOptions, run_benchmark
 
     corpus = Path(data_root) / unit.corpus
     if not corpus.is_file():

@@ -23,7 +23,7 @@ from benchmark.report.render import (
 from benchmark.report.rows import ResultIndex, index_results
 from benchmark.report.tables import COLUMNS, TABLES
 from benchmark.results import StoredResult, iter_results, write_json_atomic
-from benchmark.stats import SeedStats, paired_comparison
+from benchmark.report.stats import SeedStats, paired_comparison
 
 Format = Literal["md", "tex", "csv", "html"]
 FORMATS: tuple[Format, ...] = ("md", "tex", "csv", "html")
@@ -154,7 +154,7 @@ def make_report(opts: ReportOptions) -> Report:
 
 
 def _plots(results: list[StoredResult], sections: list[Section], out: Path, opts: ReportOptions) -> list:
-    from benchmark import plots
+    from benchmark.report import plots
 
     out.mkdir(parents=True, exist_ok=True)
     made = [plots.seed_spread(s.built, out) for s in sections]

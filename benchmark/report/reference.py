@@ -1,4 +1,4 @@
-"""The papers' published numbers (``benchmark/data/paper_reference.json``): lookup for our rows, the
+"""The papers' published numbers (``benchmark/report/paper_reference.json``): lookup for our rows, the
 ours-vs-paper comparison (a column set per column: ours, paper, difference), and the published tables."""
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from benchmark.report.tables import COLUMNS, Column, TableSpec
 @lru_cache(maxsize=1)
 def load_reference() -> dict[str, Any]:
     """The reference data shipped with the package."""
-    text = resources.files("benchmark").joinpath("data/paper_reference.json").read_text(encoding="utf-8")
+    text = resources.files("benchmark.report").joinpath("paper_reference.json").read_text(encoding="utf-8")
     return json.loads(text)
 
 

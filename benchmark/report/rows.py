@@ -1,7 +1,7 @@
 """Group stored results into table rows and compute each cell's seed statistics.
 
 A row is one experiment repeated over seeds: (setting group, method, base model, pooling, corpus size). Its
-cells aggregate the row's results per (task, split) with :func:`benchmark.stats.aggregate`, which refuses
+cells aggregate the row's results per (task, split) with :func:`benchmark.report.stats.aggregate`, which refuses
 to average results whose data or configuration differ.
 """
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Any
 
 from benchmark.report.tables import COLUMNS, Column
 from benchmark.results import StoredResult
-from benchmark.stats import SeedStats, aggregate, config_identity, per_seed_average
+from benchmark.report.stats import SeedStats, aggregate, config_identity, per_seed_average
 
 # Setting groups, in the paper's block order, with their block titles.
 GROUP_TITLES: dict[str, str] = {

@@ -137,9 +137,9 @@ def test_training_changes_only_the_flow_and_export_gives_z(tiny_bert_dir, tmp_pa
 
     import numpy as np
 
-    from benchmark.encoder import HFEncoder
+    from benchmark.eval.encoder import HFEncoder
     from benchmark.registry import METHODS
-    from benchmark.training import train
+    from benchmark.train.loop import train
     from methods.bertflow import BertFlowModule, load_flow
 
     method = METHODS.get("bertflow")
@@ -183,7 +183,7 @@ def test_training_changes_only_the_flow_and_export_gives_z(tiny_bert_dir, tmp_pa
 
 
 def test_flow_pooling_without_flow_weights_is_a_clear_error(tiny_bert_dir):
-    from benchmark.encoder import HFEncoder
+    from benchmark.eval.encoder import HFEncoder
     from benchmark.errors import BenchError
 
     with pytest.raises(BenchError, match="flow/config.json"):

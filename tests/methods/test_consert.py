@@ -167,7 +167,7 @@ def test_config_checks_augmentations_and_defaults_follow_the_script(tiny_bert_di
 
 
 def test_module_has_no_dropout_and_the_loss_is_the_scaled_nt_xent_of_the_two_views(tiny_bert_dir):
-    from benchmark.pooling import masked_mean
+    from benchmark.eval.pooling import masked_mean
     from benchmark.registry import METHODS
 
     method = METHODS.get("consert")

@@ -22,7 +22,7 @@ PROBE = ["the river runs past the house", "a dog and a fish", "mountain night oc
 @pytest.fixture(scope="module")
 def trained(tiny_bert_dir, tmp_path_factory):
     """name -> (method, cfg, TrainResult), each method trained once per module."""
-    from benchmark.training import train
+    from benchmark.train.loop import train
 
     cache: dict = {}
 
@@ -56,7 +56,7 @@ def test_loss_falls(trained, name):
 def test_export_declares_pooling_and_reloads_identically(trained, name):
     from sentence_transformers import SentenceTransformer
 
-    from benchmark.encoder import HFEncoder
+    from benchmark.eval.encoder import HFEncoder
 
     method, cfg, result = trained(name)
     meta = json.loads((result.checkpoint / "method.json").read_text())
@@ -75,8 +75,8 @@ def test_training_changes_the_embeddings(trained, tiny_bert_dir, tmp_path, name)
     """The exported encoder differs from the untrained one *under the same pooling*."""
     import shutil
 
-    from benchmark.encoder import HFEncoder
-    from benchmark.pooling import POOLERS
+    from benchmark.eval.encoder import HFEncoder
+    from benchmark.eval.pooling import POOLERS
 
     method, cfg, result = trained(name)
     pooling = method.eval_pooling(cfg)

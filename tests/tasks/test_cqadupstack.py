@@ -10,7 +10,7 @@ import pytest
 
 import tasks  # noqa: F401  (enrols the adapters)
 from benchmark.errors import DataFormatError, MissingDataError
-from benchmark.evaluate import evaluate
+from benchmark.eval.evaluate import evaluate
 from benchmark.registry import TASKS
 from tests.conftest import ASSETS
 from tests.tasks.rerank_fakes import VectorScorer
@@ -124,8 +124,8 @@ def test_train_files_follow_data_train_layout():
 
 
 def test_runs_with_tiny_bert(tiny_bert_dir):
-    from benchmark.encoder import HFEncoder
-    from benchmark.similarity import DenseScorer
+    from benchmark.eval.encoder import HFEncoder
+    from benchmark.eval.scorer import DenseScorer
 
     encoder = HFEncoder(str(tiny_bert_dir), pooling="mean", device="cpu", show_progress=False)
     ev = evaluate("cqadupstack", DenseScorer(encoder), "test", ASSETS)

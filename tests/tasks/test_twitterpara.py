@@ -14,7 +14,7 @@ from sklearn.metrics import average_precision_score
 
 import tasks  # noqa: F401  (enrols the adapters)
 from benchmark.errors import BenchError, DataFormatError, MissingDataError
-from benchmark.evaluate import evaluate
+from benchmark.eval.evaluate import evaluate
 from benchmark.registry import TASKS
 from tests.tasks.pair_fakes import AngleScorer, expected_cosine
 

@@ -1,0 +1,173 @@
+"""Sentence encoders: the only thing tasks see is ``encode(texts) -> (n, d) float32``.
+
+:class:`HFEncoder` wraps an HF ``AutoModel`` with a pooling from :mod:`benchmark.eval.pooling`. It encodes each
+unique text once, in length-sorted batches (little padding), under bf16 autocast on a GPU, with an optional
+on-disk cache.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Protocol, Sequence
+
+import numpy as np
+import torch
+from tqdm.auto import tqdm
+
+from benchmark.eval.cache import EmbeddingCache
+from benchmark.errors import BenchError
+from benchmark.eval.models import ModelInfo, model_fingerprint, resolve_model
+from benchmark.eval.pooling import BUILTIN_POOLINGS, build_pooler, needs_all_layers
+
+DEFAULT_MAX_LENGTH = 512  # BERT's position limit; checkpoints usually declare less
+
+
+class Encoder(Protocol):
+    """What tasks and the evaluation engine need from a model."""
+
+    name: str
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def describe(self) -> dict: ...
+
+
+def pick_device(device: str | None = None) -> torch.device:
+    if device:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+class HFEncoder:
+    """A transformer + pooling. ``pooling``/``max_length`` default to what the checkpoint declares."""
+
+    def __init__(
+        self,
+        model: str,
+        pooling: str | None = None,
+        max_length: int | None = None,
+        batch_size: int = 64,
+        device: str | None = None,
+        cache_dir: str | None = None,
+        show_progress: bool = True,
+    ):
+        from transformers import AutoModel, AutoTokenizer
+
+        self.info: ModelInfo = resolve_model(model)
+        self.name = model
+        self.pooling = pooling or self.info.pooling or "mean"
+        self.max_length = int(max_length or self.info.max_length or DEFAULT_MAX_LENGTH)
+        self.prompt: str | None = self.info.method.get("prompt")  # e.g. DenoSent's '"{text}" means [MASK].'
+        # DenoSent cuts the text to N tokens (special tokens counted) and decodes it before filling the prompt.
+        self.prompt_text_max_length: int | None = self.info.method.get("prompt_text_max_length")
+        self.batch_size = batch_size
+        self.device = pick_device(device)
+        self.show_progress = show_progress
+        # Built before the model loads: an unknown pooling or missing pooling weights fail fast.
+        self._pool = build_pooler(self.pooling, self.info.path, self.device)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(self.info.path)
+            self.model = AutoModel.from_pretrained(self.info.path).to(self.device).eval()
+        except OSError as e:
+            raise BenchError(
+                f"cannot load model {model!r}: {e}. Offline, use a local directory or the packaged alias 'minilm'."
+            ) from None
+        self._cache = EmbeddingCache(cache_dir, self.cache_key()) if cache_dir else None
+
+    def cache_key(self) -> str:
+        parts = [model_fingerprint(self.info), self.pooling, str(self.max_length), self.prompt or ""]
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
+
+    def describe(self) -> dict:
+        """What a result file records about the encoder."""
+        return {
+            "model": self.name,
+            "path": self.info.path,
+            "pooling": self.pooling,
+            "max_length": self.max_length,
+            "prompt": self.prompt,
+            "device": str(self.device),
+            "dtype": "bfloat16-autocast" if self._autocast_dtype() else "float32",
+        }
+
+    def _autocast_dtype(self) -> torch.dtype | None:
+        if self.device.type == "cuda":
+            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
+        return None  # fp32 on CPU: bf16 there is slower and changes scores
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings for ``texts`` in order; duplicates are encoded once. Returns (n, d) float32."""
+        unique = list(dict.fromkeys(texts))
+        found = self._cache.get_many(unique) if self._cache else {}
+        todo = [t for t in unique if t not in found]
+        if todo:
+            fresh = self._encode_unique(todo)
+            if self._cache:
+                self._cache.put_many(todo, fresh)
+            found.update(zip(todo, fresh))
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([found[t] for t in texts]).astype(np.float32, copy=False)
+
+    @property
+    def dim(self) -> int:
+        return int(self.model.config.hidden_size)
+
+    def _prepare(self, text: str) -> str:
+        return self.prompt.replace("{text}", text) if self.prompt else text
+
+    def _prepare_all(self, texts: list[str]) -> list[str]:
+        if self.prompt and self.prompt_text_max_length:
+            texts = truncate_texts(self.tokenizer, texts, int(self.prompt_text_max_length))
+        return [self._prepare(t) for t in texts]
+
+    def _encode_unique(self, texts: list[str]) -> np.ndarray:
+        enc = self.tokenizer(self._prepare_all(texts), truncation=True, max_length=self.max_length)
+        ids = enc["input_ids"]
+        # Longest first: padding per batch stays small, and an out-of-memory shows up on the first batch.
+        order = sorted(range(len(texts)), key=lambda i: -len(ids[i]))
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
+        # disable=None turns the bar off when stderr is not a terminal, so CI logs stay readable.
+        bar = tqdm(total=len(texts), desc=f"encode {self.name}", unit="text",
+                   disable=None if self.show_progress else True,
+                   leave=False)
+        for batch in batches:
+            features = self.tokenizer.pad({k: [enc[k][i] for i in batch] for k in enc.keys()}, return_tensors="pt")
+            out[batch] = self._forward(features)
+            bar.update(len(batch))
+        bar.close()
+        return out
+
+    @torch.inference_mode()
+    def _forward(self, features) -> np.ndarray:
+        features = {k: v.to(self.device) for k, v in features.items()}
+        dtype = self._autocast_dtype()
+        with torch.autocast(self.device.type, dtype=dtype, enabled=dtype is not None):
+            output = self.model(**features, output_hidden_states=needs_all_layers(self.pooling) or None,
+                                return_dict=True)
+            hidden = output.hidden_states if output.hidden_states is not None else (output.last_hidden_state,)
+            pooled = self._pool(hidden, features["attention_mask"], features["input_ids"])
+        return pooled.float().cpu().numpy()
+
+
+def truncate_texts(tokenizer, texts: Sequence[str], max_tokens: int) -> list[str]:
+    """Each text cut to ``max_tokens`` tokens *including* the special tokens and decoded back to a string
+    (without them), as DenoSent does before inserting a sentence into its prompt. Uncased tokenizers return
+    lower-cased text with word pieces re-joined (``don't`` -> ``don ' t``; BERT re-tokenizes that to the same
+    ids whichever way the decoder spaces punctuation)."""
+    ids = tokenizer(list(texts), truncation=True, max_length=max_tokens)["input_ids"]
+    return tokenizer.batch_decode(ids, skip_special_tokens=True)
+
+
+def load_encoder(model: str, pooling: str | None = None, **kwargs) -> HFEncoder:
+    """The encoder for ``--model``/``--pooling`` (see :class:`HFEncoder` for keyword arguments)."""
+    return HFEncoder(model, pooling=pooling, **kwargs)
+
+
+def pooling_choices() -> list[str]:
+    return list(BUILTIN_POOLINGS)
+
+
+def describe_json(encoder: Encoder) -> str:
+    return json.dumps(encoder.describe(), sort_keys=True)

@@ -1,0 +1,89 @@
+"""What task adapters score with: a :class:`Scorer` gives query-document scores without tasks touching models.
+
+``DenseScorer`` turns an :class:`~benchmark.eval.encoder.Encoder` into cosine scores. The engine calls
+``prepare(task.texts(data))`` once, so every unique text of a task is encoded in one length-sorted pass; the
+scoring calls then only look vectors up. Lexical scorers (BM25) implement the same protocol, so every task
+works with them unchanged.
+"""
+from __future__ import annotations
+
+from typing import Protocol, Sequence
+
+import numpy as np
+
+from benchmark.eval.encoder import Encoder
+
+
+class Scorer(Protocol):
+    """Scores between texts. Higher is more similar."""
+
+    name: str
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        """Called once per task with every text it will score (encode them, or collect corpus statistics)."""
+
+    def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        """Score of each aligned pair (a[i], b[i]) -> (n,)."""
+
+    def rerank(self, query: str, candidates: Sequence[str]) -> np.ndarray:
+        """Score of the query against each of its candidates -> (len(candidates),)."""
+
+    def search(self, queries: Sequence[str], corpus: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """Top-k corpus indices per query, best first: (scores (nq, k), indices (nq, k))."""
+
+    def describe(self) -> dict:
+        """What a result file records about the scorer (model, pooling, backend, device...)."""
+
+
+def l2_normalize(x: np.ndarray) -> np.ndarray:
+    norms = np.linalg.norm(x, axis=1, keepdims=True)
+    return x / np.maximum(norms, 1e-12)
+
+
+class DenseScorer:
+    """Cosine similarity between encoder embeddings, each unique text encoded once per task."""
+
+    def __init__(self, encoder: Encoder, search_backend: str = "auto"):
+        self.encoder = encoder
+        self.name = encoder.name
+        self.search_backend = search_backend
+        self._index: dict[str, int] = {}
+        self._vectors = np.zeros((0, 0), dtype=np.float32)
+        self._last_backend: str | None = None
+        self._last_device: str | None = None
+
+    def prepare(self, texts: Sequence[str]) -> None:
+        unique = list(dict.fromkeys(texts))
+        self._last_backend = self._last_device = None  # a new task: report only searches it makes
+        self._index = {t: i for i, t in enumerate(unique)}
+        self._vectors = l2_normalize(self.encoder.encode(unique)) if unique else self._vectors
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Unit vectors of ``texts``; texts not given to ``prepare`` are encoded now."""
+        missing = [t for t in dict.fromkeys(texts) if t not in self._index]
+        if missing:
+            start = len(self._index)
+            extra = l2_normalize(self.encoder.encode(missing))
+            self._vectors = extra if start == 0 else np.concatenate([self._vectors, extra])
+            self._index.update({t: start + i for i, t in enumerate(missing)})
+        return self._vectors[[self._index[t] for t in texts]]
+
+    def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
+        return np.einsum("nd,nd->n", self.vectors(a), self.vectors(b))
+
+    def rerank(self, query: str, candidates: Sequence[str]) -> np.ndarray:
+        return self.vectors(candidates) @ self.vectors([query])[0]
+
+    def search(self, queries: Sequence[str], corpus: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        from benchmark.eval.retrieval import search_inner_product
+
+        result = search_inner_product(self.vectors(queries), self.vectors(corpus), k, backend=self.search_backend)
+        self._last_backend, self._last_device = result.backend, result.device
+        return result.scores, result.indices
+
+    def describe(self) -> dict:
+        info = {"kind": "dense", "similarity": "cosine", **self.encoder.describe()}
+        if self._last_backend:
+            info["retrieval_backend"] = self._last_backend
+            info["retrieval_device"] = self._last_device
+        return info

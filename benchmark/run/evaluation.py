@@ -1,0 +1,112 @@
+"""Evaluate a model on a list of tasks and store the results (the engine behind `bench eval`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+from benchmark.errors import MissingDataError
+from benchmark.eval.evaluate import Evaluation, evaluate, to_record
+from benchmark.results import result_path, run_id, save_result
+from benchmark.eval.scorer import DenseScorer, Scorer
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How to build the scorer for `bench eval`."""
+
+    model: str = "minilm"
+    pooling: str | None = None
+    max_length: int | None = None
+    batch_size: int = 64
+    device: str | None = None
+    cache_dir: Path | None = None
+
+
+@dataclass
+class EvalOutcome:
+    run_id: str
+    evaluations: list[Evaluation] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (task, reason)
+    reused: list[str] = field(default_factory=list)
+
+
+def build_scorer(opts: EvalOptions) -> tuple[Scorer, dict, dict]:
+    """The scorer for ``opts.model`` plus its method description and config (for the run id and records)."""
+    from benchmark.eval.bm25 import MODEL_NAMES, bm25_method
+
+    if opts.model in MODEL_NAMES:  # lexical baseline: `--model bm25 | bm25-elasticsearch | bm25-anserini`
+        return bm25_method(opts.model)
+    from benchmark.eval.encoder import load_encoder
+    from benchmark.eval.models import model_fingerprint
+
+    encoder = load_encoder(opts.model, pooling=opts.pooling, max_length=opts.max_length,
+                           batch_size=opts.batch_size, device=opts.device,
+                           cache_dir=str(opts.cache_dir) if opts.cache_dir else None)
+    method = {"name": encoder.info.method.get("method", "base"), "base_model": opts.model,
+              "pooling": encoder.pooling, "max_length": encoder.max_length}
+    config = {**method, "model_fingerprint": model_fingerprint(encoder.info)[:16]}
+    return DenseScorer(encoder), method, config
+
+
+def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Path, results_dir: Path,
+                   strict: bool = False, force: bool = False, seed: int = 0) -> EvalOutcome:
+    """Evaluate on every task of ``task_spec``; a task with missing data is skipped (or an error if strict)."""
+    import tasks  # noqa: F401  (enrols the adapters)
+    from benchmark.eval.models import model_slug
+    from benchmark.registry import TASKS
+    from tasks import expand_tasks
+
+    names = expand_tasks(task_spec)
+    scorer, method, config = build_scorer(opts)
+    # The method name comes from a checkpoint's method.json: slug it so the run id is always a safe folder name.
+    outcome = EvalOutcome(run_id=run_id(model_slug(method["name"]), model_slug(opts.model), config, seed))
+    for name in names:
+        path = result_path(results_dir, outcome.run_id, name, split)
+        if path.is_file() and not force:
+            outcome.reused.append(name)
+            continue
+        task = TASKS.get(name)
+        if split not in task.splits and not strict:  # e.g. `--split dev` over a group that includes TwitterPara
+            outcome.skipped.append((name, f"task {name!r} has no {split!r} split (it has: {', '.join(task.splits)})"))
+            continue
+        try:
+            ev = evaluate(name, scorer, split, data_root)
+        except MissingDataError as e:
+            if strict:
+                raise
+            outcome.skipped.append((name, str(e)))
+            continue
+        save_result(results_dir, to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
+                                           config=config))
+        outcome.evaluations.append(ev)
+    return outcome
+
+
+def print_summary(outcome: EvalOutcome, results_dir: Path | None = None) -> None:
+    """A readable table (x100, 2 decimals) of this run's results, new and reused."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from benchmark.results import iter_results
+
+    console = Console()
+    for task, reason in outcome.skipped:
+        console.print(f"[yellow]skipped {task}[/yellow]: {reason}")
+    rows = [(ev.task, ev.split, ev.main_metric, ev.scores) for ev in outcome.evaluations]
+    if outcome.reused and results_dir is not None:
+        for r in iter_results(results_dir):
+            if r.record["run_id"] == outcome.run_id and r.task in outcome.reused:
+                rows.append((r.task, r.split, r.record["main_metric"], r.record["scores"]))
+    if not rows:
+        console.print(f"run {outcome.run_id}: no task evaluated (all skipped; see above)")
+        return
+    table = Table(title=f"run {outcome.run_id}")
+    for col in ("task", "split", "main", "metrics (x100)"):
+        table.add_column(col)
+    for task, split, main_metric, scores in rows:
+        others = "  ".join(f"{k} {v * 100:.2f}" for k, v in scores.items() if k != main_metric)
+        table.add_row(task, split, f"{main_metric} {scores[main_metric] * 100:.2f}", others)
+    console.print(table)
+    if outcome.reused:
+        console.print(f"reused existing results for: {', '.join(outcome.reused)} (use --force to re-run)")

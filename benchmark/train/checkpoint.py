@@ -1,0 +1,233 @@
+"""Checkpoints: the exported encoder (sentence-transformers format + method.json) and the resumable train state.
+
+Export layout (``<run>/checkpoint/``), loadable with ``SentenceTransformer(path)`` and ``bench eval --model path``:
+
+- HF model + tokenizer files at the root (``config.json``, ``model.safetensors``, ``tokenizer.json``...);
+- ``modules.json``, ``sentence_bert_config.json`` (``max_seq_length``), ``config_sentence_transformers.json``;
+- ``1_Pooling/config.json`` for cls/mean/max; for ``last2avg``/``first_last_avg`` a ``1_WeightedLayerPooling``
+  (weights 1 on the averaged layers, 0 elsewhere) followed by ``2_Pooling`` (mean) and
+  ``output_hidden_states: true`` in ``config.json``. The legacy ``sentence_transformers.models.*`` class names
+  and the flag-style pooling config are used because every sentence-transformers version reads them;
+- ``method.json``: method, pooling, max_length, config, config_hash, base_model, versions (+ plugin extras such as
+  ``prompt``). :class:`benchmark.eval.encoder.HFEncoder` reads pooling, max_length and prompt from it.
+
+A plugin whose pooling is not one of these registers a writer in :data:`ST_POOLING_WRITERS`; a pooling without
+one is refused before training starts (:func:`check_exportable`).
+The train state (``<run>/train_state/state.pt``) holds the module, optimizer, scheduler, RNG states and the data
+position; it is written atomically and only ever replaced, never half-written.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pickle
+import platform
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from benchmark.errors import BenchError, ConfigError
+from benchmark.results import config_hash, now_iso, write_json_atomic
+
+METHOD_JSON = "method.json"
+STATE_FILE = "state.pt"
+
+# pooling -> writer(out_dir, hf_config) -> modules.json entries after the Transformer (index 1 onwards).
+STWriter = Callable[[Path, Any], list[dict[str, Any]]]
+ST_POOLING_WRITERS: dict[str, STWriter] = {}
+
+
+def _pooling_entry(out_dir: Path, idx: int, dim: int, mode: str) -> dict[str, Any]:
+    folder = f"{idx}_Pooling"
+    flags = {"word_embedding_dimension": dim, "pooling_mode_cls_token": mode == "cls",
+             "pooling_mode_mean_tokens": mode == "mean", "pooling_mode_max_tokens": mode == "max",
+             "pooling_mode_mean_sqrt_len_tokens": False, "pooling_mode_weightedmean_tokens": False,
+             "pooling_mode_lasttoken": False, "include_prompt": True}
+    write_json_atomic(out_dir / folder / "config.json", flags)
+    return {"idx": idx, "name": str(idx), "path": folder, "type": "sentence_transformers.models.Pooling"}
+
+
+def _token_pooling(mode: str) -> STWriter:
+    return lambda out_dir, cfg: [_pooling_entry(out_dir, 1, cfg.hidden_size, mode)]
+
+
+def _layer_average(first: Callable[[int], int]) -> STWriter:
+    """Mean over tokens of the average of hidden_states[first(L)] and hidden_states[L] (L = number of layers)."""
+
+    def write(out_dir: Path, cfg: Any) -> list[dict[str, Any]]:
+        from safetensors.torch import save_file
+
+        n_layers = int(cfg.num_hidden_layers)
+        start = first(n_layers)
+        weights = torch.zeros(n_layers + 1 - start)
+        weights[0] = weights[-1] = 1.0  # e.g. last2avg: layers L-1 and L; first_last_avg: 0 (embeddings) and L
+        folder = out_dir / "1_WeightedLayerPooling"
+        write_json_atomic(folder / "config.json", {"word_embedding_dimension": cfg.hidden_size,
+                                                   "layer_start": start, "num_hidden_layers": n_layers})
+        save_file({"layer_weights": weights}, str(folder / "model.safetensors"))
+        entry = {"idx": 1, "name": "1", "path": folder.name,
+                 "type": "sentence_transformers.models.WeightedLayerPooling"}
+        pool = _pooling_entry(out_dir, 2, cfg.hidden_size, "mean")
+        return [entry, pool]
+
+    return write
+
+
+ST_POOLING_WRITERS.update({
+    "cls": _token_pooling("cls"), "mean": _token_pooling("mean"), "max": _token_pooling("max"),
+    "last2avg": _layer_average(lambda n: n - 1), "first_last_avg": _layer_average(lambda n: 0),
+})
+LAYER_POOLINGS = ("last2avg", "first_last_avg")
+
+
+def check_exportable(pooling: str) -> None:
+    """ConfigError (before any training) when ``pooling`` cannot be written in sentence-transformers format."""
+    if pooling not in ST_POOLING_WRITERS:
+        raise ConfigError(f"pooling {pooling!r} has no sentence-transformers export; register a writer in "
+                          f"benchmark.train.checkpoint.ST_POOLING_WRITERS (known: {', '.join(sorted(ST_POOLING_WRITERS))})")
+
+
+def versions() -> dict[str, str]:
+    """Library versions recorded with every checkpoint."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from benchmark import __version__
+
+    out = {"usebench": __version__, "python": platform.python_version(), "torch": torch.__version__}
+    for dist in ("transformers", "sentence-transformers"):
+        try:  # metadata, not an import: importing sentence-transformers costs seconds
+            out[dist.replace("-", "_")] = version(dist)
+        except PackageNotFoundError:
+            out[dist.replace("-", "_")] = "absent"
+    return out
+
+
+def export_checkpoint(model: nn.Module, tokenizer: Any, out_dir: str | Path, *, method: str, pooling: str,
+                      max_length: int, config: dict[str, Any], base_model: str,
+                      extra: dict[str, Any] | None = None,
+                      write_extra: Callable[[Path], None] | None = None) -> Path:
+    """Write ``model`` + ``tokenizer`` as a sentence-transformers directory with ``method.json``.
+
+    Written into a temporary sibling and renamed into place, so ``out_dir`` is either the old or the new
+    checkpoint, never a mix. ``method.json`` goes last: its presence marks a finished export.
+    ``write_extra(dir)`` may add files (a plugin's extra weights) before method.json is written.
+    """
+    check_exportable(pooling)
+    out_dir = Path(out_dir)
+    tmp = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    model.save_pretrained(tmp)
+    tokenizer.save_pretrained(tmp)
+    hf_config = model.config
+    if pooling in LAYER_POOLINGS:  # sentence-transformers passes all layers on only when the config asks
+        cfg_path = tmp / "config.json"
+        cfg_json = json.loads(cfg_path.read_text(encoding="utf-8"))
+        cfg_json["output_hidden_states"] = True
+        write_json_atomic(cfg_path, cfg_json)
+    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
+    modules += ST_POOLING_WRITERS[pooling](tmp, hf_config)
+    write_json_atomic(tmp / "modules.json", modules)
+    write_json_atomic(tmp / "sentence_bert_config.json", {"max_seq_length": max_length, "do_lower_case": False})
+    write_json_atomic(tmp / "config_sentence_transformers.json",
+                      {"__version__": versions(), "prompts": {}, "default_prompt_name": None,
+                       "similarity_fn_name": "cosine"})
+    if write_extra is not None:
+        write_extra(tmp)
+    meta = {"method": method, "pooling": pooling, "max_length": max_length, "base_model": base_model,
+            "config": config, "config_hash": config_hash(config), "versions": versions(), "created_at": now_iso(),
+            **(extra or {})}
+    write_json_atomic(tmp / METHOD_JSON, meta)
+    _swap_into_place(tmp, out_dir)
+    return out_dir
+
+
+def _swap_into_place(tmp: Path, out_dir: Path) -> None:
+    old = out_dir.with_name(f".{out_dir.name}.old-{os.getpid()}")
+    if out_dir.exists():
+        os.replace(out_dir, old)
+    os.replace(tmp, out_dir)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def read_method_json(checkpoint_dir: str | Path) -> dict[str, Any] | None:
+    """method.json of a finished export, or None when there is none."""
+    path = Path(checkpoint_dir) / METHOD_JSON
+    if not path.is_file():
+        return None
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise BenchError(f"{path}:{e.lineno}: invalid JSON ({e.msg}); delete the checkpoint and re-run") from None
+
+
+def finished_checkpoint(checkpoint_dir: str | Path, method: str, cfg_hash: str) -> bool:
+    """Whether ``checkpoint_dir`` holds a finished export of ``method`` with this config hash.
+
+    A finished export of *another* method or config is an error naming both, never silently overwritten.
+    """
+    meta = read_method_json(checkpoint_dir)
+    if meta is None:
+        return False
+    if meta.get("method") != method or meta.get("config_hash") != cfg_hash:
+        raise ConfigError(f"{Path(checkpoint_dir) / METHOD_JSON}: holds method {meta.get('method')!r} with config "
+                          f"{str(meta.get('config_hash'))[:8]}, not {method!r} with {cfg_hash[:8]}; "
+                          f"use another output directory or --force")
+    return True
+
+
+# --- resumable train state --------------------------------------------------------------------------------
+
+def rng_state() -> dict[str, Any]:
+    """Global RNG states (python, numpy, torch CPU and CUDA)."""
+    import random
+
+    import numpy as np
+
+    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    if torch.cuda.is_available():
+        state["cuda"] = torch.cuda.get_rng_state_all()
+    return state
+
+
+def set_rng_state(state: dict[str, Any]) -> None:
+    """Restore what :func:`rng_state` saved."""
+    import random
+
+    import numpy as np
+
+    random.setstate(state["python"])
+    np.random.set_state(state["numpy"])
+    torch.set_rng_state(state["torch"])
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+def save_train_state(state_dir: str | Path, payload: dict[str, Any]) -> Path:
+    """``torch.save`` to a temp file, then rename over ``state.pt``."""
+    state_dir = Path(state_dir)
+    state_dir.mkdir(parents=True, exist_ok=True)
+    path = state_dir / STATE_FILE
+    tmp = state_dir / f".{STATE_FILE}.tmp-{os.getpid()}"
+    torch.save(payload, tmp)
+    os.replace(tmp, path)
+    return path
+
+
+def load_train_state(state_dir: str | Path, method: str, cfg_hash: str) -> dict[str, Any] | None:
+    """The saved train state, None if there is none; a state of another method/config is a ConfigError."""
+    path = Path(state_dir) / STATE_FILE
+    if not path.is_file():
+        return None
+    try:
+        state = torch.load(path, map_location="cpu", weights_only=False)
+    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as e:  # disks fail
+        raise BenchError(f"{path}: unreadable train state ({e}); delete it to restart training") from None
+    if state.get("method") != method or state.get("config_hash") != cfg_hash:
+        raise ConfigError(f"{path}: train state of method {state.get('method')!r} (config "
+                          f"{str(state.get('config_hash'))[:8]}), not {method!r} ({cfg_hash[:8]}); "
+                          f"delete it or use another output directory")
+    return state

@@ -1,0 +1,419 @@
+"""The shared training loop: every method plugin trains through :func:`train`.
+
+What it does for a plugin (see :mod:`benchmark.train.plugin` for what the plugin supplies):
+seeding (python, numpy, torch; each step's collate RNG is derived from (seed, step, rank)); optimizer and
+schedule from the config (:mod:`benchmark.train.optim`); bf16 autocast on a GPU, fp32 on the CPU; gradient clipping;
+a tqdm bar with loss and steps/s; ``log.jsonl`` every ``log_every`` steps; a resumable train state every
+``save_every`` steps (module, optimizer, scheduler, RNG states, data position), from which an interrupted run
+continues to the same final weights as an uninterrupted one on deterministic hardware; a stop with a clear
+message on a NaN/inf loss or gradient; optional dev evaluation with best-checkpoint selection; and, when
+launched by ``torchrun``/``accelerate launch`` (``WORLD_SIZE`` > 1), torch DistributedDataParallel.
+Finally the plugin's export module is written by :func:`benchmark.train.checkpoint.export_checkpoint`.
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import random
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from benchmark.train.checkpoint import (
+    check_exportable,
+    export_checkpoint,
+    load_train_state,
+    rng_state,
+    save_train_state,
+    set_rng_state,
+)
+from benchmark.train.config import TrainConfig, config_to_dict
+from benchmark.errors import BenchError
+from benchmark.train.optim import build_optimizer, build_scheduler
+from benchmark.train.plugin import Method, unique_parameters
+from benchmark.results import config_hash
+
+CHECKPOINT_DIR, STATE_DIR, LOG_FILE, BEST_DIR = "checkpoint", "train_state", "log.jsonl", "dev_best"
+
+
+class TrainingDivergedError(BenchError):
+    """The loss or the gradient norm became NaN/inf."""
+
+
+@dataclass
+class TrainResult:
+    """What :func:`train` returns."""
+
+    checkpoint: Path
+    steps: int
+    resumed_from: int | None
+    final_loss: float | None
+    seconds: float
+    steps_per_s: float
+    dev_best: dict[str, Any] | None = None
+    history: list[dict[str, Any]] = field(default_factory=list)  # the log.jsonl lines of this call
+    module: Any = field(default=None, repr=False)  # the trained TrainModule (None when nothing was trained)
+
+
+@dataclass(frozen=True)
+class Dist:
+    """Process layout: single process (rank 0 of 1) or one DDP rank."""
+
+    rank: int = 0
+    world: int = 1
+    local_rank: int = 0
+
+    @property
+    def main(self) -> bool:
+        """Rank 0, the process that writes files."""
+        return self.rank == 0
+
+
+def seed_everything(seed: int) -> None:
+    """Seed python ``random``, numpy's global RNG and torch (CPU and every GPU)."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    torch.manual_seed(seed)
+
+
+def step_rng(seed: int, step: int, rank: int = 0) -> np.random.Generator:
+    """The collate RNG of one step: a pure function of (seed, step, rank), so resumes replay the same noise."""
+    return np.random.default_rng([seed, step, rank, 0xC011])
+
+
+def init_distributed() -> Dist:
+    """Join the process group when launched by torchrun/accelerate (``WORLD_SIZE`` > 1), else single process."""
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world <= 1:
+        return Dist()
+    import torch.distributed as dist
+
+    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
+    if not dist.is_initialized():
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+        if torch.cuda.is_available():
+            torch.cuda.set_device(local_rank)
+        dist.init_process_group(backend=backend)
+    return Dist(rank=dist.get_rank(), world=dist.get_world_size(), local_rank=local_rank)
+
+
+def pick_device(device: str | None, dist: Dist) -> torch.device:
+    """``device`` if given, else this rank's GPU, else the CPU."""
+    if device:
+        return torch.device(device)
+    if torch.cuda.is_available():
+        return torch.device("cuda", dist.local_rank)
+    return torch.device("cpu")
+
+
+def prepare_corpus(corpus: Sequence[str], cfg: TrainConfig, min_sentences: int) -> list[str]:
+    """Strip lines, drop empty ones, clip lines longer than ``cfg.max_chars`` (tokenizers truncate at
+    ``max_length`` tokens anyway); an empty corpus or one smaller than a batch is an error."""
+    texts = [t.strip()[: cfg.max_chars] for t in corpus]
+    texts = [t for t in texts if t]
+    if not texts:
+        raise BenchError("the training corpus is empty (no non-blank line)")
+    if len(texts) < min_sentences:
+        raise BenchError(f"the training corpus has {len(texts)} sentences, fewer than one batch ({min_sentences}); "
+                         f"lower batch_size or use a larger corpus")
+    return texts
+
+
+def autocast_context(cfg: TrainConfig, device: torch.device):
+    """bf16 autocast on a GPU (amp=auto|bf16), on the CPU only if asked (amp=bf16); fp32 otherwise."""
+    if cfg.amp == "off" or (cfg.amp == "auto" and device.type != "cuda"):
+        return nullcontext()
+    return torch.autocast(device.type, dtype=torch.bfloat16)
+
+
+def _to_device(batch: Any, device: torch.device) -> Any:
+    if isinstance(batch, torch.Tensor):
+        return batch.to(device, non_blocking=True)
+    if isinstance(batch, dict):
+        return {k: _to_device(v, device) for k, v in batch.items()}
+    if isinstance(batch, (list, tuple)):
+        return type(batch)(_to_device(v, device) for v in batch)
+    return batch
+
+
+class _Log:
+    """log.jsonl writer (main rank only): one line per ``every`` steps with the window's mean loss."""
+
+    def __init__(self, path: Path, every: int, start: int, enabled: bool):
+        self.path, self.every, self.enabled = path, every, enabled
+        self.losses: list[float] = []
+        self.extras: dict[str, list[float]] = {}
+        self.t0, self.s0 = time.perf_counter(), start
+        self.lines: list[dict[str, Any]] = []
+        if enabled and path.is_file():  # a resumed run drops the lines it will write again
+            kept = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()
+                    and json.loads(ln).get("step", 0) <= start]
+            path.write_text("".join(ln + "\n" for ln in kept), encoding="utf-8")
+
+    def add(self, step: int, loss: float, extras: dict[str, float], lr: float) -> None:
+        self.losses.append(loss)
+        for k, v in extras.items():
+            self.extras.setdefault(k, []).append(v)
+        if step % self.every == 0:
+            self.flush(step, lr)
+
+    def flush(self, step: int, lr: float, **more: Any) -> None:
+        if not self.losses:
+            return
+        elapsed = time.perf_counter() - self.t0
+        line = {"step": step, "loss": float(np.mean(self.losses)), "lr": lr,
+                "steps_per_s": (step - self.s0) / max(elapsed, 1e-9), "elapsed_s": elapsed,
+                **{k: float(np.mean(v)) for k, v in self.extras.items()}, **more}
+        self.lines.append(line)
+        self.losses, self.extras = [], {}
+        if self.enabled:
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line) + "\n")
+
+
+def _split_output(out: Any) -> tuple[torch.Tensor, dict[str, float]]:
+    if isinstance(out, torch.Tensor):
+        return out, {}
+    if isinstance(out, dict) and "loss" in out:
+        return out["loss"], {k: float(v) for k, v in out.items() if k != "loss"}
+    raise BenchError("TrainModule.forward must return a loss tensor or a dict with a 'loss' entry")
+
+
+def _guard(method: str, step: int, loss: float, grad_norm: float | None, cfg: TrainConfig, state_dir: Path) -> None:
+    bad = None if math.isfinite(loss) else f"loss is {loss}"
+    if bad is None and grad_norm is not None and not math.isfinite(grad_norm):
+        bad = f"gradient norm is {grad_norm}"
+    if bad:
+        where = f"; the last train state is in {state_dir}" if (state_dir / "state.pt").is_file() else ""
+        raise TrainingDivergedError(
+            f"{method}: {bad} at step {step} (lr {cfg.lr}, amp {cfg.amp}, batch {cfg.batch_size}){where}. "
+            f"Lower lr (--set lr=...), set amp=off, or check the corpus for degenerate lines.")
+
+
+def _corpus_fingerprint(texts: Sequence[str]) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    for t in texts:
+        h.update(t.encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()
+
+
+@dataclass
+class _Run:
+    """Everything one training call holds (keeps the step function short)."""
+
+    method: Method
+    cfg: TrainConfig
+    texts: list[str]
+    seed: int
+    dist: Dist
+    device: torch.device
+    module: Any
+    forward: Any  # the module, or its DDP wrapper
+    params: list[torch.nn.Parameter]
+    optimizer: torch.optim.Optimizer
+    scheduler: Any
+    total: int
+    state_dir: Path
+    run_hash: str
+    dev_best: dict[str, Any] | None = None
+
+
+def _one_step(run: _Run, step: int) -> tuple[float, dict[str, float], float]:
+    """One optimizer step; returns (loss, logged extras, the lr this step used)."""
+    cfg, module = run.cfg, run.module
+    idx = run.method.batch_indices(cfg, len(run.texts), step, run.seed, run.dist.rank, run.dist.world)
+    batch = run.method.collate(cfg, module.tokenizer, [run.texts[i] for i in idx],
+                               step_rng(run.seed, step, run.dist.rank))
+    batch = _to_device(batch, run.device)
+    with autocast_context(cfg, run.device):
+        loss, extras = _split_output(run.forward(batch))
+    loss.backward()
+    grad_norm = None
+    if cfg.grad_clip is not None:
+        grad_norm = float(torch.nn.utils.clip_grad_norm_(run.params, cfg.grad_clip))
+    value = float(loss.detach())
+    _guard(run.method.name, step + 1, value, grad_norm, cfg, run.state_dir)
+    lr = run.optimizer.param_groups[0]["lr"]
+    run.optimizer.step()
+    run.scheduler.step()
+    run.optimizer.zero_grad(set_to_none=True)
+    return value, extras, lr
+
+
+def _save_state(run: _Run, step: int) -> None:
+    if run.dist.main:
+        save_train_state(run.state_dir, {
+            "method": run.method.name, "config_hash": run.run_hash, "step": step,
+            "module": run.module.state_dict(), "optimizer": run.optimizer.state_dict(),
+            "scheduler": run.scheduler.state_dict(), "rng": rng_state(), "dev_best": run.dev_best,
+            # The data position is a function of the step (see Method.batch_indices); stored for readers.
+            "data_position": {"step": step, "sentences_seen": step * run.method.sentences_per_step(run.cfg)
+                              * run.dist.world},
+        })
+    if run.dist.world > 1:
+        torch.distributed.barrier()
+
+
+def _restore(run: _Run, state: dict[str, Any]) -> int:
+    run.module.load_state_dict(state["module"])
+    run.optimizer.load_state_dict(state["optimizer"])
+    run.scheduler.load_state_dict(state["scheduler"])
+    set_rng_state(state["rng"])
+    run.dev_best = state.get("dev_best")
+    return int(state["step"])
+
+
+def _export(run: _Run, target: Path, run_config: dict[str, Any], extra: dict[str, Any]) -> Path:
+    model, tokenizer = run.method.export_module(run.module)
+    return export_checkpoint(model, tokenizer, target, method=run.method.name,
+                             pooling=run.method.eval_pooling(run.cfg), max_length=eval_max_length(run.cfg, model),
+                             config=run_config, base_model=run.cfg.model,
+                             extra={**run.method.method_json(run.cfg), **extra},
+                             write_extra=lambda d: run.method.export_extra(run.module, run.cfg, d))
+
+
+def eval_max_length(cfg: TrainConfig, model: Any) -> int:
+    """Max tokens at evaluation: ``cfg.eval_max_length``, else the base checkpoint's declared limit (e.g. 256
+    for MiniLM), else 512, never above the position table. Training lengths (SimCSE 32, CT 75) are a training
+    choice: the reference evaluations do not truncate there."""
+    from benchmark.eval.models import resolve_model
+
+    declared = cfg.eval_max_length or resolve_model(cfg.model).max_length or 512
+    return int(min(declared, getattr(model.config, "max_position_embeddings", declared)))
+
+
+def _dev_step(run: _Run, step: int, out_dir: Path, run_config: dict[str, Any],
+              dev_eval: Callable[[Path], float]) -> None:
+    """Export, score on the dev task, keep the export if it is the best so far (main rank only)."""
+    if run.dist.main:
+        probe = _export(run, out_dir / ".dev_probe", run_config, {"seed": run.seed, "steps": step})
+        score = float(dev_eval(probe))
+        if run.dev_best is None or score > run.dev_best["score"]:
+            run.dev_best = {"task": run.cfg.dev_task, "step": step, "score": score}
+            shutil.rmtree(out_dir / BEST_DIR, ignore_errors=True)
+            os.replace(probe, out_dir / BEST_DIR)
+        else:
+            shutil.rmtree(probe, ignore_errors=True)
+    if run.dist.world > 1:
+        torch.distributed.barrier()
+
+
+def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str | Path, *, seed: int = 0,
+          device: str | None = None, resume: bool = True, show_progress: bool = True,
+          run_config: dict[str, Any] | None = None, dev_eval: Callable[[Path], float] | None = None,
+          on_step: Callable[[int], None] | None = None) -> TrainResult:
+    """Train ``method`` with ``cfg`` on ``corpus`` and export ``<out_dir>/checkpoint``.
+
+    ``run_config`` is the JSON-able description recorded in method.json (its hash identifies the run; default:
+    method, config, seed and a corpus fingerprint). With ``resume`` a finished checkpoint of the same run is
+    returned as is, and a saved train state is continued. ``dev_eval(checkpoint_dir) -> score`` (higher is
+    better) is called every ``cfg.dev_every`` steps; the best export is kept. ``on_step(step)`` runs after each
+    step (tests use it to simulate a crash).
+    """
+    from benchmark.train.checkpoint import finished_checkpoint
+
+    t_start = time.perf_counter()
+    dist = init_distributed()
+    dev = pick_device(device, dist)
+    check_exportable(method.eval_pooling(cfg))
+    out_dir = Path(out_dir)
+    texts = prepare_corpus(method.filter_corpus(cfg, prepare_corpus(corpus, cfg, 1)), cfg,
+                           method.sentences_per_step(cfg) * dist.world)
+    run_config = run_config or {"method": method.name, "config": config_to_dict(cfg), "seed": seed,
+                                "corpus_sha256": _corpus_fingerprint(texts)}
+    run_hash, total = config_hash(run_config), method.total_steps(cfg, len(texts), dist.world)
+    if resume and finished_checkpoint(out_dir / CHECKPOINT_DIR, method.name, run_hash):
+        return TrainResult(out_dir / CHECKPOINT_DIR, total, total, None, 0.0, 0.0)
+    if not resume:
+        shutil.rmtree(out_dir / STATE_DIR, ignore_errors=True)
+        (out_dir / LOG_FILE).unlink(missing_ok=True)
+    if dev_eval is None and cfg.dev_every:
+        raise BenchError(f"dev_every={cfg.dev_every} needs a dev evaluator (bench run builds one for dev_task)")
+    run = _setup(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash)
+    state = load_train_state(run.state_dir, method.name, run_hash) if resume else None
+    start = _restore(run, state) if state else 0
+    if dist.world > 1:  # dropout must differ between ranks; one stream per (seed, start, rank)
+        torch.manual_seed(int(np.random.default_rng([seed, start, dist.rank]).integers(2**62)))
+    if dist.main:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    log = _Log(out_dir / LOG_FILE, cfg.log_every, start, dist.main)
+    value = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
+    ckpt = _finish(run, out_dir, run_config, dev_eval)
+    seconds = time.perf_counter() - t_start
+    return TrainResult(ckpt, total, start or None, value, seconds, (total - start) / max(seconds, 1e-9),
+                       run.dev_best, log.lines, run.module)
+
+
+def _loop(run: _Run, start: int, log: _Log, out_dir: Path, run_config: dict[str, Any],
+          dev_eval: Callable[[Path], float] | None, on_step: Callable[[int], None] | None,
+          show_progress: bool) -> float | None:
+    """Steps ``start`` .. ``total``: step, log, dev-evaluate, save state; returns the last loss."""
+    from tqdm.auto import tqdm
+
+    cfg = run.cfg
+    bar = tqdm(total=run.total, initial=start, desc=f"train {run.method.name}", unit="step", dynamic_ncols=True,
+               disable=not (show_progress and run.dist.main))
+    run.module.train()
+    value, lr = None, cfg.lr
+    for step in range(start, run.total):
+        value, extras, lr = _one_step(run, step)
+        bar.update(1)
+        bar.set_postfix(loss=f"{value:.4f}", refresh=False)
+        log.add(step + 1, value, extras, lr)
+        if cfg.dev_every and (step + 1) % cfg.dev_every == 0 and dev_eval is not None:
+            _dev_step(run, step + 1, out_dir, run_config, dev_eval)
+        if cfg.save_every and (step + 1) % cfg.save_every == 0 and step + 1 < run.total:
+            _save_state(run, step + 1)
+        if on_step is not None:
+            on_step(step + 1)
+    bar.close()
+    log.flush(run.total, lr)
+    return value
+
+
+def _setup(method: Method, cfg: TrainConfig, texts: list[str], seed: int, dist: Dist, dev: torch.device,
+           total: int, out_dir: Path, run_hash: str) -> _Run:
+    seed_everything(seed)  # before build: new heads (decoder cross-attention, MLP) initialise reproducibly
+    module = method.build(cfg, dev).to(dev)
+    named = unique_parameters(method.trainable_parameters(module))
+    optimizer = build_optimizer(cfg, named)
+    scheduler = build_scheduler(cfg, optimizer, total)
+    forward = module
+    if dist.world > 1:
+        from torch.nn.parallel import DistributedDataParallel
+
+        forward = DistributedDataParallel(module, device_ids=[dev.index] if dev.type == "cuda" else None,
+                                          find_unused_parameters=method.ddp_find_unused_parameters)
+    return _Run(method, cfg, texts, seed, dist, dev, module, forward, [p for _, p in named], optimizer, scheduler,
+                total, out_dir / STATE_DIR, run_hash)
+
+
+def _finish(run: _Run, out_dir: Path, run_config: dict[str, Any], dev_eval: Any) -> Path:
+    """Export the final (or dev-best) encoder, then drop the train state."""
+    target = out_dir / CHECKPOINT_DIR
+    if run.dist.main:
+        best = out_dir / BEST_DIR
+        if run.cfg.dev_every and dev_eval is not None and run.dev_best is not None and best.is_dir():
+            from benchmark.results import write_json_atomic
+
+            meta = json.loads((best / "method.json").read_text(encoding="utf-8"))
+            meta.update({"dev": run.dev_best, "steps": run.dev_best["step"], "steps_trained": run.total})
+            write_json_atomic(best / "method.json", meta)
+            shutil.rmtree(target, ignore_errors=True)
+            os.replace(best, target)
+        else:
+            _export(run, target, run_config, {"seed": run.seed, "steps": run.total})
+        shutil.rmtree(run.state_dir, ignore_errors=True)
+    if run.dist.world > 1:
+        torch.distributed.barrier()
+    return target

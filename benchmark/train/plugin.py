@@ -1,0 +1,242 @@
+"""The method-plugin interface: what a trainer declares, and the shared pieces plugins build from.
+
+A plugin is a :class:`Method` subclass instance enrolled in ``benchmark.registry.METHODS``. It declares a
+frozen config dataclass (``Config``) with ``presets``, and implements only what differs between methods:
+``build`` (the train module: encoder + heads/decoders, whose ``forward(batch)`` returns the loss), ``collate``
+(texts -> tensors, noise drawn from the given RNG) and, where needed, ``batch_indices`` (sampling),
+``trainable_parameters``, ``export_module`` and ``method_json``. The loop in :mod:`benchmark.train.loop` does
+the rest. See ``notes/TRAINING_API.md`` (repository: ``/work/notes``) for a walk-through.
+"""
+from __future__ import annotations
+
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+import numpy as np
+import torch
+from torch import nn
+
+from benchmark.train.config import TrainConfig, build_config, parse_overrides
+from benchmark.errors import BenchError, ConfigError
+from benchmark.eval.pooling import POOLERS, needs_all_layers
+
+PRESET_NAMES = ("paper", "official", "smoke")
+
+
+class TrainModule(nn.Module):
+    """What ``Method.build`` returns: ``forward(batch) -> loss`` (a scalar tensor, or a dict with ``"loss"``
+    plus float-able extras that are logged). ``encoder`` is the :class:`SentenceEncoder` that is exported
+    unless the plugin overrides ``Method.export_module``; ``tokenizer`` is handed to ``collate``."""
+
+    encoder: SentenceEncoder
+    tokenizer: Any
+
+
+class SentenceEncoder(nn.Module):
+    """An HF ``AutoModel`` plus a pooling from ``benchmark.eval.pooling.POOLERS``: ``forward -> (bsz, dim)``."""
+
+    def __init__(self, model: nn.Module, pooling: str):
+        super().__init__()
+        if pooling not in POOLERS:
+            raise ConfigError(POOLERS.unknown_message(pooling))
+        self.model = model
+        self.pooling = pooling
+        self._pool = POOLERS.get(pooling)
+
+    @property
+    def dim(self) -> int:
+        """Hidden size of the model (the embedding dimension of cls/mean/max poolings)."""
+        return int(self.model.config.hidden_size)
+
+    def forward(self, input_ids: torch.Tensor, attention_mask: torch.Tensor, **kwargs: Any) -> torch.Tensor:
+        """Pooled sentence vectors (bsz, dim). Extra kwargs (token_type_ids, position_ids...) go to the model."""
+        all_layers = needs_all_layers(self.pooling)
+        out = self.model(input_ids=input_ids, attention_mask=attention_mask, output_hidden_states=all_layers or None,
+                         return_dict=True, **kwargs)
+        hidden = out.hidden_states if all_layers else (out.last_hidden_state,)
+        return self._pool(hidden, attention_mask, input_ids)
+
+
+def load_backbone(name: str, model_class: Any = None, **model_kwargs: Any) -> tuple[nn.Module, Any, str]:
+    """(model, tokenizer, resolved path) for ``name`` (alias ``minilm``, a local dir or an HF id).
+
+    ``model_class`` defaults to ``AutoModel``; pass e.g. ``AutoModelForMaskedLM``. The BERT pooler (dense+tanh,
+    never used by our poolings) is frozen so optimizers and DDP ignore it, but it stays in the export.
+    """
+    from transformers import AutoModel, AutoTokenizer
+
+    from benchmark.eval.models import resolve_model
+
+    info = resolve_model(name)
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(info.path)
+        model = (model_class or AutoModel).from_pretrained(info.path, **model_kwargs)
+    except OSError as e:
+        raise BenchError(f"cannot load base model {name!r}: {e}. Offline, pass --model minilm or a local "
+                         f"directory (paper presets name bert-base-uncased, which needs the hub or a local copy).")
+    pooler = getattr(getattr(model, "base_model", model), "pooler", None)
+    if isinstance(pooler, nn.Module):
+        pooler.requires_grad_(False)
+    return model, tokenizer, info.path
+
+
+def set_dropout(module: nn.Module, enabled: bool) -> None:
+    """Switch off every ``nn.Dropout`` (p=0) when ``enabled`` is False; HF attention reads ``dropout.p`` too."""
+    if not enabled:
+        for m in module.modules():
+            if isinstance(m, nn.Dropout):
+                m.p = 0.0
+
+
+def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int) -> dict[str, torch.Tensor]:
+    """Pad-to-longest, truncate-to-``max_length`` ids and attention mask (no token_type_ids: all zeros)."""
+    enc = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt",
+                    return_token_type_ids=False)
+    return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+
+
+def shuffled_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0, world: int = 1) -> list[int]:
+    """Indices for ``step``: epochs are seeded permutations of the corpus cut into ``n // (batch_size*world)``
+    full global batches (the rest of an epoch is dropped, so no batch holds a sentence twice). Stateless:
+    the data position after a resume is a function of ``step`` alone."""
+    global_bs = batch_size * world
+    per_epoch = n // global_bs
+    if per_epoch == 0:
+        raise BenchError(f"the corpus has {n} sentences, fewer than one global batch ({global_bs})")
+    epoch, k = divmod(step, per_epoch)
+    perm = _epoch_permutation(n, seed, epoch)
+    start = k * global_bs + rank * batch_size
+    return perm[start : start + batch_size].tolist()
+
+
+_PERM_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
+
+
+def _epoch_permutation(n: int, seed: int, epoch: int) -> np.ndarray:
+    key = (n, seed, epoch)
+    if key not in _PERM_CACHE:
+        _PERM_CACHE.clear()  # one epoch at a time is enough
+        _PERM_CACHE[key] = np.random.default_rng([seed, epoch, 0x5A3]).permutation(n)
+    return _PERM_CACHE[key]
+
+
+class Method(ABC):
+    """Base class of trainer plugins. Subclasses set the class attributes and implement ``build``/``collate``."""
+
+    name: ClassVar[str]
+    description: ClassVar[str] = ""
+    citation: ClassVar[str] = ""
+    Config: ClassVar[type[TrainConfig]] = TrainConfig
+    presets: ClassVar[dict[str, dict[str, Any]]] = {}  # "paper", "official", "smoke" -> field overrides
+    default_preset: ClassVar[str] = "paper"
+    ddp_find_unused_parameters: ClassVar[bool] = False
+    test_overrides: ClassVar[dict[str, Any]] = {}  # extra config for the tiny-BERT contract test
+    st_trust_remote_code: ClassVar[bool] = False  # export uses a module class outside sentence_transformers.*
+
+    # --- configuration ---------------------------------------------------------------------------------
+    def config(self, preset: str | None = None, overrides: Mapping[str, Any] | Sequence[str] | None = None,
+               **kwargs: Any) -> TrainConfig:
+        """``Config`` from a preset (default ``default_preset``) plus overrides: a dict, ``["k=v"]`` strings, or
+        keyword arguments. Unknown preset names and keys raise ConfigError."""
+        values: dict[str, Any] = {}
+        if overrides is not None:
+            values.update(parse_overrides(self.Config, list(overrides)) if _is_str_seq(overrides) else overrides)
+        values.update(kwargs)
+        return build_config(self.Config, self.presets, preset or self.default_preset, values)
+
+    def eval_pooling(self, cfg: TrainConfig) -> str:
+        """Pooling of the exported encoder (written to method.json and the sentence-transformers modules)."""
+        return cfg.pooling
+
+    # --- training ---------------------------------------------------------------------------------------
+    @abstractmethod
+    def build(self, cfg: TrainConfig, device: torch.device) -> TrainModule:
+        """The train module (on CPU or ``device``); called after seeding, so new heads init reproducibly."""
+
+    @abstractmethod
+    def collate(self, cfg: TrainConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
+        """Turn the step's texts into the batch that ``TrainModule.forward`` takes. All randomness (noise,
+        masking, sampling) must come from ``rng``, which is seeded per (seed, step, rank): that is what makes
+        resumed runs identical."""
+
+    def filter_corpus(self, cfg: TrainConfig, texts: list[str]) -> list[str]:
+        """Method-specific corpus filtering after blank lines are dropped (default: none)."""
+        return texts
+
+    def batch_indices(self, cfg: TrainConfig, n: int, step: int, seed: int, rank: int = 0,
+                      world: int = 1) -> list[int]:
+        """Corpus indices for ``step`` (default: seeded epoch shuffles, see :func:`shuffled_batch`)."""
+        return shuffled_batch(n, self.sentences_per_step(cfg), step, seed, rank, world)
+
+    def sentences_per_step(self, cfg: TrainConfig) -> int:
+        """Corpus sentences consumed per step and device (for ``epochs`` -> steps)."""
+        return cfg.batch_size
+
+    def total_steps(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
+        """The step budget for a corpus of ``n`` sentences."""
+        if cfg.epochs is None:
+            return int(cfg.max_steps)  # type: ignore[arg-type]
+        per_epoch = max(1, n // (self.sentences_per_step(cfg) * world))
+        steps = math.ceil(cfg.epochs * per_epoch)
+        return min(steps, cfg.max_steps) if cfg.max_steps else steps
+
+    def trainable_parameters(self, module: TrainModule) -> list[tuple[str, nn.Parameter]]:
+        """(name, parameter) pairs the optimizer updates; tied parameters appear once."""
+        return [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+
+    # --- export -----------------------------------------------------------------------------------------
+    def export_module(self, module: TrainModule) -> tuple[nn.Module, Any]:
+        """(HF model, tokenizer) saved as the checkpoint; heads, decoders and projectors are left out."""
+        return module.encoder.model, module.tokenizer
+
+    def export_extra(self, module: TrainModule, cfg: TrainConfig, out_dir: Path) -> None:
+        """Write extra files the encoder needs into the checkpoint being exported (e.g. flow weights)."""
+
+    def method_json(self, cfg: TrainConfig) -> dict[str, Any]:
+        """Extra method.json keys read by the encoder (e.g. ``{"prompt": '"{text}" means [MASK].'}``)."""
+        return {}
+
+    def check(self) -> None:
+        """Contract checks run by the tests: presets exist and build valid configs."""
+        missing = [p for p in PRESET_NAMES if p not in self.presets]
+        if missing:
+            raise ConfigError(f"method {self.name!r} lacks presets {missing}")
+        for p in self.presets:
+            self.config(p)
+
+
+def _is_str_seq(x: Any) -> bool:
+    return isinstance(x, (list, tuple)) and all(isinstance(i, str) for i in x)
+
+
+def unique_parameters(named: Iterable[tuple[str, nn.Parameter]]) -> list[tuple[str, nn.Parameter]]:
+    """Drop repeated parameter objects (tied weights), keeping the first name."""
+    seen: set[int] = set()
+    out = []
+    for n, p in named:
+        if id(p) not in seen:
+            seen.add(id(p))
+            out.append((n, p))
+    return out
+
+
+KEY_FIELDS = ("model", "pooling", "max_length", "batch_size", "max_steps", "epochs", "lr", "optimizer", "scheduler")
+
+
+def describe_method(method: Method, all_fields: bool = False) -> list[str]:
+    """Lines for `bench methods`: presets with what they change, then defaults (method-specific + key fields)."""
+    import dataclasses
+
+    lines = [f"{method.name}: {method.description} (default preset: {method.default_preset})"]
+    for preset, values in method.presets.items():
+        shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(class defaults)"
+        lines.append(f"  preset {preset:<9} {shown}")
+    own = {f.name for f in dataclasses.fields(method.Config)} - {f.name for f in dataclasses.fields(TrainConfig)}
+    defaults = method.Config()
+    names = [f.name for f in dataclasses.fields(method.Config)
+             if all_fields or f.name in own or f.name in KEY_FIELDS]
+    lines.append("  defaults " + " ".join(f"{n}={getattr(defaults, n)!r}" for n in names))
+    return lines

@@ -1,0 +1,65 @@
+"""Tiny stand-ins for the canonical archives, built from the manifest so every component can be fetched from a
+``file://`` mirror in tests."""
+from __future__ import annotations
+
+import io
+import tarfile
+import zipfile
+from dataclasses import replace
+from pathlib import Path
+
+from benchmark.data.sources import Component, Manifest
+
+STS_LINE = "It's Mr. Smith's car.\tThe car (a Ford) is red..."
+STSB_LINE = "main-captions\tMSRvid\t2012test\t0001\t5.000\tA man plays a flute.\tA man's flute.\tsrc1\tsrc2"
+
+
+def member_files(c: Component, tag: str = "") -> dict[str, bytes]:
+    """The files a fake archive holds under its member, each with small but well-formed content."""
+    names = list(c.files) or [""]
+    out = {}
+    for name in names:
+        if "STS.input" in name or "STS2016.input" in name:
+            text = STS_LINE + "\n" + "no tab here\n"
+        elif name.endswith(".csv"):
+            text = STSB_LINE + "\n"
+        else:
+            text = f"{c.id} {name} {tag}\n"
+        out[name] = text.encode()
+    if c.files:
+        out["README"] = b"not an expected file\n"
+    return out
+
+
+def write_archive(path: Path, members: dict[str, bytes]) -> Path:
+    """A zip or tar.gz (by the file name) holding ``members`` (archive path -> bytes)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.name.endswith(".zip"):
+        with zipfile.ZipFile(path, "w") as zf:
+            for name, data in members.items():
+                zf.writestr(name, data)
+    else:
+        with tarfile.open(path, "w:gz") as tf:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                tf.addfile(info, io.BytesIO(data))
+    return path
+
+
+def build_mirror(folder: Path, manifest: Manifest, tag: str = "") -> Path:
+    """One fake archive per downloadable component, named as in its URL, in ``folder``."""
+    for c in manifest.all_components():
+        if c.url:
+            files = member_files(c, tag)
+            members = {f"{c.member}/{n}" if n else c.member: data for n, data in files.items()}
+            members[f"unrelated-{c.id}.txt"] = b"other files in the archive are ignored\n"
+            write_archive(folder / c.archive_name, members)
+    return folder
+
+
+def unpinned(manifest: Manifest) -> Manifest:
+    """The manifest without its published checksums (the fakes cannot match them)."""
+    datasets = {name: tuple(replace(c, archive_md5=None, archive_sha256=None) for c in comps)
+                for name, comps in manifest.datasets.items()}
+    return Manifest(datasets, manifest.descriptions)

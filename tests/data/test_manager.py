@@ -1,0 +1,379 @@
+"""`bench data`: download from file:// mirrors, import, verify, status, trust-on-first-use, failure cleanliness."""
+from __future__ import annotations
+
+import json
+import shutil
+import urllib.request
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchmark.cli.main import main
+from benchmark.data.manager import DataManager
+from benchmark.data.sources import STORE_NAME, Manifest, load_manifest, resolve_datasets
+from benchmark.data.download import stale_temporaries
+from benchmark.errors import BenchError, ConfigError
+from tests.data.data_fakes import build_mirror, member_files, unpinned, write_archive
+
+MANIFEST = load_manifest()
+
+
+@pytest.fixture(scope="module")
+def mirror(tmp_path_factory) -> Path:
+    return build_mirror(tmp_path_factory.mktemp("mirror"), MANIFEST)
+
+
+def manager(root: Path, mirror: Path, manifest: Manifest | None = None) -> DataManager:
+    return DataManager(root, manifest or unpinned(MANIFEST), mirror=str(mirror), progress=False)
+
+
+def looks_empty(root: Path) -> bool:
+    """Nothing a user (or status) could take for data: no temporaries, no component paths."""
+    comps, _, stale = DataManager(root, MANIFEST).status()
+    return not stale and all(s.state == "absent" for s in comps)
+
+
+def test_download_all_places_every_component_and_records_checksums(tmp_path, mirror):
+    dm = manager(tmp_path / "root", mirror)
+    outcomes = dm.download(["all"])
+    actions = {o.component: o.action for o in outcomes}
+    assert set(actions) == set(MANIFEST.component_ids())
+    assert all(a in ("downloaded", "derived") for a in actions.values()), outcomes
+    assert actions["sts12-senteval"] == "derived"
+    root = tmp_path / "root"
+    for c in MANIFEST.all_components():
+        for rel in c.paths():
+            assert (root / rel).is_file(), rel
+    # the member is what lands at dest; other archive entries are not copied
+    assert not list(root.rglob("unrelated-*"))
+    assert (root / "useb/data-eval/README").is_file()
+    comps, _, stale = dm.status()
+    assert not stale and {s.state for s in comps} == {"present"}
+    assert all("recorded" in s.checksums for s in comps)
+    store = json.loads((root / STORE_NAME).read_text())
+    rec = store["components"]["useb-eval"]
+    assert rec["how"] == "download" and rec["source"].startswith("file://") and rec["archive"]["sha256"]
+    assert "useb/data-eval/askubuntu/dev.txt" in rec["files"]
+
+
+def test_senteval_form_is_derived_from_the_release(tmp_path, mirror):
+    root = tmp_path / "root"
+    manager(root, mirror).download(["sts"])
+    # hand-tokenised (Moses rules as in the module docstring of benchmark.data.senteval), lowercased
+    sts16 = (root / "sts/senteval/STS16-en-test/STS.input.headlines.txt").read_text()
+    assert sts16 == ("it ' s mr. smith ' s car .\tthe car ( a ford ) is red ...\n"
+                     "no tab here\tno tab here\n")
+    assert (root / "sts/senteval/STS16-en-test/STS.gs.headlines.txt").is_file()
+    assert not list((root / "sts/senteval/STS16-en-test").glob("STS2016.*"))
+    assert (root / "sts/original/STS16-en-test/STS2016.input.headlines.txt").read_text().startswith("It's Mr.")
+    stsb = (root / "sts/senteval/STSBenchmark/sts-test.csv").read_text()
+    assert stsb == "main-captions\tMSRvid\t2012test\t0001\t5.000\ta man plays a flute .\ta man ' s flute .\n"
+
+
+def test_second_download_keeps_present_components_and_force_replaces(tmp_path, mirror):
+    dm = manager(tmp_path / "root", mirror)
+    dm.download(["quora"])
+    marker = tmp_path / "root/beir/quora/corpus.jsonl"
+    marker.write_text("edited\n")
+    assert [o.action for o in dm.download(["quora"])] == ["present"]
+    assert marker.read_text() == "edited\n"
+    assert [o.action for o in dm.download(["quora"], force=True)] == ["downloaded"]
+    assert marker.read_text() != "edited\n"
+    assert not stale_temporaries(tmp_path / "root")
+
+
+def test_pinned_md5_mismatch_fails_and_leaves_nothing(tmp_path, mirror):
+    root = tmp_path / "root"
+    (outcome,) = DataManager(root, MANIFEST, mirror=str(mirror), progress=False).download(["quora"])
+    assert outcome.action == "failed"
+    assert "md5" in outcome.detail and "18fb154900ba42a600f84b839c173167" in outcome.detail
+    assert looks_empty(root)
+    assert not (root / STORE_NAME).exists()
+
+
+def test_pinned_file_sha256_mismatch_fails_and_leaves_nothing(tmp_path, mirror):
+    base = unpinned(MANIFEST)
+    quora = replace(base.component("quora"), files={**base.component("quora").files, "queries.jsonl": "ab" * 32})
+    manifest = Manifest({**base.datasets, "quora": (quora,)}, base.descriptions)
+    (outcome,) = manager(tmp_path / "root", mirror, manifest).download(["quora"])
+    assert outcome.action == "failed" and "queries.jsonl" in outcome.detail and "pinned" in outcome.detail
+    assert looks_empty(tmp_path / "root")
+
+
+class _Broken:
+    """A response that delivers one chunk, then fails like a dropped connection (or a Ctrl-C)."""
+
+    def __init__(self, error: BaseException):
+        self.headers = {"Content-Length": "1000000"}
+        self._chunks, self._error = [b"x" * 1000], error
+
+    def read(self, n: int) -> bytes:
+        if self._chunks:
+            return self._chunks.pop()
+        raise self._error
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+@pytest.mark.parametrize("error", [ConnectionResetError("connection reset by peer"), KeyboardInterrupt()])
+def test_interrupted_download_leaves_nothing_that_looks_complete(tmp_path, mirror, monkeypatch, error):
+    monkeypatch.setattr(urllib.request, "urlopen", lambda *a, **k: _Broken(error))
+    dm = manager(tmp_path / "root", mirror)
+    if isinstance(error, KeyboardInterrupt):
+        with pytest.raises(KeyboardInterrupt):
+            dm.download(["useb"])
+    else:
+        outcomes = dm.download(["useb"])
+        assert {o.action for o in outcomes} == {"failed"}
+        assert "connection reset" in outcomes[0].detail
+    assert looks_empty(tmp_path / "root")
+    assert not any(p.name != STORE_NAME for p in (tmp_path / "root").rglob("*") if p.is_file())
+
+
+def test_short_download_is_an_error(tmp_path, mirror, monkeypatch):
+    class Short(_Broken):
+        def read(self, n):
+            return self._chunks.pop() if self._chunks else b""
+
+    monkeypatch.setattr(urllib.request, "urlopen", lambda *a, **k: Short(OSError()))
+    (outcome, _) = manager(tmp_path / "root", mirror).download(["useb"])
+    assert outcome.action == "failed" and "stopped after 1000 of 1000000 bytes" in outcome.detail
+    assert looks_empty(tmp_path / "root")
+
+
+def test_trust_on_first_use_refuses_a_changed_archive_unless_retrusted(tmp_path, mirror):
+    root = tmp_path / "root"
+    manager(root, mirror).download(["quora"])
+    changed = build_mirror(tmp_path / "changed", MANIFEST, tag="v2")
+    dm2 = manager(root, changed)
+    (outcome,) = dm2.download(["quora"], force=True)
+    assert outcome.action == "failed" and "--retrust" in outcome.detail and "recorded on" in outcome.detail
+    assert "quora v1" not in (root / "beir/quora/corpus.jsonl").read_text()  # the old copy is untouched
+    assert "v2" not in (root / "beir/quora/corpus.jsonl").read_text()
+    (outcome,) = dm2.download(["quora"], force=True, retrust=True)
+    assert outcome.action == "downloaded" and "v2" in (root / "beir/quora/corpus.jsonl").read_text()
+    assert all(f.state == "ok" for f in dm2.verify(["quora"]))
+
+
+def test_verify_reports_mismatch_and_missing_files(tmp_path, mirror):
+    root = tmp_path / "root"
+    dm = manager(root, mirror)
+    dm.download(["useb", "quora"])
+    assert {f.state for f in dm.verify(["useb", "quora"])} == {"ok"}
+    (root / "useb/data-eval/twitterpara/test.label").write_text("tampered\n")
+    (root / "beir/quora/qrels/test.tsv").unlink()
+    bad = {f.path: f for f in dm.verify(["all"]) if f.state in ("mismatch", "missing")}
+    assert bad["useb/data-eval/twitterpara/test.label"].state == "mismatch"
+    assert bad["useb/data-eval/twitterpara/test.label"].basis == "recorded"
+    assert bad["beir/quora/qrels/test.tsv"].state == "missing"
+    assert len(bad) == 2
+    result = CliRunner().invoke(main, ["data", "verify", "--data-root", str(root)])
+    assert result.exit_code == 2 and "mismatch" in result.output and "verification failed" in result.output
+
+
+def test_verify_record_is_trust_on_first_use_for_copied_data(tmp_path, mirror):
+    root = tmp_path / "root"
+    manager(root, mirror).download(["quora"])
+    (root / STORE_NAME).unlink()  # e.g. a copied data root: files but no record
+    dm = manager(root, mirror)
+    assert {f.state for f in dm.verify(["quora"])} == {"unverified"}
+    assert not (root / STORE_NAME).exists()  # verify alone writes nothing
+    dm.verify(["quora"], record=True)
+    assert {f.state for f in manager(root, mirror).verify(["quora"])} == {"ok"}
+    (status,) = [s for s in dm.status()[0] if s.component.id == "quora"]
+    assert "verify --record" in status.checksums
+
+
+def test_import_archives_and_a_data_root(tmp_path, mirror):
+    dm = manager(tmp_path / "a", mirror)
+    outcomes = dm.import_paths([mirror / "data-eval.zip", mirror / "STS2013-en-test.zip"])
+    assert {o.component: o.action for o in outcomes} == {"useb-eval": "imported", "sts13": "imported",
+                                                         "sts13-senteval": "derived"}
+    assert (tmp_path / "a/useb/data-eval/askubuntu/dev.txt").is_file()
+    assert json.loads((tmp_path / "a" / STORE_NAME).read_text())["components"]["useb-eval"]["how"] == "import"
+    # a whole data root: every component found in it is imported as it is (no re-derivation)
+    (tmp_path / "a/sts/senteval/STS13-en-test/STS.gs.FNWN.txt").write_text("4.0\n")
+    dm_b = manager(tmp_path / "b", mirror)
+    got = {o.component: o.action for o in dm_b.import_paths([tmp_path / "a"])}
+    assert got == {"useb-eval": "imported", "sts13": "imported", "sts13-senteval": "imported"}
+    assert (tmp_path / "b/sts/senteval/STS13-en-test/STS.gs.FNWN.txt").read_text() == "4.0\n"
+    assert [o.action for o in dm_b.import_paths([tmp_path / "a"])] == ["present"] * 3
+
+
+def test_import_folder_by_name_or_with_as(tmp_path, mirror):
+    src = tmp_path / "unpacked"
+    shutil.unpack_archive(mirror / "quora.zip", src)
+    dm = manager(tmp_path / "root", mirror)
+    assert [o.action for o in dm.import_paths([src / "quora"])] == ["imported"]
+    sts = tmp_path / "mine" / "STS12-en-test"
+    shutil.unpack_archive(mirror / "STS2012-en-test.zip", tmp_path / "x")
+    shutil.copytree(tmp_path / "x/test-gold", sts)
+    assert [o.component for o in manager(tmp_path / "r2", mirror).import_paths([tmp_path / "x"])] == [
+        "sts12", "sts12-senteval"]  # a folder an archive was unpacked in: found by the archive's member
+    with pytest.raises(BenchError, match="sts12, sts12-senteval.*--as"):
+        dm.import_paths([sts])  # original release or SentEval form: the name cannot tell
+    got = {o.component: o.action for o in dm.import_paths([sts], as_id="sts12")}
+    assert got == {"sts12": "imported", "sts12-senteval": "derived"}
+    single = tmp_path / "SICK_trial.txt"
+    single.write_text("pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n")
+    assert [o.action for o in dm.import_paths([single])] == ["imported"]
+    (tmp_path / "x/test-gold").rename(tmp_path / "x/renamed")
+    with pytest.raises(BenchError, match="matches no component"):
+        dm.import_paths([tmp_path / "x"])
+
+
+def test_import_incomplete_folder_needs_allow_incomplete(tmp_path, mirror):
+    src = tmp_path / "data-eval"
+    shutil.unpack_archive(mirror / "data-eval.zip", tmp_path / "u")
+    shutil.copytree(tmp_path / "u/data-eval", src)
+    (src / "scidocs/data.json").unlink()
+    dm = manager(tmp_path / "root", mirror)
+    (outcome,) = dm.import_paths([src])
+    assert outcome.action == "failed" and "scidocs/data.json" in outcome.detail
+    assert looks_empty(tmp_path / "root")
+    (outcome,) = dm.import_paths([src], allow_incomplete=True)
+    assert outcome.action == "imported"
+    (status,) = [s for s in dm.status()[0] if s.component.id == "useb-eval"]
+    assert status.state == "incomplete" and status.missing == ("useb/data-eval/scidocs/data.json",)
+    got = {o.component: o for o in dm.download(["useb"])}  # download completes it from the canonical archive
+    assert got["useb-eval"].action == "downloaded" and "replaced an incomplete copy" in got["useb-eval"].detail
+    assert (tmp_path / "root/useb/data-eval/scidocs/data.json").is_file()
+
+
+def test_zip_slip_archive_is_rejected_and_leaves_nothing(tmp_path, mirror):
+    evil = tmp_path / "evil" / "data-eval.zip"
+    good = {f"data-eval/{n}": d for n, d in member_files(MANIFEST.component("useb-eval")).items()}
+    write_archive(evil, {**good, "data-eval/../../escaped.txt": b"gotcha\n"})
+    (outcome,) = manager(tmp_path / "root", evil.parent).import_paths([evil])
+    assert outcome.action == "failed" and "outside the extraction folder" in outcome.detail
+    assert not list(tmp_path.rglob("escaped.txt"))
+    assert looks_empty(tmp_path / "root")
+
+
+def test_archive_without_its_member_is_an_error(tmp_path):
+    write_archive(tmp_path / "m" / "quora.zip", {"other/corpus.jsonl": b"{}\n"})
+    (outcome,) = manager(tmp_path / "root", tmp_path / "m").download(["quora"])
+    assert outcome.action == "failed" and "expected 'quora' at the top of the archive, found: other" in outcome.detail
+    assert looks_empty(tmp_path / "root")
+
+
+def test_status_reports_tasks_from_the_registry(tmp_path, mirror):
+    dm = manager(tmp_path / "root", mirror)
+    dm.download(["quora"])
+    _, tasks, _ = dm.status()
+    by_name = {t.task: t for t in tasks}
+    assert by_name["quora"].splits == {"dev": True, "test": True} and by_name["quora"].train is True
+    assert by_name["sts12"].splits == {"test": False} and by_name["sts12"].first_missing.startswith("sts/senteval/")
+
+
+def test_dataset_names_match_the_tasks_and_cover_their_files():
+    import tasks  # noqa: F401
+    from benchmark.registry import TASKS
+
+    for name in TASKS.names():
+        task = TASKS.get(name)
+        assert task.dataset in MANIFEST.datasets, (name, task.dataset)
+        provided = {p for c in MANIFEST.datasets[task.dataset] for p in c.paths()}
+        for split in task.splits:
+            assert set(task.files(split)) <= provided, (name, split, set(task.files(split)) - provided)
+        if task.train_files():
+            assert set(task.train_files()) & provided, (name, task.train_files())
+
+
+def test_resolve_datasets_accepts_all_datasets_and_task_names():
+    assert resolve_datasets([], MANIFEST) == ["useb", "sts", "quora"]
+    assert resolve_datasets(["quora", "askubuntu"], MANIFEST) == ["useb", "quora"]
+    assert resolve_datasets(["sickr"], MANIFEST) == ["sts"]
+    with pytest.raises(BenchError, match="did you mean 'useb'"):
+        resolve_datasets(["usb"], MANIFEST)
+
+
+def test_manifest_errors_name_the_entry(tmp_path):
+    raw = json.loads((Path(__file__).parents[2] / "benchmark/data/sources.json").read_text())
+    raw["datasets"]["quora"]["components"][0]["sha"] = "typo"
+    bad = tmp_path / "sources.json"
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(ConfigError, match=r"datasets.quora.components\[0\]: unknown key\(s\) \['sha'\]"):
+        load_manifest(bad)
+
+
+def test_manifest_ships_as_package_data():
+    from importlib.resources import files
+
+    text = files("benchmark").joinpath("data/sources.json").read_text(encoding="utf-8")
+    assert json.loads(text)["datasets"].keys() == {"useb", "sts", "quora"}
+
+
+def test_cli_download_status_and_errors(tmp_path, mirror):
+    root, runner = tmp_path / "root", CliRunner()
+    result = runner.invoke(main, ["data", "download", "quora", "--data-root", str(root), "--mirror", str(mirror),
+                                  "--no-progress"])
+    assert result.exit_code == 2 and "md5" in result.output  # the fake cannot match the published checksum
+    result = runner.invoke(main, ["data", "download", "useb", "--data-root", str(root), "--mirror", str(mirror)])
+    assert result.exit_code == 0, result.output
+    assert "downloaded  useb-eval" in result.output
+    result = runner.invoke(main, ["data", "status", "--data-root", str(root)], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    line = next(ln for ln in result.output.splitlines() if "useb-eval" in ln)
+    assert "present" in line and "recorded" in line and "(download)" in line
+    result = runner.invoke(main, ["data", "download", "usb", "--data-root", str(root)])
+    assert result.exit_code == 2 and "did you mean 'useb'" in result.output
+
+
+@pytest.mark.slow
+def test_import_the_real_data_root(real_data, tmp_path):
+    """The shared copy of the real files has the manifest's layout: import it, verify it, tasks see it."""
+    root = tmp_path / "root"
+    dm = DataManager(root, MANIFEST, progress=False)
+    got = {o.component: o.action for o in dm.import_paths([real_data], allow_incomplete=True)}
+    sts_ids = [c.id for c in MANIFEST.datasets["sts"]]
+    assert all(got[i] == "imported" for i in sts_ids), got
+    assert got["useb-eval"] == "imported"  # partial: no AskUbuntu corpus, CQADupStack or SciDocs here
+    findings = dm.verify(["sts", "useb"])
+    assert {f.state for f in findings if f.component in sts_ids} == {"ok"}
+    assert (root / "sts/senteval/STS12-en-test/STS.input.MSRpar.txt").read_bytes() == (
+        real_data / "sts/senteval/STS12-en-test/STS.input.MSRpar.txt").read_bytes()  # imported as is
+    tasks = {t.task: t for t in dm.status()[1]}
+    for name in ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr", "twitterpara"):
+        assert all(tasks[name].splits.values()), tasks[name]
+    assert not tasks["askubuntu"].splits["test"]
+    # on the (read-only) shared copy itself: nothing pinned or recorded, and verify writes nothing
+    assert {f.state for f in DataManager(real_data, MANIFEST).verify(["sts"])} == {"unverified"}
+    assert not (real_data / STORE_NAME).exists()
+
+
+def test_forced_import_of_a_release_recomputes_its_senteval_form(tmp_path, mirror):
+    dm = manager(tmp_path / "root", mirror)
+    dm.import_paths([mirror / "STS2013-en-test.zip"])
+    changed = build_mirror(tmp_path / "changed", MANIFEST, tag="v2")
+    src = tmp_path / "rel"
+    shutil.unpack_archive(changed / "STS2013-en-test.zip", src)
+    (src / "test-gs/STS.input.FNWN.txt").write_text("Brand new sentence.\tAnother one.\n")
+    (refused,) = dm.import_paths([src / "test-gs"], as_id="sts13", force=True)  # differs from the recorded copy
+    assert refused.action == "failed" and "--retrust" in refused.detail
+    got = {o.component: o.action for o in dm.import_paths([src / "test-gs"], as_id="sts13", force=True,
+                                                          retrust=True)}
+    assert got == {"sts13": "imported", "sts13-senteval": "derived"}
+    assert (tmp_path / "root/sts/senteval/STS13-en-test/STS.input.FNWN.txt").read_text() == (
+        "brand new sentence .\tanother one .\n")
+
+
+def test_url_override_per_component(tmp_path, mirror):
+    """`urls` redirects one component to any URL; the archive keeps the manifest's file name (and format)."""
+    odd = tmp_path / "served" / "download"
+    odd.parent.mkdir()
+    shutil.copy(mirror / "Stsbenchmark.tar.gz", odd)
+    assert DataManager(tmp_path, MANIFEST).url_for(MANIFEST.component("stsb")) == MANIFEST.component("stsb").url
+    dm = DataManager(tmp_path / "root", unpinned(MANIFEST), mirror=str(mirror), urls={"stsb": odd.as_uri()},
+                     progress=False)
+    assert dm.url_for(MANIFEST.component("stsb")) == odd.as_uri()
+    assert dm.url_for(MANIFEST.component("sts12")) == (mirror / "STS2012-en-test.zip").as_uri()
+    got = {o.component: o for o in dm.download(["stsb"])}  # a task name: its dataset, sts
+    assert got["stsb"].action == "downloaded" and got["stsb"].detail == odd.as_uri()
+    assert (tmp_path / "root/sts/original/stsbenchmark/sts-test.csv").is_file()

@@ -1,0 +1,93 @@
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from benchmark.eval.cache import EmbeddingCache
+from benchmark.errors import BenchError
+from benchmark.eval.models import model_fingerprint, model_slug, resolve_model
+
+
+def test_minilm_alias_resolves_offline_with_its_declared_pooling():
+    info = resolve_model("minilm")
+    assert info.pooling == "mean" and info.max_length == 256
+    assert info.path.endswith("model")
+
+
+def test_method_json_overrides_pooling(tiny_bert_dir, tmp_path):
+    ckpt = tmp_path / "ckpt"
+    ckpt.mkdir()
+    for f in tiny_bert_dir.iterdir():
+        (ckpt / f.name).write_bytes(f.read_bytes())
+    (ckpt / "method.json").write_text(json.dumps({"method": "tsdae", "pooling": "cls", "max_length": 75}))
+    info = resolve_model(str(ckpt))
+    assert (info.pooling, info.max_length, info.method["method"]) == ("cls", 75, "tsdae")
+    assert model_fingerprint(info) != model_fingerprint(resolve_model(str(tiny_bert_dir)))
+
+
+def test_missing_local_dir_and_non_model_dir_are_clear_errors(tmp_path):
+    with pytest.raises(BenchError, match="does not exist"):
+        resolve_model("./no/such/dir")
+    with pytest.raises(BenchError, match="no config.json"):
+        resolve_model(str(tmp_path))
+
+
+def test_hub_ids_pass_through_and_slugs_are_safe():
+    assert resolve_model("bert-base-uncased").path == "bert-base-uncased"
+    assert model_slug("sentence-transformers/all-MiniLM-L6-v2") == "sentence-transformers-all-MiniLM-L6-v2"
+
+
+def test_embedding_cache_round_trip(tmp_path):
+    cache = EmbeddingCache(tmp_path, "k")
+    vecs = np.arange(6, dtype=np.float32).reshape(2, 3)
+    cache.put_many(["a", "b"], vecs)
+    fresh = EmbeddingCache(tmp_path, "k")  # a new process sees the shard on disk
+    got = fresh.get_many(["b", "c", "a"])
+    assert set(got) == {"a", "b"} and np.array_equal(got["b"], vecs[1])
+
+
+def test_encoder_cache_gives_identical_vectors(tiny_bert_dir, tmp_path):
+    from benchmark.eval.encoder import HFEncoder
+
+    texts = ["a short one", "a somewhat longer sentence here", "a short one"]
+    first = HFEncoder(str(tiny_bert_dir), cache_dir=str(tmp_path), show_progress=False).encode(texts)
+    second_encoder = HFEncoder(str(tiny_bert_dir), cache_dir=str(tmp_path), show_progress=False)
+    second_encoder._encode_unique = None  # any recomputation would now fail: everything must come from the cache
+    assert np.array_equal(second_encoder.encode(texts), first)
+    assert np.array_equal(first[0], first[2])
+
+
+@pytest.mark.parametrize("pooling", ["cls", "mean", "max", "first_last_avg", "last2avg"])
+def test_poolings_match_a_manual_computation(tiny_bert_dir, pooling):
+    import torch
+    from transformers import AutoModel, AutoTokenizer
+
+    from benchmark.eval.encoder import HFEncoder
+
+    texts = ["one two three four", "five"]
+    got = HFEncoder(str(tiny_bert_dir), pooling=pooling, show_progress=False).encode(texts)
+    tok = AutoTokenizer.from_pretrained(tiny_bert_dir)
+    model = AutoModel.from_pretrained(tiny_bert_dir).eval()
+    for i, text in enumerate(texts):  # one text at a time: no padding, so plain means are the reference
+        with torch.no_grad():
+            hs = model(**tok(text, return_tensors="pt"), output_hidden_states=True).hidden_states
+        ref = {"cls": hs[-1][0, 0], "mean": hs[-1][0].mean(0), "max": hs[-1][0].max(0).values,
+               "first_last_avg": ((hs[0][0] + hs[-1][0]) / 2).mean(0),
+               "last2avg": ((hs[-2][0] + hs[-1][0]) / 2).mean(0)}[pooling]
+        np.testing.assert_allclose(got[i], ref.numpy(), atol=1e-5)
+
+
+def test_fingerprint_memo_sees_changed_files(tiny_bert_dir, tmp_path):
+    import os
+    import shutil
+
+    ckpt = tmp_path / "ckpt"
+    shutil.copytree(tiny_bert_dir, ckpt)
+    before = model_fingerprint(resolve_model(str(ckpt)))
+    assert model_fingerprint(resolve_model(str(ckpt))) == before  # memoised, same answer
+    config = ckpt / "config.json"
+    config.write_text(config.read_text().replace("}", ', "note": 1}', 1))
+    os.utime(config, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns + 10**9))
+    assert model_fingerprint(resolve_model(str(ckpt))) != before

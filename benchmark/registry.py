@@ -22,6 +22,10 @@ class Registry(Generic[T]):
     def __init__(self, kind: str):
         self.kind = kind
         self._items: dict[str, T] = {}
+        # Wrapper families: "<prefix><name>" exists for every registered name the builder accepts (returns an
+        # object for). Resolved at lookup, so it does not matter whether a wrapper or a base name came first.
+        self._wrappers: dict[str, Callable[[T], T | None]] = {}
+        self._wrapped: dict[str, T] = {}  # built wrappers, so a name always maps to the same object
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator: enrol ``obj`` under ``name``; a second use of the same name is an error."""
@@ -33,32 +37,52 @@ class Registry(Generic[T]):
         return decorator
 
     def add(self, name: str, obj: T) -> None:
-        if name in self._items:
+        if name in self._items or any(name.startswith(p) for p in self._wrappers):
             raise BenchError(f"{self.kind} {name!r} is registered twice")
         self._items[name] = obj
 
+    def add_wrapper(self, prefix: str, build: Callable[[T], T | None]) -> None:
+        """Enrol ``<prefix><name>`` = ``build(get(name))`` for every registered name where ``build`` returns an
+        object (``None``: the wrapper does not apply to that entry)."""
+        if prefix in self._wrappers:
+            raise BenchError(f"{self.kind} wrapper {prefix!r} is registered twice")
+        self._wrappers[prefix] = build
+
+    def _wrap(self, name: str) -> T | None:
+        if name in self._wrapped:
+            return self._wrapped[name]
+        for prefix, build in self._wrappers.items():
+            inner = name[len(prefix):]
+            if name.startswith(prefix) and inner in self._items and (obj := build(self._items[inner])) is not None:
+                self._wrapped[name] = obj
+                return obj
+        return None
+
     def get(self, name: str) -> T:
-        try:
+        if name in self._items:
             return self._items[name]
-        except KeyError:
-            raise UnknownNameError(self.unknown_message(name)) from None
+        wrapped = self._wrap(name)
+        if wrapped is None:
+            raise UnknownNameError(self.unknown_message(name))
+        return wrapped
 
     def unknown_message(self, name: str) -> str:
-        close = difflib.get_close_matches(name, list(self._items), n=3, cutoff=0.5)
+        close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        return f"unknown {self.kind} {name!r}{hint} (known: {', '.join(sorted(self._items))})"
+        return f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names())})"
 
     def names(self) -> list[str]:
-        return sorted(self._items)
+        wrapped = [p + n for p in self._wrappers for n in self._items if self._wrap(p + n) is not None]
+        return sorted([*self._items, *wrapped])
 
     def __contains__(self, name: object) -> bool:
-        return name in self._items
+        return isinstance(name, str) and (name in self._items or self._wrap(name) is not None)
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self.names())
 
 
 # The two registries of the suite. Values: task adapter instances and method plugin objects.

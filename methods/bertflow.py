@@ -33,7 +33,7 @@ from benchmark.train.plugin import (
     shuffled_batch,
     tokenize,
 )
-from benchmark.eval.pooling import POOLER_FACTORIES, POOLERS, PoolFn
+from benchmark.eval.pooling import POOLERS, PoolFn
 from benchmark.registry import METHODS
 from benchmark.results import write_json_atomic
 from methods.flow import Glow
@@ -115,6 +115,9 @@ class BertFlow(Method):
     def eval_pooling(self, cfg: TrainConfig) -> str:
         return "flow"
 
+    def method_json(self, cfg: TrainConfig) -> dict[str, Any]:
+        return {"pooler": "methods.bertflow:flow_pooler"}  # the checkpoint names the code of its pooling
+
     def build(self, cfg: TrainConfig, device: torch.device) -> TrainModule:
         return BertFlowModule(cfg)  # type: ignore[arg-type]
 
@@ -178,7 +181,6 @@ def load_flow(model_dir: str | Path, device: torch.device | str = "cpu") -> tupl
     return glow.to(device).eval(), base
 
 
-@POOLER_FACTORIES.register("flow")
 def flow_pooler(model_dir: str, device: torch.device) -> PoolFn:
     """Pooling ``flow``: the base pooling of the checkpoint's encoder, then the Glow's z (fp32)."""
     glow, base = load_flow(model_dir, device)

@@ -47,7 +47,6 @@ from benchmark.train.plugin import (
     set_dropout,
     tokenize,
 )
-from benchmark.eval.pooling import POOLER_FACTORIES
 from benchmark.registry import METHODS
 from benchmark.results import write_json_atomic
 from methods.heads import HeadInit, mlm_head
@@ -117,10 +116,6 @@ def mask_token_pooler(model_dir: str, device: torch.device):
         return pool_mask_token(hidden_states[-1], input_ids, mask_id)
 
     return pool
-
-
-if "mask_token" not in POOLER_FACTORIES:
-    POOLER_FACTORIES.add("mask_token", mask_token_pooler)
 
 
 # --- paraphrase column --------------------------------------------------------------------------------------
@@ -334,7 +329,8 @@ class DenoSent(Method):
         # The reference cuts the sentence to max_length tokens before prompting at test time too; the prompted
         # sequence then never exceeds max_length + the prompt's tokens, below the export's max_length.
         tokenizer = _tokenizer(cfg.model)
-        return {"prompt": encoder_prompt(cfg.prompt, tokenizer.mask_token), "prompt_text_max_length": cfg.max_length}
+        return {"prompt": encoder_prompt(cfg.prompt, tokenizer.mask_token), "prompt_text_max_length": cfg.max_length,
+                "pooler": "methods.denosent:mask_token_pooler"}
 
     def export_extra(self, module: TrainModule, cfg: TrainConfig, out_dir: Path) -> None:
         if cfg.pooling == "mask_token":

@@ -1,6 +1,7 @@
 """Task adapters, one module each, enrolled by one import line each (an import error names its module)."""
 from __future__ import annotations
 
+from benchmark.data.manager import TaskFiles
 from benchmark.errors import BenchError
 from benchmark.registry import TASKS
 
@@ -11,13 +12,25 @@ from tasks import cqadupstack  # noqa: F401,E402
 from tasks import scidocs  # noqa: F401,E402
 from tasks import sts  # noqa: F401,E402  (sts12..sts16, stsb, sickr)
 from tasks import beir  # noqa: F401,E402  (quora)
-from tasks import bm25_rescore  # noqa: F401,E402  keep last: enrols bm25+<task> for every ranking task above
+from tasks import bm25_rescore  # noqa: F401,E402  (bm25+<task> for every ranking task)
 
 # Groups expand on the command line: `--tasks useb` = the TSDAE paper's four tasks.
 GROUPS: dict[str, tuple[str, ...]] = {
     "useb": ("askubuntu", "cqadupstack", "twitterpara", "scidocs"),
     "sts": ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"),
 }
+
+
+def task_files() -> list[TaskFiles]:
+    """Every registered task's files, for `bench data status` (an adapter that fails is reported, not fatal)."""
+    out = []
+    for name in TASKS.names():
+        task = TASKS.get(name)
+        try:
+            out.append(TaskFiles(name, task.dataset, {s: task.files(s) for s in task.splits}, task.train_files()))
+        except Exception as e:  # noqa: BLE001  a broken adapter must not hide the data status
+            out.append(TaskFiles(name, getattr(task, "dataset", "?"), {}, (), f"{type(e).__name__}: {e}"))
+    return out
 
 
 def expand_tasks(spec: str) -> list[str]:

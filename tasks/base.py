@@ -2,7 +2,8 @@
 
 A task is ``load -> texts -> score -> metrics``. ``score`` receives a :class:`~benchmark.eval.scorer.Scorer`
 (cosine over embeddings, or BM25), never a model. Protocol logic shared by a family of tasks (re-ranking,
-retrieval, sentence pairs) lives in ``tasks/rerank.py``, ``tasks/retrieval.py`` and ``tasks/pairs.py``.
+retrieval, sentence pairs) lives in ``tasks/rerank.py`` (re-ranking and retrieval helpers; BEIR retrieval in
+``tasks/beir.py``) and ``tasks/pairs.py``.
 """
 from __future__ import annotations
 

@@ -269,15 +269,10 @@ class BM25Rescore(Task):
         return self.inner.n_queries(data.main)
 
 
-def register_rescore_tasks(config: RescoreConfig | None = None) -> list[str]:
-    """Enrol ``bm25+<name>`` for every ranking task enrolled so far; returns the new names."""
-    added = []
-    for name in TASKS.names():
-        task = TASKS.get(name)
-        if task.family in RANKING_FAMILIES and not name.startswith("bm25+") and f"bm25+{name}" not in TASKS:
-            TASKS.add(f"bm25+{name}", BM25Rescore(task, config))
-            added.append(f"bm25+{name}")
-    return added
+def rescore_wrapper(task: Task) -> BM25Rescore | None:
+    """``bm25+<task>`` for a ranking task (re-ranking or retrieval); None for the others (pairs, wrappers)."""
+    return BM25Rescore(task) if task.family in RANKING_FAMILIES else None
 
 
-register_rescore_tasks()
+# bm25+<task> exists for every ranking task, whenever that task is enrolled (resolved at lookup).
+TASKS.add_wrapper("bm25+", rescore_wrapper)

@@ -6,11 +6,10 @@ from pathlib import Path
 
 import click
 
+from benchmark.cli.options import DATA_ROOT
 from benchmark.errors import BenchError
 from benchmark.paths import default_data_root
 
-_DATA_ROOT = click.option("--data-root", type=click.Path(path_type=Path), default=None,
-                          help="Data root (default: $BENCH_DATA or ~/.cache/usebench/data).")
 _RETRUST = click.option("--retrust", is_flag=True,
                         help="Accept files that differ from the checksums recorded earlier, and record the new ones.")
 
@@ -38,7 +37,7 @@ def data() -> None:
 
 @data.command("download")
 @click.argument("datasets", nargs=-1)
-@_DATA_ROOT
+@DATA_ROOT
 @click.option("--mirror", default=lambda: os.environ.get("BENCH_DATA_MIRROR"),
               help="Fetch the archives, under their own file names, from this URL or folder instead "
                    "(default: $BENCH_DATA_MIRROR).")
@@ -58,7 +57,7 @@ def download_cmd(datasets, data_root, mirror, force, retrust, progress) -> None:
 
 @data.command("import")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(path_type=Path, exists=True))
-@_DATA_ROOT
+@DATA_ROOT
 @click.option("--as", "as_id", default=None, metavar="COMPONENT",
               help="The component PATHS hold (see `bench data status`), when it cannot be told from the name.")
 @click.option("--force", is_flag=True, help="Replace components that are already present.")
@@ -73,7 +72,7 @@ def import_cmd(paths, data_root, as_id, force, retrust, allow_incomplete) -> Non
 
 @data.command("verify")
 @click.argument("datasets", nargs=-1)
-@_DATA_ROOT
+@DATA_ROOT
 @click.option("--record", is_flag=True, help="Record the checksums of files that have none yet (trust on first use).")
 @click.option("--verbose", "-v", is_flag=True, help="List every file, not only problems.")
 def verify_cmd(datasets, data_root, record, verbose) -> None:
@@ -96,13 +95,16 @@ def verify_cmd(datasets, data_root, record, verbose) -> None:
 
 
 @data.command("status")
-@_DATA_ROOT
+@DATA_ROOT
 def status_cmd(data_root) -> None:
     """What is present per dataset component and per task, and where each checksum comes from."""
     from rich.console import Console
     from rich.table import Table
 
-    manager = _manager(data_root)
+    from benchmark.data.manager import DataManager
+    from tasks import task_files
+
+    manager = DataManager(data_root or default_data_root(), tasks=task_files())
     comps, tasks, stale = manager.status()
     console = Console()
     console.print(f"data root: {manager.root}")

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-# Defined here, not imported from benchmark.cli.main: cli imports this module at its bottom (no import cycle).
-DATA_ROOT = click.option("--data-root", type=click.Path(path_type=Path), default=None,
-                         help="Data root (default: $BENCH_DATA or ~/.cache/usebench/data).")
-RESULTS_DIR = click.option("--results-dir", type=click.Path(path_type=Path), default=None,
-                           help="Results store (default: results/).")
+from benchmark.cli.options import DATA_ROOT, RESULTS_DIR
+
+if TYPE_CHECKING:
+    from benchmark.run.grid import RunOutcome
 
 
 @click.command("run")
@@ -40,7 +40,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
         device, batch_size, strict, force, data_root, results_dir) -> None:
     """Train each method on each task's unlabeled corpus, evaluate, and print mean ± std over seeds."""
     from benchmark.paths import default_data_root, default_results_dir
-    from benchmark.run.grid import RunOptions, print_run_table, run_benchmark
+    from benchmark.run.grid import RunOptions, run_benchmark
 
     opts = RunOptions(methods=tuple(m.strip() for m in method_spec.split(",") if m.strip()), tasks=task_spec,
                       eval_tasks=eval_tasks, seeds=seeds, preset=preset, model=model, corpus=tuple(corpus),
@@ -49,3 +49,34 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     outcome = run_benchmark(opts, Path(data_root or default_data_root()), Path(results_dir or default_results_dir()))
     if int(os.environ.get("RANK", "0")) == 0:  # torchrun: one table, from rank 0
         print_run_table(outcome)
+
+
+def print_run_table(outcome: RunOutcome) -> None:
+    """Seed-averaged main scores (x100): mean ± std (n) per (method, corpus) row and evaluated task."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from benchmark.report.stats import aggregate
+
+    console = Console()
+    for what, reason in outcome.skipped:
+        console.print(f"[yellow]skipped {what}[/yellow]: {reason}")
+    rows = list(dict.fromkeys(r for r, _ in outcome.cells))
+    cols = list(dict.fromkeys(t for _, t in outcome.cells))
+    table = Table(title="bench run: main score x100, mean ± std (n seeds)")
+    table.add_column("method (train corpus)")
+    for t in cols:
+        main = outcome.cells[next(k for k in outcome.cells if k[1] == t)][0].record["main_metric"]
+        table.add_column(f"{t}\n{main}", justify="right")
+    for r in rows:
+        cells = []
+        for t in cols:
+            results = outcome.cells.get((r, t))
+            if not results:
+                cells.append("-")
+                continue
+            stats = aggregate(results, results[0].record["main_metric"]).scaled(100)
+            std = "—" if stats.n < 2 else f"{stats.std:.2f}"
+            cells.append(f"{stats.mean:.2f} ± {std} ({stats.n})")
+        table.add_row(r, *cells)
+    console.print(table)

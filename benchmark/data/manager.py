@@ -54,6 +54,18 @@ class ComponentStatus:
 
 
 @dataclass(frozen=True)
+class TaskFiles:
+    """What the data manager needs to know of a task to report its readiness (built by the caller from the
+    task registry: the data layer sits below the task adapters and does not import them)."""
+
+    task: str
+    dataset: str
+    files: Mapping[str, Sequence[str]]  # split -> files relative to the data root
+    train_files: Sequence[str] = ()
+    error: str | None = None  # the adapter failed to say (reported, never hides the rest of the status)
+
+
+@dataclass(frozen=True)
 class TaskStatus:
     """Whether a registered task's files are in the data root, per split, and its training corpus."""
 
@@ -70,8 +82,10 @@ class DataManager:
     names) and ``urls`` (component id -> URL) redirect downloads, e.g. to ``file://`` archives in tests."""
 
     def __init__(self, root: Path, manifest: Manifest | None = None, mirror: str | None = None,
-                 urls: Mapping[str, str] | None = None, progress: bool = True):
+                 urls: Mapping[str, str] | None = None, progress: bool = True,
+                 tasks: Sequence[TaskFiles] = ()):
         self.root = Path(root).expanduser()
+        self.tasks = tuple(tasks)  # for `status`: which registered tasks have their files
         self.manifest = manifest or load_manifest()
         self.mirror = mirror
         self.urls = dict(urls or {})
@@ -290,7 +304,7 @@ class DataManager:
             missing = tuple(p for p in c.paths() if not (self.root / p).is_file()) if exists else ()
             state = "absent" if not exists else "incomplete" if missing else "present"
             comps.append(ComponentStatus(c, state, missing, self._provenance(c)))
-        return comps, task_status(self.root), stale_temporaries(self.root)
+        return comps, task_status(self.root, self.tasks), stale_temporaries(self.root)
 
     def _provenance(self, c: Component) -> str:
         parts = ["pinned"] if c.has_pins else []
@@ -313,26 +327,17 @@ def _is_archive(path: Path) -> bool:
         return False
 
 
-def task_status(root: Path) -> list[TaskStatus]:
-    """Per registered task: which splits have all their files, and whether its training corpus is there.
-    Relies only on the Task base interface (name, dataset, splits, files, train_files)."""
-    try:
-        import tasks  # noqa: F401  (enrols the adapters)
-        from benchmark.registry import TASKS
-    except Exception as e:  # noqa: BLE001  a broken adapter must not hide the data status
-        return [TaskStatus("(tasks)", "", {}, None, None, f"task registry failed to load: {e}")]
+def task_status(root: Path, tasks: Sequence[TaskFiles]) -> list[TaskStatus]:
+    """Per task: which splits have all their files, and whether its training corpus is there."""
     out = []
-    for name in TASKS.names():
-        task = TASKS.get(name)
-        try:
-            files = {s: task.files(s) for s in task.splits}
-            missing = [f for fs in files.values() for f in fs if not (root / f).is_file()]
-            train = task.train_files()
-            ready = {s: all((root / f).is_file() for f in fs) for s, fs in files.items()}
-            out.append(TaskStatus(name, task.dataset, ready, missing[0] if missing else None,
-                                  any((root / f).is_file() for f in train) if train else None))
-        except Exception as e:  # noqa: BLE001
-            out.append(TaskStatus(name, getattr(task, "dataset", "?"), {}, None, None, f"{type(e).__name__}: {e}"))
+    for t in tasks:
+        if t.error:
+            out.append(TaskStatus(t.task, t.dataset, {}, None, None, t.error))
+            continue
+        missing = [f for fs in t.files.values() for f in fs if not (root / f).is_file()]
+        ready = {s: all((root / f).is_file() for f in fs) for s, fs in t.files.items()}
+        train = any((root / f).is_file() for f in t.train_files) if t.train_files else None
+        out.append(TaskStatus(t.task, t.dataset, ready, missing[0] if missing else None, train))
     return out
 
 

@@ -67,6 +67,7 @@ class Manifest:
 
     datasets: Mapping[str, tuple[Component, ...]]
     descriptions: Mapping[str, str]
+    tasks: Mapping[str, str] = field(default_factory=dict)  # task name -> the dataset holding its files
 
     def component(self, cid: str) -> Component:
         for comps in self.datasets.values():
@@ -119,7 +120,8 @@ def load_manifest(path: Path = MANIFEST) -> Manifest:
             seen.add(comp.id)
             comps.append(comp)
         datasets[name] = tuple(comps)
-    manifest = Manifest(datasets, {n: d.get("description", "") for n, d in raw.get("datasets", {}).items()})
+    tasks = {t: name for name, d in raw.get("datasets", {}).items() for t in d.get("tasks", [])}
+    manifest = Manifest(datasets, {n: d.get("description", "") for n, d in raw.get("datasets", {}).items()}, tasks)
     for c in manifest.all_components():
         if c.derive and c.derive["from"] not in seen:
             raise ConfigError(f"{path}: component {c.id!r} derives from unknown {c.derive['from']!r}")
@@ -127,7 +129,8 @@ def load_manifest(path: Path = MANIFEST) -> Manifest:
 
 
 def resolve_datasets(names: list[str] | tuple[str, ...], manifest: Manifest) -> list[str]:
-    """Dataset names in manifest order: ``all``, dataset names, or task names (their ``dataset``)."""
+    """Dataset names in manifest order: ``all``, dataset names, or task names (the dataset whose ``tasks``
+    lists them; a wrapper task ``bm25+<task>`` needs the data of ``<task>``)."""
     wanted: set[str] = set()
     for name in names or (ALL,):
         if name == ALL:
@@ -143,14 +146,9 @@ def _dataset_of_task(name: str, manifest: Manifest) -> str:
     import difflib
 
     choices = [ALL, *manifest.datasets]
-    try:
-        import tasks  # noqa: F401  (enrols the adapters)
-        from benchmark.registry import TASKS
-
-        if name in TASKS and TASKS.get(name).dataset in manifest.datasets:
-            return TASKS.get(name).dataset
-    except ImportError:
-        pass
+    inner = name.rsplit("+", 1)[-1]
+    if inner in manifest.tasks:
+        return manifest.tasks[inner]
     close = difflib.get_close_matches(name, choices, n=2, cutoff=0.5)
     hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
     raise BenchError(f"unknown dataset {name!r}{hint} (known: {', '.join(choices)}, or a task name)")

@@ -64,7 +64,8 @@ class HFEncoder:
         self.device = pick_device(device)
         self.show_progress = show_progress
         # Built before the model loads: an unknown pooling or missing pooling weights fail fast.
-        self._pool = build_pooler(self.pooling, self.info.path, self.device)
+        factory = self.info.method.get("pooler") if self.pooling == self.info.pooling else None
+        self._pool = build_pooler(self.pooling, self.info.path, self.device, factory)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(self.info.path)
             self.model = AutoModel.from_pretrained(self.info.path).to(self.device).eval()

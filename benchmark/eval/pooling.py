@@ -4,8 +4,10 @@ Definitions follow ``METHODS.md`` §0: ``cls`` is the raw token-0 state (no BERT
 averages the *embedding-layer output* (HF ``hidden_states[0]``) with the last layer as the BERT-flow port
 does, ``last2avg`` averages the last two layers (ConSERT's evaluation pooling).
 
-Methods that need another pooling register it: a stateless one (a prompt's [MASK] token) in ``POOLERS``, one
-with weights of its own (BERT-flow's ``flow``) in ``POOLER_FACTORIES``, built per checkpoint directory.
+A method whose pooling needs state of its own (BERT-flow's Glow, DenoSent's [MASK] id from the tokenizer) names
+a pooler factory in its checkpoint's ``method.json`` (``"pooler": "methods.bertflow:flow_pooler"``), the way a
+sentence-transformers ``modules.json`` names its module classes: the checkpoint says which code pools it, so
+nothing has to be imported or registered beforehand, and this module never imports the method plugins.
 """
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ from typing import Callable, Literal, Sequence, get_args
 
 import torch
 
+from benchmark.errors import BenchError
 from benchmark.registry import Registry, UnknownNameError
 
 Pooling = Literal["cls", "mean", "max", "first_last_avg", "last2avg"]
@@ -58,23 +61,41 @@ def pool_last2avg(hidden_states, attention_mask, input_ids):
     return masked_mean((hidden_states[-2] + hidden_states[-1]) / 2, attention_mask)
 
 
-# A pooling with weights of its own (BERT-flow's Glow) is built per checkpoint: factory(model_dir, device) -> PoolFn.
+# A pooler factory: (model_dir, device) -> PoolFn, named in method.json as "module:function".
 PoolerFactory = Callable[[str, torch.device], PoolFn]
-POOLER_FACTORIES: Registry[PoolerFactory] = Registry("pooling")
+# Pooler factories are looked up only inside the suite's own packages (a results folder is not a code source).
+FACTORY_PACKAGES = ("methods.", "benchmark.")
+# Checkpoints exported before method.json named its pooler: the factories of the poolings they could declare.
+LEGACY_FACTORIES = {"flow": "methods.bertflow:flow_pooler", "mask_token": "methods.denosent:mask_token_pooler"}
 
 
-def build_pooler(name: str, model_dir: str, device: torch.device) -> PoolFn:
-    """The pooling function ``name`` for the checkpoint in ``model_dir`` (unknown names: did-you-mean error)."""
-    if name not in POOLERS and name not in POOLER_FACTORIES:
-        import methods  # noqa: F401  (method plugins register their own poolings, e.g. `flow`)
-    if name in POOLER_FACTORIES:
-        return POOLER_FACTORIES.get(name)(model_dir, device)
-    if name not in POOLERS:
-        known = sorted(set(POOLERS.names()) | set(POOLER_FACTORIES.names()))
-        close = ", ".join(repr(c) for c in difflib.get_close_matches(name, known, n=3, cutoff=0.5))
-        raise UnknownNameError(f"unknown pooling {name!r}{'; did you mean ' + close + '?' if close else ''} "
-                               f"(known: {', '.join(known)})")
-    return POOLERS.get(name)
+def build_pooler(name: str, model_dir: str, device: torch.device, factory: str | None = None) -> PoolFn:
+    """The pooling function ``name`` for the checkpoint in ``model_dir``: a registered stateless pooling, or the
+    checkpoint's own ``factory`` (``"module:function"`` from its method.json) when ``name`` is not registered."""
+    if name in POOLERS:
+        return POOLERS.get(name)
+    factory = factory or LEGACY_FACTORIES.get(name)
+    if factory:
+        return load_factory(factory, name)(model_dir, device)
+    known = POOLERS.names()
+    close = ", ".join(repr(c) for c in difflib.get_close_matches(name, known, n=3, cutoff=0.5))
+    raise UnknownNameError(f"unknown pooling {name!r}{'; did you mean ' + close + '?' if close else ''} "
+                           f"(known: {', '.join(known)}; a method's own pooling, such as BERT-flow's 'flow', is "
+                           f"read from its checkpoint's method.json)")
+
+
+def load_factory(spec: str, pooling: str) -> PoolerFactory:
+    """Import ``"module:function"`` (only from the suite's packages) and return the function."""
+    import importlib
+
+    module_name, sep, attr = spec.partition(":")
+    if not sep or not module_name.startswith(FACTORY_PACKAGES):
+        raise BenchError(f"pooling {pooling!r}: pooler {spec!r} must be 'module:function' inside "
+                         f"{' or '.join(p.rstrip('.') for p in FACTORY_PACKAGES)}")
+    try:
+        return getattr(importlib.import_module(module_name), attr)
+    except (ImportError, AttributeError) as e:
+        raise BenchError(f"pooling {pooling!r}: cannot load its pooler {spec!r} ({e})") from None
 
 
 def needs_all_layers(pooling: str) -> bool:

@@ -2,28 +2,20 @@
 with the published numbers beside them, and draw the plots. Nothing is re-run."""
 from __future__ import annotations
 
-import html
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from benchmark.errors import BenchError
 from benchmark.report.build import Built, build_table
-from benchmark.report.reference import Comparison, compare, published
-from benchmark.report.render import (
-    comparison_csv,
-    grid_of,
-    grid_of_comparison,
-    to_csv,
-    to_html,
-    to_json,
-    to_latex,
-    to_markdown,
-)
+from benchmark.report.reference import compare, published
+from benchmark.report.page import write_page
+from benchmark.report.render import comparison_csv, to_csv, to_json
 from benchmark.report.rows import ResultIndex, index_results
+from benchmark.report.sections import Section, section_latex, section_markdown
+from benchmark.report.stats import SeedStats, paired_comparison
 from benchmark.report.tables import COLUMNS, TABLES
 from benchmark.results import StoredResult, iter_results, write_json_atomic
-from benchmark.report.stats import SeedStats, paired_comparison
 
 Format = Literal["md", "tex", "csv", "html"]
 FORMATS: tuple[Format, ...] = ("md", "tex", "csv", "html")
@@ -42,16 +34,6 @@ class ReportOptions:
     split_configs: bool = False
     compare: tuple[str, str] | None = None
     plots: bool = True
-
-
-@dataclass
-class Section:
-    """One table with its comparison to the paper, the published tables and paired comparisons."""
-
-    built: Built
-    comparison: Comparison
-    published: list[Built]
-    paired: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -92,39 +74,8 @@ def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Sec
     return sections
 
 
-def section_markdown(s: Section) -> str:
-    """A table, ours vs paper, paired comparisons and the published tables, as Markdown."""
-    parts = [to_markdown(grid_of(s.built))]
-    if s.comparison.rows:
-        parts.append(to_markdown(grid_of_comparison(s.comparison)))
-    if s.paired:
-        parts.append("Paired comparison over seeds:\n\n" + "\n".join(f"- {x}" for x in s.paired) + "\n")
-    parts += [to_markdown(grid_of(p)) for p in s.published]
-    return "\n".join(parts)
-
-
-def section_latex(s: Section) -> str:
-    parts = [to_latex(grid_of(s.built))]
-    if s.comparison.rows:
-        parts.append(to_latex(grid_of_comparison(s.comparison)))
-    return "\n".join(parts)
-
-
-def section_html(s: Section) -> str:
-    parts = [to_html(grid_of(s.built))]
-    if s.comparison.rows:
-        parts.append(to_html(grid_of_comparison(s.comparison)))
-    if s.paired:
-        parts.append("<h4>Paired comparison over seeds</h4><ul class=\"paired\">"
-                     + "".join(f"<li>{html.escape(x)}</li>" for x in s.paired) + "</ul>")
-    parts += [to_html(grid_of(p)) for p in s.published]
-    return "\n".join(parts)
-
-
 def make_report(opts: ReportOptions) -> Report:
     """Build and write the report; returns what was written."""
-    from benchmark.report.page import write_page
-
     results = list(iter_results(opts.results_dir))
     if not results:
         raise BenchError(f"no results in {opts.results_dir}; run `bench eval` or `bench run` first")
@@ -149,7 +100,7 @@ def make_report(opts: ReportOptions) -> Report:
         report.plots = _plots(results, sections, out / "plots", opts)
         report.files += [p.png for p in report.plots] + [p.data for p in report.plots]
     if "html" in opts.formats:
-        report.files.append(write_page(out / "report.html", report, opts))
+        report.files.append(write_page(out / "report.html", sections, report.plots, len(results), opts.results_dir))
     return report
 
 

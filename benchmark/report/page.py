@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import base64
 import html
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from benchmark import __version__
+from benchmark.report.plots import Plot
+from benchmark.report.sections import Section, section_html
 from benchmark.results import now_iso
-
-if TYPE_CHECKING:
-    from benchmark.report.make import Report, ReportOptions
 
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; }
@@ -34,22 +33,20 @@ def _img(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
 
 
-def render_page(report: Report, opts: ReportOptions) -> str:
+def render_page(sections: Sequence[Section], plots: Sequence[Plot], n_results: int, results_dir: Path) -> str:
     """The page as one HTML string."""
-    from benchmark.report.make import section_html
-
     nav = " · ".join(f'<a href="#{html.escape(s.built.name)}">{html.escape(s.built.name)}</a>'
-                     for s in report.sections)
+                     for s in sections)
     body = ["<h1>usebench report</h1>",
-            (f'<p class="note">{report.n_results} result files from {html.escape(str(opts.results_dir))}; '
+            (f'<p class="note">{n_results} result files from {html.escape(str(results_dir))}; '
              f"usebench {__version__}; generated {now_iso()}. Values x100; mean ± sample std over seeds.</p>"),
             f"<nav>{nav}</nav>"]
-    for s in report.sections:
+    for s in sections:
         body += [f'<h2 id="{html.escape(s.built.name)}-section">Table {html.escape(s.built.name)}</h2>',
                  section_html(s)]
-    if report.plots:
+    if plots:
         body.append("<h2>Plots</h2>")
-        for p in report.plots:
+        for p in plots:
             body.append(f'<figure><img src="{_img(p.png)}" alt="{html.escape(p.caption)}">'
                         f"<figcaption>{html.escape(p.caption)} (data: {html.escape(p.data.name)})</figcaption>"
                         "</figure>")
@@ -58,6 +55,7 @@ def render_page(report: Report, opts: ReportOptions) -> str:
             f"<style>{STYLE}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
 
 
-def write_page(path: Path, report: Report, opts: ReportOptions) -> Path:
-    path.write_text(render_page(report, opts), encoding="utf-8")
+def write_page(path: Path, sections: Sequence[Section], plots: Sequence[Plot], n_results: int,
+               results_dir: Path) -> Path:
+    path.write_text(render_page(sections, plots, n_results, results_dir), encoding="utf-8")
     return path

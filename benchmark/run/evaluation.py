@@ -82,31 +82,3 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
         outcome.evaluations.append(ev)
     return outcome
 
-
-def print_summary(outcome: EvalOutcome, results_dir: Path | None = None) -> None:
-    """A readable table (x100, 2 decimals) of this run's results, new and reused."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from benchmark.results import iter_results
-
-    console = Console()
-    for task, reason in outcome.skipped:
-        console.print(f"[yellow]skipped {task}[/yellow]: {reason}")
-    rows = [(ev.task, ev.split, ev.main_metric, ev.scores) for ev in outcome.evaluations]
-    if outcome.reused and results_dir is not None:
-        for r in iter_results(results_dir):
-            if r.record["run_id"] == outcome.run_id and r.task in outcome.reused:
-                rows.append((r.task, r.split, r.record["main_metric"], r.record["scores"]))
-    if not rows:
-        console.print(f"run {outcome.run_id}: no task evaluated (all skipped; see above)")
-        return
-    table = Table(title=f"run {outcome.run_id}")
-    for col in ("task", "split", "main", "metrics (x100)"):
-        table.add_column(col)
-    for task, split, main_metric, scores in rows:
-        others = "  ".join(f"{k} {v * 100:.2f}" for k, v in scores.items() if k != main_metric)
-        table.add_row(task, split, f"{main_metric} {scores[main_metric] * 100:.2f}", others)
-    console.print(table)
-    if outcome.reused:
-        console.print(f"reused existing results for: {', '.join(outcome.reused)} (use --force to re-run)")

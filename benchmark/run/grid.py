@@ -228,7 +228,8 @@ def _run_unit(method: Any, seed: int, corpus: Corpus, evals: list[str], opts: Ru
               results_dir: Path, outcome: RunOutcome) -> None:
     """Train (or reuse) one (method, corpus, seed) unit and evaluate it on ``evals``."""
     from benchmark.eval.models import model_slug
-    from benchmark.train.loop import CHECKPOINT_DIR, init_distributed, train
+    from benchmark.train.loop import CHECKPOINT_DIR, train
+    from benchmark.train.runtime import init_distributed
 
     cfg, config = _unit_config(method, corpus, opts)
     rid = run_id(method.name, model_slug(cfg.model), config, seed)
@@ -312,33 +313,3 @@ def _dev_evaluator(cfg: Any, opts: RunOptions, data_root: Path):
 
     return score
 
-
-def print_run_table(outcome: RunOutcome) -> None:
-    """Seed-averaged main scores (x100): mean ± std (n) per (method, corpus) row and evaluated task."""
-    from rich.console import Console
-    from rich.table import Table
-
-    from benchmark.report.stats import aggregate
-
-    console = Console()
-    for what, reason in outcome.skipped:
-        console.print(f"[yellow]skipped {what}[/yellow]: {reason}")
-    rows = list(dict.fromkeys(r for r, _ in outcome.cells))
-    cols = list(dict.fromkeys(t for _, t in outcome.cells))
-    table = Table(title="bench run: main score x100, mean ± std (n seeds)")
-    table.add_column("method (train corpus)")
-    for t in cols:
-        main = outcome.cells[next(k for k in outcome.cells if k[1] == t)][0].record["main_metric"]
-        table.add_column(f"{t}\n{main}", justify="right")
-    for r in rows:
-        cells = []
-        for t in cols:
-            results = outcome.cells.get((r, t))
-            if not results:
-                cells.append("-")
-                continue
-            stats = aggregate(results, results[0].record["main_metric"]).scaled(100)
-            std = "—" if stats.n < 2 else f"{stats.std:.2f}"
-            cells.append(f"{stats.mean:.2f} ± {std} ({stats.n})")
-        table.add_row(r, *cells)
-    console.print(table)

@@ -15,11 +15,9 @@ from __future__ import annotations
 import json
 import math
 import os
-import random
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +38,16 @@ from benchmark.errors import BenchError
 from benchmark.train.optim import build_optimizer, build_scheduler
 from benchmark.train.plugin import Method, unique_parameters
 from benchmark.results import config_hash
+from benchmark.train.runtime import (
+    Dist,
+    autocast_context,
+    init_distributed,
+    pick_device,
+    seed_everything,
+    step_rng,
+    to_device,
+)
+from benchmark.train.trainlog import TrainLog
 
 CHECKPOINT_DIR, STATE_DIR, LOG_FILE, BEST_DIR = "checkpoint", "train_state", "log.jsonl", "dev_best"
 
@@ -63,57 +71,6 @@ class TrainResult:
     module: Any = field(default=None, repr=False)  # the trained TrainModule (None when nothing was trained)
 
 
-@dataclass(frozen=True)
-class Dist:
-    """Process layout: single process (rank 0 of 1) or one DDP rank."""
-
-    rank: int = 0
-    world: int = 1
-    local_rank: int = 0
-
-    @property
-    def main(self) -> bool:
-        """Rank 0, the process that writes files."""
-        return self.rank == 0
-
-
-def seed_everything(seed: int) -> None:
-    """Seed python ``random``, numpy's global RNG and torch (CPU and every GPU)."""
-    random.seed(seed)
-    np.random.seed(seed % 2**32)
-    torch.manual_seed(seed)
-
-
-def step_rng(seed: int, step: int, rank: int = 0) -> np.random.Generator:
-    """The collate RNG of one step: a pure function of (seed, step, rank), so resumes replay the same noise."""
-    return np.random.default_rng([seed, step, rank, 0xC011])
-
-
-def init_distributed() -> Dist:
-    """Join the process group when launched by torchrun/accelerate (``WORLD_SIZE`` > 1), else single process."""
-    world = int(os.environ.get("WORLD_SIZE", "1"))
-    if world <= 1:
-        return Dist()
-    import torch.distributed as dist
-
-    local_rank = int(os.environ.get("LOCAL_RANK", "0"))
-    if not dist.is_initialized():
-        backend = "nccl" if torch.cuda.is_available() else "gloo"
-        if torch.cuda.is_available():
-            torch.cuda.set_device(local_rank)
-        dist.init_process_group(backend=backend)
-    return Dist(rank=dist.get_rank(), world=dist.get_world_size(), local_rank=local_rank)
-
-
-def pick_device(device: str | None, dist: Dist) -> torch.device:
-    """``device`` if given, else this rank's GPU, else the CPU."""
-    if device:
-        return torch.device(device)
-    if torch.cuda.is_available():
-        return torch.device("cuda", dist.local_rank)
-    return torch.device("cpu")
-
-
 def prepare_corpus(corpus: Sequence[str], cfg: TrainConfig, min_sentences: int) -> list[str]:
     """Strip lines, drop empty ones, clip lines longer than ``cfg.max_chars`` (tokenizers truncate at
     ``max_length`` tokens anyway); an empty corpus or one smaller than a batch is an error."""
@@ -125,58 +82,6 @@ def prepare_corpus(corpus: Sequence[str], cfg: TrainConfig, min_sentences: int) 
         raise BenchError(f"the training corpus has {len(texts)} sentences, fewer than one batch ({min_sentences}); "
                          f"lower batch_size or use a larger corpus")
     return texts
-
-
-def autocast_context(cfg: TrainConfig, device: torch.device):
-    """bf16 autocast on a GPU (amp=auto|bf16), on the CPU only if asked (amp=bf16); fp32 otherwise."""
-    if cfg.amp == "off" or (cfg.amp == "auto" and device.type != "cuda"):
-        return nullcontext()
-    return torch.autocast(device.type, dtype=torch.bfloat16)
-
-
-def _to_device(batch: Any, device: torch.device) -> Any:
-    if isinstance(batch, torch.Tensor):
-        return batch.to(device, non_blocking=True)
-    if isinstance(batch, dict):
-        return {k: _to_device(v, device) for k, v in batch.items()}
-    if isinstance(batch, (list, tuple)):
-        return type(batch)(_to_device(v, device) for v in batch)
-    return batch
-
-
-class _Log:
-    """log.jsonl writer (main rank only): one line per ``every`` steps with the window's mean loss."""
-
-    def __init__(self, path: Path, every: int, start: int, enabled: bool):
-        self.path, self.every, self.enabled = path, every, enabled
-        self.losses: list[float] = []
-        self.extras: dict[str, list[float]] = {}
-        self.t0, self.s0 = time.perf_counter(), start
-        self.lines: list[dict[str, Any]] = []
-        if enabled and path.is_file():  # a resumed run drops the lines it will write again
-            kept = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()
-                    and json.loads(ln).get("step", 0) <= start]
-            path.write_text("".join(ln + "\n" for ln in kept), encoding="utf-8")
-
-    def add(self, step: int, loss: float, extras: dict[str, float], lr: float) -> None:
-        self.losses.append(loss)
-        for k, v in extras.items():
-            self.extras.setdefault(k, []).append(v)
-        if step % self.every == 0:
-            self.flush(step, lr)
-
-    def flush(self, step: int, lr: float, **more: Any) -> None:
-        if not self.losses:
-            return
-        elapsed = time.perf_counter() - self.t0
-        line = {"step": step, "loss": float(np.mean(self.losses)), "lr": lr,
-                "steps_per_s": (step - self.s0) / max(elapsed, 1e-9), "elapsed_s": elapsed,
-                **{k: float(np.mean(v)) for k, v in self.extras.items()}, **more}
-        self.lines.append(line)
-        self.losses, self.extras = [], {}
-        if self.enabled:
-            with self.path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(line) + "\n")
 
 
 def _split_output(out: Any) -> tuple[torch.Tensor, dict[str, float]]:
@@ -234,7 +139,7 @@ def _one_step(run: _Run, step: int) -> tuple[float, dict[str, float], float]:
     idx = run.method.batch_indices(cfg, len(run.texts), step, run.seed, run.dist.rank, run.dist.world)
     batch = run.method.collate(cfg, module.tokenizer, [run.texts[i] for i in idx],
                                step_rng(run.seed, step, run.dist.rank))
-    batch = _to_device(batch, run.device)
+    batch = to_device(batch, run.device)
     with autocast_context(cfg, run.device):
         loss, extras = _split_output(run.forward(batch))
     loss.backward()
@@ -346,7 +251,7 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
         torch.manual_seed(int(np.random.default_rng([seed, start, dist.rank]).integers(2**62)))
     if dist.main:
         out_dir.mkdir(parents=True, exist_ok=True)
-    log = _Log(out_dir / LOG_FILE, cfg.log_every, start, dist.main)
+    log = TrainLog(out_dir / LOG_FILE, cfg.log_every, start, dist.main)
     value = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
     ckpt = _finish(run, out_dir, run_config, dev_eval)
     seconds = time.perf_counter() - t_start
@@ -354,7 +259,7 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
                        run.dev_best, log.lines, run.module)
 
 
-def _loop(run: _Run, start: int, log: _Log, out_dir: Path, run_config: dict[str, Any],
+def _loop(run: _Run, start: int, log: TrainLog, out_dir: Path, run_config: dict[str, Any],
           dev_eval: Callable[[Path], float] | None, on_step: Callable[[int], None] | None,
           show_progress: bool) -> float | None:
     """Steps ``start`` .. ``total``: step, log, dev-evaluate, save state; returns the last loss."""

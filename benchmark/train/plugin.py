@@ -5,7 +5,7 @@ frozen config dataclass (``Config``) with ``presets``, and implements only what 
 ``build`` (the train module: encoder + heads/decoders, whose ``forward(batch)`` returns the loss), ``collate``
 (texts -> tensors, noise drawn from the given RNG) and, where needed, ``batch_indices`` (sampling),
 ``trainable_parameters``, ``export_module`` and ``method_json``. The loop in :mod:`benchmark.train.loop` does
-the rest. See ``notes/TRAINING_API.md`` (repository: ``/work/notes``) for a walk-through.
+the rest; ``tests/methods/test_contract.py`` checks every plugin against this interface.
 """
 from __future__ import annotations
 

@@ -26,3 +26,18 @@ def test_unknown_name_suggests_close_matches():
     reg.add("twitterpara", 2)
     with pytest.raises(UnknownNameError, match="did you mean 'askubuntu'"):
         reg.get("askubunt")
+
+
+def test_wrapper_names_exist_whatever_the_registration_order():
+    reg: Registry[str] = Registry("task")
+    reg.add("rank-a", "A")
+    reg.add_wrapper("x+", lambda obj: f"wrapped {obj}" if obj.isupper() else None)
+    reg.add("rank-b", "B")  # enrolled after the wrapper: still wrapped
+    reg.add("pairs", "p")  # the builder declines it
+    assert reg.names() == ["pairs", "rank-a", "rank-b", "x+rank-a", "x+rank-b"]
+    assert reg.get("x+rank-b") == "wrapped B" and reg.get("x+rank-b") is reg.get("x+rank-b")
+    assert "x+pairs" not in reg and "x+x+rank-a" not in reg
+    with pytest.raises(UnknownNameError, match="did you mean 'x\\+rank-b'"):
+        reg.get("x+rank-c")
+    with pytest.raises(BenchError, match="registered twice"):
+        reg.add("x+other", "O")  # a plain name may not shadow a wrapper family

@@ -62,4 +62,4 @@ def unpinned(manifest: Manifest) -> Manifest:
     """The manifest without its published checksums (the fakes cannot match them)."""
     datasets = {name: tuple(replace(c, archive_md5=None, archive_sha256=None) for c in comps)
                 for name, comps in manifest.datasets.items()}
-    return Manifest(datasets, manifest.descriptions)
+    return replace(manifest, datasets=datasets)

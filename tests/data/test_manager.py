@@ -264,7 +264,9 @@ def test_archive_without_its_member_is_an_error(tmp_path):
 
 
 def test_status_reports_tasks_from_the_registry(tmp_path, mirror):
-    dm = manager(tmp_path / "root", mirror)
+    from tasks import task_files
+
+    dm = DataManager(tmp_path / "root", unpinned(MANIFEST), mirror=str(mirror), progress=False, tasks=task_files())
     dm.download(["quora"])
     _, tasks, _ = dm.status()
     by_name = {t.task: t for t in tasks}
@@ -279,6 +281,7 @@ def test_dataset_names_match_the_tasks_and_cover_their_files():
     for name in TASKS.names():
         task = TASKS.get(name)
         assert task.dataset in MANIFEST.datasets, (name, task.dataset)
+        assert resolve_datasets([name], MANIFEST) == [task.dataset], name  # `bench data download <task>`
         provided = {p for c in MANIFEST.datasets[task.dataset] for p in c.paths()}
         for split in task.splits:
             assert set(task.files(split)) <= provided, (name, split, set(task.files(split)) - provided)
@@ -329,8 +332,10 @@ def test_cli_download_status_and_errors(tmp_path, mirror):
 @pytest.mark.slow
 def test_import_the_real_data_root(real_data, tmp_path):
     """The shared copy of the real files has the manifest's layout: import it, verify it, tasks see it."""
+    from tasks import task_files
+
     root = tmp_path / "root"
-    dm = DataManager(root, MANIFEST, progress=False)
+    dm = DataManager(root, MANIFEST, progress=False, tasks=task_files())
     got = {o.component: o.action for o in dm.import_paths([real_data], allow_incomplete=True)}
     sts_ids = [c.id for c in MANIFEST.datasets["sts"]]
     assert all(got[i] == "imported" for i in sts_ids), got

@@ -57,11 +57,14 @@ def test_export_declares_pooling_and_reloads_identically(trained, name):
     from sentence_transformers import SentenceTransformer
 
     from benchmark.eval.encoder import HFEncoder
+    from benchmark.eval.pooling import POOLERS
 
     method, cfg, result = trained(name)
     meta = json.loads((result.checkpoint / "method.json").read_text())
     assert meta["method"] == name and meta["pooling"] == method.eval_pooling(cfg)
     assert meta["max_length"] == 128 and meta["base_model"] == cfg.model  # tiny BERT: 512 capped at 128 positions
+    if meta["pooling"] not in POOLERS:  # a pooling with state: the checkpoint names the code that builds it
+        assert meta["pooler"].startswith(f"methods.{name}:"), meta.get("pooler")
     with one_thread():
         ours = HFEncoder(str(result.checkpoint), device="cpu", show_progress=False).encode(PROBE)
         st = SentenceTransformer(str(result.checkpoint), device="cpu",

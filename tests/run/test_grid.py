@@ -7,12 +7,8 @@ from pathlib import Path
 import pytest
 
 from benchmark.errors import ConfigError, MissingDataError
-from benchmark.run.grid import (
-    RunOptions,
-    method_overrides,
-    print_run_table,
-    run_benchmark,
-)
+from benchmark.cli.run import print_run_table
+from benchmark.run.grid import RunOptions, method_overrides, run_benchmark
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

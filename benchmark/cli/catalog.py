@@ -1,0 +1,41 @@
+"""`bench tasks` and `bench methods`: what is registered, with groups, metrics, presets and defaults."""
+from __future__ import annotations
+
+import click
+
+
+@click.command("tasks")
+def tasks_cmd() -> None:
+    """List registered tasks, their groups, splits and main metrics."""
+    import tasks  # noqa: F401  (enrols the adapters)
+    from rich.console import Console
+    from rich.table import Table
+
+    from benchmark.registry import TASKS
+    from tasks import GROUPS
+
+    table = Table(title="tasks")
+    for col in ("task", "group", "family", "splits", "main metric", "metrics", "data"):
+        table.add_column(col)
+    for name in TASKS.names():
+        t = TASKS.get(name)
+        table.add_row(name, t.group, t.family, ",".join(t.splits), t.main_metric, ", ".join(t.metric_names),
+                      f"bench data download {t.dataset}")
+    console = Console()
+    console.print(table)
+    for group, members in GROUPS.items():
+        console.print(f"group [bold]{group}[/bold]: {', '.join(members)}")
+
+
+@click.command("methods")
+@click.option("--all", "all_fields", is_flag=True, help="Show every config field's default, not just the key ones.")
+def methods_cmd(all_fields: bool) -> None:
+    """List registered training methods with their presets and defaults (change them with --set key=value)."""
+    import methods  # noqa: F401
+    from benchmark.train.plugin import describe_method
+    from benchmark.registry import METHODS
+
+    if not len(METHODS):
+        click.echo("no methods registered yet")
+    for name in METHODS.names():
+        click.echo("\n".join(describe_method(METHODS.get(name), all_fields)))

@@ -1,0 +1,44 @@
+"""``log.jsonl``: one line per ``log_every`` steps with the window's mean loss, lr, speed and extras."""
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+class TrainLog:
+    """log.jsonl writer (main rank only): one line per ``every`` steps with the window's mean loss."""
+
+    def __init__(self, path: Path, every: int, start: int, enabled: bool):
+        self.path, self.every, self.enabled = path, every, enabled
+        self.losses: list[float] = []
+        self.extras: dict[str, list[float]] = {}
+        self.t0, self.s0 = time.perf_counter(), start
+        self.lines: list[dict[str, Any]] = []
+        if enabled and path.is_file():  # a resumed run drops the lines it will write again
+            kept = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()
+                    and json.loads(ln).get("step", 0) <= start]
+            path.write_text("".join(ln + "\n" for ln in kept), encoding="utf-8")
+
+    def add(self, step: int, loss: float, extras: dict[str, float], lr: float) -> None:
+        self.losses.append(loss)
+        for k, v in extras.items():
+            self.extras.setdefault(k, []).append(v)
+        if step % self.every == 0:
+            self.flush(step, lr)
+
+    def flush(self, step: int, lr: float, **more: Any) -> None:
+        if not self.losses:
+            return
+        elapsed = time.perf_counter() - self.t0
+        line = {"step": step, "loss": float(np.mean(self.losses)), "lr": lr,
+                "steps_per_s": (step - self.s0) / max(elapsed, 1e-9), "elapsed_s": elapsed,
+                **{k: float(np.mean(v)) for k, v in self.extras.items()}, **more}
+        self.lines.append(line)
+        self.losses, self.extras = [], {}
+        if self.enabled:
+            with self.path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(line) + "\n")

@@ -1,0 +1,98 @@
+"""The architecture as a test: every import in the suite's packages runs down (or sideways) the layer order
+below, never up. Static and function-level imports alike are checked; a new package must be placed here."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("benchmark", "methods", "tasks")
+
+# Top to bottom. A module may import from its own layer and from any layer below it.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("benchmark.cli",),  # the `bench` commands: parse, call, print
+    ("benchmark.report",),  # tables, statistics, plots from the store; `bench check` re-runs through run/
+    ("benchmark.launch",),  # how run units are executed: local, Ray, SLURM
+    ("benchmark.run",),  # run units: the grid of (method, corpus, seed), evaluating a model on tasks
+    ("methods", "tasks"),  # the plugins: trainers and task adapters
+    ("benchmark.train", "benchmark.eval"),  # the engines the plugins build on
+    ("benchmark.data",),  # data root, manifest, downloads, format conversions, corpus reading
+    ("benchmark",),  # base: errors, paths, registry, results store
+)
+
+
+def layer_of(module: str) -> tuple[int, str]:
+    """(layer index, package prefix) of ``module``; the longest matching prefix wins."""
+    best: tuple[int, str] | None = None
+    for i, prefixes in enumerate(LAYERS):
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and (best is None or len(p) > len(best[1])):
+                best = (i, p)
+    if best is None:
+        raise AssertionError(f"{module} is in no layer: add its package to LAYERS in {__file__}")
+    return best
+
+
+def module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def suite_imports(path: Path) -> list[tuple[int, str]]:
+    """(line, imported module) for every import of the suite's own packages in ``path``."""
+    out = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+        if isinstance(node, ast.Import):
+            out += [(node.lineno, a.name) for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append((node.lineno, node.module))
+    return [(line, m) for line, m in out if m.split(".")[0] in PACKAGES]
+
+
+def all_modules() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py"))
+
+
+@pytest.mark.parametrize("path", all_modules(), ids=lambda p: str(p.relative_to(ROOT)))
+def test_imports_never_go_up_a_layer(path):
+    mine, my_pkg = layer_of(module_name(path))
+    upward = [f"{path.relative_to(ROOT)}:{line} imports {m} ({layer_of(m)[1]} is above {my_pkg})"
+              for line, m in suite_imports(path) if layer_of(m)[0] < mine]
+    assert not upward, "\n".join(upward)
+
+
+def test_packages_of_one_layer_do_not_import_each_other_both_ways():
+    edges: set[tuple[str, str]] = set()
+    for path in all_modules():
+        src = layer_of(module_name(path))[1]
+        edges |= {(src, dst) for _, m in suite_imports(path) if (dst := layer_of(m)[1]) != src}
+    cycles = sorted({tuple(sorted(e)) for e in edges if (e[1], e[0]) in edges})
+    assert not cycles, f"packages importing each other: {cycles}"
+
+
+def test_the_layer_order_catches_an_upward_import():
+    assert layer_of("benchmark.eval.pooling")[0] > layer_of("methods.bertflow")[0]
+    assert layer_of("benchmark.results")[1] == "benchmark" and layer_of("benchmark.run.grid")[1] == "benchmark.run"
+
+
+def test_no_module_imports_itself_through_others():
+    """No import cycle between modules (such as a report page and the report builder importing each other)."""
+    names = {module_name(p): p for p in all_modules()}
+    graph = {m: {i for _, i in suite_imports(p) if i in names and i != m} for m, p in names.items()}
+    cycles, state = [], {}
+
+    def visit(m: str, stack: list[str]) -> None:
+        state[m] = "open"
+        for n in sorted(graph[m]):
+            if state.get(n) == "open":
+                cycles.append(" -> ".join(stack[stack.index(n):] + [n]))
+            elif n not in state:
+                visit(n, stack + [n])
+        state[m] = "done"
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m, [m])
+    assert not cycles, "\n".join(cycles)

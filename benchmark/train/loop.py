@@ -103,12 +103,21 @@ def _guard(method: str, step: int, loss: float, grad_norm: float | None, cfg: Tr
             f"Lower lr (--set lr=...), set amp=off, or check the corpus for degenerate lines.")
 
 
-def _corpus_fingerprint(texts: Sequence[str]) -> str:
+def _prepare(method: Method, cfg: TrainConfig, corpus: Sequence[Any], min_examples: int) -> list[Any]:
+    """Sentences: cleaned here, then filtered by the method; labeled examples: the method's own checks."""
+    if method.data_kind == "labeled":
+        return method.prepare_examples(cfg, list(corpus), min_examples)
+    return prepare_corpus(method.filter_corpus(cfg, prepare_corpus(corpus, cfg, 1)), cfg, min_examples)
+
+
+def _corpus_fingerprint(examples: Sequence[Any]) -> str:
+    """sha256 of the examples in order (labeled examples as JSON)."""
     import hashlib
 
     h = hashlib.sha256()
-    for t in texts:
-        h.update(t.encode("utf-8", "surrogatepass") + b"\n")
+    for t in examples:
+        line = t if isinstance(t, str) else json.dumps(t, sort_keys=True, default=str)
+        h.update(line.encode("utf-8", "surrogatepass") + b"\n")
     return h.hexdigest()
 
 
@@ -232,8 +241,7 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     dev = pick_device(device, dist)
     check_exportable(method.eval_pooling(cfg))
     out_dir = Path(out_dir)
-    texts = prepare_corpus(method.filter_corpus(cfg, prepare_corpus(corpus, cfg, 1)), cfg,
-                           method.sentences_per_step(cfg) * dist.world)
+    texts = _prepare(method, cfg, corpus, method.sentences_per_step(cfg) * dist.world)
     run_config = run_config or {"method": method.name, "config": config_to_dict(cfg), "seed": seed,
                                 "corpus_sha256": _corpus_fingerprint(texts)}
     run_hash, total = config_hash(run_config), method.total_steps(cfg, len(texts), dist.world)

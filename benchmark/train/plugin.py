@@ -13,7 +13,8 @@ import math
 from abc import ABC, abstractmethod
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, ClassVar
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -24,6 +25,20 @@ from benchmark.errors import BenchError, ConfigError
 from benchmark.eval.pooling import POOLERS, needs_all_layers
 
 PRESET_NAMES = ("paper", "official", "smoke")
+# What a method trains on: unlabeled sentences (given to it by the run grid: a task's in-domain corpus or
+# --corpus files) or labeled examples it loads itself (Method.training_data: pairs, graded pairs, NLI triplets).
+DataKind = Literal["sentences", "labeled"]
+
+
+@dataclass(frozen=True)
+class TrainingData:
+    """What one training stage trains on, and how configs and tables name it."""
+
+    label: str  # "askubuntu", "file:a.toks+b.toks", "allnli+stsb", "twitterpara:supervised"...
+    examples: list[Any]  # sentences (str) or the plugin's labeled examples
+    sha256: str  # of the examples, in order: part of the run's config hash
+    files: tuple[str, ...] = ()
+    duplicates_dropped: int = 0
 
 
 class TrainModule(nn.Module):
@@ -134,6 +149,10 @@ class Method(ABC):
     default_preset: ClassVar[str] = "paper"
     ddp_find_unused_parameters: ClassVar[bool] = False
     test_overrides: ClassVar[dict[str, Any]] = {}  # extra config for the tiny-BERT contract test
+    data_kind: ClassVar[DataKind] = "sentences"
+    # Whether another stage of a chain may start from this method's checkpoint (BERT-flow's frozen encoder +
+    # flow cannot be fine-tuned further without dropping the flow it was trained for).
+    continuable: ClassVar[bool] = True
     st_trust_remote_code: ClassVar[bool] = False  # export uses a module class outside sentence_transformers.*
 
     # --- configuration ---------------------------------------------------------------------------------
@@ -161,6 +180,17 @@ class Method(ABC):
         """Turn the step's texts into the batch that ``TrainModule.forward`` takes. All randomness (noise,
         masking, sampling) must come from ``rng``, which is seeded per (seed, step, rank): that is what makes
         resumed runs identical."""
+
+    def training_data(self, cfg: TrainConfig, task: str | None, data_root: Path, seed: int) -> TrainingData:
+        """Labeled methods (``data_kind = "labeled"``) load their examples here: the target ``task``'s labeled
+        training set, or the source their config names (NLI, STSb train). Sentence methods are handed the
+        unit's unlabeled corpus by the run grid and never get this call."""
+        raise ConfigError(f"method {self.name!r} trains on unlabeled sentences; the run grid supplies them")
+
+    def prepare_examples(self, cfg: TrainConfig, examples: list[Any], min_examples: int) -> list[Any]:
+        """Labeled methods check and clean their examples before training (sentence corpora are cleaned by
+        the loop: stripped, blank lines dropped, long lines clipped)."""
+        raise ConfigError(f"method {self.name!r} trains on unlabeled sentences, not labeled examples")
 
     def filter_corpus(self, cfg: TrainConfig, texts: list[str]) -> list[str]:
         """Method-specific corpus filtering after blank lines are dropped (default: none)."""

@@ -1,0 +1,77 @@
+"""The TSDAE paper's evaluation setups (§4, Table 2, Fig. 2) as named expansions into chains of methods.
+
+A chain is a tuple of method names trained one after the other, each stage starting from the previous stage's
+exported checkpoint (``tsdae>nli-sts``). ``--setting`` expands the methods the user named into the chains of
+the chosen setups:
+
+- ``unsupervised``: ``m`` on the target task's unlabeled sentences;
+- ``adapt-nli-first``: ``nli-sts>m`` (NLI+STSb supervised, then the target domain, unlabeled);
+- ``adapt-target-first``: ``m>nli-sts`` (target domain first, then NLI+STSb);
+- ``supervised``: the in-domain supervised upper bound, the task's own labeled data (MNRL on relevant pairs for
+  AskUbuntu, CQADupStack and SciDocs; MSE on graded pairs for TwitterPara, TSDAE paper §6), once per task;
+- ``all``: every setup above.
+With ``--labeled-sizes`` (pre-training, Fig. 2 / Table 10) each method ``m`` becomes ``m>sup`` and the plain
+backbone ``sup`` is added, for each labeled-set size.
+"""
+from __future__ import annotations
+
+from typing import Literal, get_args
+
+from benchmark.errors import ConfigError
+
+Setting = Literal["unsupervised", "adapt-nli-first", "adapt-target-first", "supervised", "all"]
+SETTINGS: tuple[str, ...] = get_args(Setting)
+NLI_STS = "nli-sts"  # the SBERT-nli-stsb recipe the domain-adaptation rows use
+# In-domain supervised method per target task (TSDAE paper §6: MNRL where relevant pairs are labeled, MSE on
+# TwitterPara's graded pairs).
+SUPERVISED_FOR_TASK: dict[str, str] = {
+    "askubuntu": "sbert-mnrl", "cqadupstack": "sbert-mnrl", "scidocs": "sbert-mnrl",
+    "twitterpara": "sbert-cosine", "stsb": "sbert-cosine",
+}
+CHAIN_SEP = ">"
+
+
+def parse_chain(spec: str) -> tuple[str, ...]:
+    """``"tsdae>nli-sts"`` -> ``("tsdae", "nli-sts")``; an empty stage is an error naming the spec."""
+    stages = tuple(s.strip() for s in spec.split(CHAIN_SEP))
+    if not all(stages):
+        raise ConfigError(f"--methods: empty stage in chain {spec!r} (write stages as a>b)")
+    return stages
+
+
+def chain_label(chain: tuple[str, ...]) -> str:
+    return CHAIN_SEP.join(chain)
+
+
+def supervised_method(task: str) -> str:
+    """The in-domain supervised method for ``task`` (its labeled data decides the loss)."""
+    if task not in SUPERVISED_FOR_TASK:
+        raise ConfigError(f"task {task!r} has no in-domain labeled training data for the supervised setups "
+                          f"(tasks with one: {', '.join(SUPERVISED_FOR_TASK)})")
+    return SUPERVISED_FOR_TASK[task]
+
+
+def expand_setting(setting: str, chains: list[tuple[str, ...]], task: str) -> list[tuple[tuple[str, ...], str]]:
+    """(chain, setting name) pairs for one target task; ``chains`` are the user's methods/chains."""
+    if setting not in SETTINGS:
+        raise ConfigError(f"--setting {setting!r} is not one of {', '.join(SETTINGS)}")
+    wanted = [s for s in SETTINGS if s != "all"] if setting == "all" else [setting]
+    out: list[tuple[tuple[str, ...], str]] = []
+    for s in wanted:
+        if s == "supervised":
+            out.append(((supervised_method(task),), s))
+            continue
+        for chain in chains:
+            if s == "unsupervised":
+                out.append((chain, s))
+            elif s == "adapt-nli-first":
+                out.append(((NLI_STS, *chain), s))
+            else:
+                out.append(((*chain, NLI_STS), s))
+    return list(dict.fromkeys(out))
+
+
+def pretraining_chains(chains: list[tuple[str, ...]], task: str) -> list[tuple[tuple[str, ...], str]]:
+    """Fig. 2: each method followed by the task's supervised stage, plus the supervised stage alone."""
+    sup = supervised_method(task)
+    return [((sup,), "pretraining")] + [((*c, sup), "pretraining") for c in chains]

@@ -39,6 +39,11 @@ def parse_chain(spec: str) -> tuple[str, ...]:
     return stages
 
 
+def expand_aliases(chain: tuple[str, ...]) -> tuple[str, ...]:
+    """The chain with every alias replaced by the stages it stands for."""
+    return tuple(stage for name in chain for stage in CHAIN_ALIASES.get(name, (name,)))
+
+
 def chain_label(chain: tuple[str, ...]) -> str:
     return CHAIN_SEP.join(chain)
 
@@ -75,3 +80,8 @@ def pretraining_chains(chains: list[tuple[str, ...]], task: str) -> list[tuple[t
     """Fig. 2: each method followed by the task's supervised stage, plus the supervised stage alone."""
     sup = supervised_method(task)
     return [((sup,), "pretraining")] + [((*c, sup), "pretraining") for c in chains]
+
+
+# Names that stand for a chain of registered stages (expanded when a chain is parsed), e.g. a recipe that is
+# two supervised stages in a row.
+CHAIN_ALIASES: dict[str, tuple[str, ...]] = {}

@@ -123,8 +123,14 @@ def print_run_table(outcome: RunOutcome) -> None:
     from benchmark.report.stats import aggregate
 
     console = Console()
-    for what, reason in outcome.skipped:
+    for what, reason in dict.fromkeys(outcome.skipped):  # a task skipped by every unit is said once
         console.print(f"[yellow]skipped {what}[/yellow]: {reason}")
+    if outcome.units:
+        trained = [n for u in outcome.units for n in u.training]
+        console.print(f"{len(outcome.units)} unit(s): {trained.count('training')} stage(s) trained, "
+                      f"{sum(n.startswith('resuming') for n in trained)} resumed, "
+                      f"{sum(n.startswith('reusing') for n in trained)} reused, "
+                      f"{sum(u.state == 'locked' for u in outcome.units)} held by another process")
     rows = list(dict.fromkeys(r for r, _ in outcome.cells))
     cols = list(dict.fromkeys(t for _, t in outcome.cells))
     table = Table(title="bench run: main score x100, mean ± std (n seeds)")

@@ -25,10 +25,21 @@ def load_corpus(task: str | None, files: Sequence[str | Path], size: int | None,
     # Exact duplicate lines are dropped (first occurrence kept): a sentence twice in one batch is a false
     # negative for the contrastive methods, and the released USEB train files are already unique.
     unique = list(dict.fromkeys(texts))
-    dropped = len(texts) - len(unique)
+    dropped, distinct = len(texts) - len(unique), len(unique)
     if size:
         unique = subsample_corpus(unique, size, label)
-    return TrainingData(label, unique, text_sha256(unique), sources, dropped)
+    return TrainingData(label, unique, text_sha256(unique), sources, dropped, distinct if size else None)
+
+
+def corpus_note(corpus: TrainingData) -> str | None:
+    """``corpus a.toks: 42,200 lines -> 38,775 unique -> 128 sampled``, when lines were dropped or sampled."""
+    distinct = corpus.sampled_from or len(corpus.examples)
+    if not corpus.duplicates_dropped and corpus.sampled_from is None:
+        return None
+    note = f"corpus {corpus.label}: {distinct + corpus.duplicates_dropped:,} lines -> {distinct:,} unique"
+    if corpus.sampled_from is not None:
+        note += f" -> {len(corpus.examples):,} sampled (--corpus-size)"
+    return note
 
 
 def text_sha256(texts: Sequence[str]) -> str:

@@ -18,7 +18,7 @@ from typing import Any
 
 from benchmark.errors import ConfigError, MissingDataError
 from benchmark.results import run_id
-from benchmark.run.corpus import load_corpus
+from benchmark.run.corpus import corpus_note, load_corpus
 from benchmark.run.settings import chain_label, expand_aliases, expand_setting, parse_chain, pretraining_chains
 from benchmark.train.config import config_to_dict, parse_overrides
 from benchmark.train.loop import check_trainable
@@ -220,9 +220,9 @@ def _plan_task(plan: Plan, task: str, chains: list[tuple[tuple[str, ...], str | 
                     raise
                 plan.skipped.append((f"train on {task}", str(e)))
                 return
-            if corpus.duplicates_dropped:
-                plan.notes.append(f"corpus {corpus.label}: {len(corpus.examples) + corpus.duplicates_dropped:,} "
-                                  f"lines -> {len(corpus.examples):,} unique (exact duplicates dropped)")
+            note = corpus_note(corpus)
+            if note and note not in plan.notes:
+                plan.notes.append(note)
         for size in opts.labeled_sizes or (None,):
             for seed in range(opts.seeds):
                 plan.units.append(build_unit(chain, setting, size, seed, task, corpus, evals, opts, data_root))

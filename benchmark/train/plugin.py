@@ -39,6 +39,7 @@ class TrainingData:
     sha256: str  # of the examples, in order: part of the run's config hash
     files: tuple[str, ...] = ()
     duplicates_dropped: int = 0
+    sampled_from: int | None = None  # distinct examples before a fixed-size subsample (--corpus-size)
 
 
 class TrainModule(nn.Module):

@@ -64,7 +64,7 @@ def test_dry_run_prints_the_plan_and_trains_nothing(tiny_bert_dir, corpus_file, 
                                             "simcse,mlm>simcse,base", "--seeds", "2", "--dry-run"))
     assert result.exit_code == 0, result.output
     assert "4 unit(s), 1 baseline(s)" in result.output and "mlm>simcse" in result.output
-    assert "80 lines -> 40 unique" in result.output  # the de-duplication is said before any work
+    assert "corpus file:corpus.txt: 80 lines -> 40 unique" in result.output  # said before any work
     assert not results.exists()
 
 

@@ -135,7 +135,12 @@ class BM25Index:
         if not keep:
             return cls(sp.csr_matrix((len(docs), 0), dtype=np.float64), {}, 0, 0.0)
         model = bm25s.BM25(k1=config.k1, b=config.b, method=config.method, dtype="float64")
-        model.index([docs[i] for i in keep], show_progress=False)
+        # Our own vocabulary, in sorted term order: bm25s would number terms in the iteration order of a Python
+        # set, which changes with PYTHONHASHSEED, and a query's score sums its terms in column order, so the
+        # last bits of a score (and the ranks of near-ties) would change from run to run.
+        vocab_in_order = {t: i for i, t in enumerate(sorted({t for i in keep for t in docs[i]}))}
+        ids = [[vocab_in_order[t] for t in docs[i]] for i in keep]
+        model.index((ids, vocab_in_order), show_progress=False)
         data, indices, indptr = model.scores["data"], model.scores["indices"], model.scores["indptr"]
         n_vocab = len(indptr) - 1
         # bm25s stores (doc, term) as a CSC matrix: one column per term

@@ -221,3 +221,33 @@ def test_real_twitterpara_and_sts(real_data, preset):
         gold = np.concatenate([ps.gold for ps in sts.values()])
         assert ev.scores["spearman"] == pytest.approx(spearmanr(ref, gold).statistic, abs=1e-6), name
         assert 0.3 < ev.scores["spearman"] < 0.8, name
+
+
+HASH_SEED_SCRIPT = """
+import sys, numpy as np
+from benchmark.eval.bm25 import BM25Scorer
+words = [f"w{i}" for i in range(60)] + ["running", "runs", "cats", "cat", "the", "dog's"]
+rng = np.random.default_rng(0)
+texts = [" ".join(rng.choice(words, size=int(rng.integers(3, 12)))) for _ in range(300)]
+scorer = BM25Scorer(sys.argv[1])
+scorer.prepare(texts)
+pairs = scorer.pairs(texts[:150], texts[150:])
+top, idx = scorer.search(texts[:20], texts, 10)
+sys.stdout.write(pairs.tobytes().hex() + top.tobytes().hex() + idx.tobytes().hex())
+"""
+
+
+@pytest.mark.parametrize("preset", ["elasticsearch", "anserini"])
+def test_scores_do_not_depend_on_the_hash_seed(preset):
+    """Bit-identical scores under two PYTHONHASHSEED values (term numbering once followed set iteration order)."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", HASH_SEED_SCRIPT, preset], env=env, capture_output=True,
+                              text=True, timeout=120, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] and outputs[0] == outputs[1]

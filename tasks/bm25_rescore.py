@@ -106,6 +106,9 @@ class RescoreScorer:
     def prepare(self, texts: Sequence[str]) -> None:
         """Nothing: the wrapper prepares BM25 and the dense scorer itself."""
 
+    def use_collection(self, name: str, texts: Sequence[str]) -> None:
+        """Nothing: each wrapped split gets a BM25 scorer prepared on its own texts."""
+
     def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         raise BenchError("BM25 rescoring ranks candidates; pair tasks are not supported")
 

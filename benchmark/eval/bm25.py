@@ -19,7 +19,9 @@ is a regex approximation of the UAX#29 ``StandardTokenizer`` (words join across 
 ~40 tokens), which bm25s does not emulate.
 
 Corpus statistics: ``rerank`` and ``pairs`` use the unique texts given to ``prepare`` (every text of the task
-split); ``search`` indexes the corpus it searches, as a search engine would. ``describe()`` says which.
+split), or those given to ``use_collection`` where a task scores independent datasets (TwitterPara's Twitter URL
+and PIT-2015, each indexed separately); ``search`` indexes the corpus it searches, as a search engine would.
+``describe()`` says which, with the size of each collection.
 """
 from __future__ import annotations
 
@@ -70,6 +72,11 @@ PRESETS: dict[str, BM25Config] = {
 # `bench eval --model NAME` values that mean BM25, and the preset each selects.
 MODEL_NAMES: dict[str, str] = {"bm25": "elasticsearch", "bm25-elasticsearch": "elasticsearch",
                                "bm25-anserini": "anserini"}
+
+
+# What a run config records about where the statistics come from (part of the run id: a change re-runs BM25).
+STATISTICS = ("rerank/pairs: the unique texts of the task split, each dataset separately where a task has "
+              "independent datasets (TwitterPara); search: the searched corpus")
 
 
 def get_preset(name: str) -> BM25Config:
@@ -179,6 +186,8 @@ class BM25Scorer:
         self._tokens: list[list[str]] = []
         self._index: BM25Index | None = None
         self._added_after_prepare = 0
+        self._collection_name: str | None = None  # set by use_collection: the dataset being scored
+        self._collections: dict[str, dict] = {}  # statistics of each named collection since prepare
         self._search_key: tuple | None = None
         self._search_index: BM25Index | None = None
         self._search_columns: sp.csc_matrix | None = None
@@ -188,12 +197,23 @@ class BM25Scorer:
     def prepare(self, texts: Sequence[str]) -> None:
         """Take the task's texts as the collection for ``rerank``/``pairs`` (indexed on first use: a retrieval
         task only searches, with statistics from its corpus)."""
+        self._collection_name = None
+        self._collections = {}
+        self._set_collection(texts)
+        self._search_stats = []
+
+    def use_collection(self, name: str, texts: Sequence[str]) -> None:
+        """Statistics for the following ``rerank``/``pairs`` calls from ``texts`` alone (one dataset of a task
+        made of several, each indexed separately); recorded under ``name`` in :meth:`describe`."""
+        self._collection_name = name
+        self._set_collection(texts)
+
+    def _set_collection(self, texts: Sequence[str]) -> None:
         unique = list(dict.fromkeys(texts))
         self._rows = {t: i for i, t in enumerate(unique)}
         self._tokens = []
         self._index = None
         self._added_after_prepare = 0
-        self._search_stats = []
 
     def _doc_rows(self, texts: Sequence[str]) -> np.ndarray:
         """Index rows of ``texts``; texts not given to ``prepare`` join the collection (and its statistics)."""
@@ -205,6 +225,9 @@ class BM25Scorer:
             texts_in_order = list(self._rows)  # dicts keep insertion order = row order
             self._tokens.extend(self.analyzer(t) for t in texts_in_order[len(self._tokens) :])
             self._index = BM25Index.build(self._tokens, self.config)
+            if self._collection_name is not None:
+                self._collections[self._collection_name] = {"added_after_prepare": self._added_after_prepare,
+                                                            **self._index.stats()}
         return np.fromiter((self._rows[t] for t in texts), dtype=np.int64, count=len(texts))
 
     def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
@@ -271,7 +294,10 @@ class BM25Scorer:
         if self.config.method == "lucene":
             info["formula"] = "idf * tf / (tf + k1 * (1 - b + b * dl / avgdl)), idf = log(1 + (N - df + 0.5) / (df + 0.5))"
         stats: dict = {}
-        if self._index is not None:
+        if self._collections:
+            stats["rerank_pairs"] = {"source": "each dataset of the task split indexed separately (its unique texts)",
+                                     "collections": dict(self._collections)}
+        elif self._index is not None:
             stats["rerank_pairs"] = {"source": "unique texts of the task split (prepare)",
                                      "added_after_prepare": self._added_after_prepare, **self._index.stats()}
         if self._search_stats:
@@ -286,6 +312,5 @@ def bm25_method(model: str) -> tuple[BM25Scorer, dict, dict]:
     scorer = BM25Scorer(MODEL_NAMES[model])
     params = {k: v for k, v in asdict(scorer.config).items() if k != "stopwords"}
     method = {"name": "bm25", "base_model": model, "preset": scorer.config.preset}
-    config = {**method, **params, "analyzer": scorer.analyzer.describe(),
-              "corpus_statistics": "rerank/pairs: the unique texts of the task split; search: the searched corpus"}
+    config = {**method, **params, "analyzer": scorer.analyzer.describe(), "corpus_statistics": STATISTICS}
     return scorer, method, config

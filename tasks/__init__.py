@@ -12,7 +12,7 @@ from tasks import cqadupstack  # noqa: F401,E402
 from tasks import scidocs  # noqa: F401,E402
 from tasks import sts  # noqa: F401,E402  (sts12..sts16, stsb, sickr)
 from tasks import beir  # noqa: F401,E402  (quora)
-from tasks import bm25_rescore  # noqa: F401,E402  (bm25+<task> for every ranking task)
+from tasks import bm25_rescore  # noqa: F401,E402  (bm25[-anserini|-pyserini]+<task> for every ranking task)
 
 # Groups expand on the command line: `--tasks useb` = the TSDAE paper's four tasks.
 GROUPS: dict[str, tuple[str, ...]] = {

@@ -69,9 +69,11 @@ PRESETS: dict[str, BM25Config] = {
     "anserini": BM25Config("anserini", k1=0.9, b=0.4, stopwords=LUCENE_ENGLISH_STOPWORDS, stemmer="porter",
                            possessive=True),
 }
-# `bench eval --model NAME` values that mean BM25, and the preset each selects.
+# `bench eval --model NAME` values that mean BM25, and the preset each selects ("pyserini": a real Lucene index
+# through Pyserini, benchmark/eval/lucene.py, the reference for "anserini"; needs the `pyserini` extra).
 MODEL_NAMES: dict[str, str] = {"bm25": "elasticsearch", "bm25-elasticsearch": "elasticsearch",
-                               "bm25-anserini": "anserini"}
+                               "bm25-anserini": "anserini", "bm25-pyserini": "pyserini"}
+LUCENE_PRESET = "pyserini"
 
 
 # What a run config records about where the statistics come from (part of the run id: a change re-runs BM25).
@@ -82,7 +84,8 @@ STATISTICS = ("rerank/pairs: the unique texts of the task split, each dataset se
 def get_preset(name: str) -> BM25Config:
     """The preset called ``name``; an unknown name is a :class:`ConfigError` listing the known ones."""
     if name not in PRESETS:
-        raise ConfigError(f"unknown BM25 preset {name!r} (known: {', '.join(PRESETS)})")
+        hint = " (Lucene through Pyserini: LuceneScorer / make_bm25_scorer)" if name == LUCENE_PRESET else ""
+        raise ConfigError(f"unknown BM25 preset {name!r} (known: {', '.join(PRESETS)}){hint}")
     return PRESETS[name]
 
 
@@ -307,8 +310,24 @@ class BM25Scorer:
         return info
 
 
+def make_bm25_scorer(preset: str):
+    """A BM25 scorer for ``preset``: bm25s for the ``PRESETS``, Lucene through Pyserini for ``pyserini``."""
+    if preset == LUCENE_PRESET:
+        from benchmark.eval.lucene import LuceneScorer
+
+        return LuceneScorer()
+    return BM25Scorer(preset)
+
+
 def bm25_method(model: str) -> tuple[BM25Scorer, dict, dict]:
     """Scorer, method record and config for ``bench eval --model <model>`` where ``model`` names BM25."""
+    if MODEL_NAMES[model] == LUCENE_PRESET:
+        from benchmark.eval.lucene import ANALYZER, LuceneScorer
+
+        lucene = LuceneScorer()
+        method = {"name": "bm25", "base_model": model, "preset": LUCENE_PRESET}
+        return lucene, method, {**method, "k1": lucene.k1, "b": lucene.b, "analyzer": ANALYZER,
+                                "implementation": "pyserini", "corpus_statistics": STATISTICS}
     scorer = BM25Scorer(MODEL_NAMES[model])
     params = {k: v for k, v in asdict(scorer.config).items() if k != "stopwords"}
     method = {"name": "bm25", "base_model": model, "preset": scorer.config.preset}

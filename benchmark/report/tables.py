@@ -57,9 +57,9 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
     # USEB protocol vs MTEB's version of the same data (the `protocols` table)
     _metric("twitterpara.turl.mteb", "TURL (MTEB)", "mteb:TwitterURLCorpus", "max_ap", "TwitterP."),
     _metric("twitterpara.pit.mteb", "PIT (MTEB)", "mteb:TwitterSemEval2015", "max_ap", "TwitterP."),
-    _metric("askubuntu.mteb", "AskU. (MTEB)", "mteb:AskUbuntuDupQuestions", "map_at_1000", "AskU."),
-    _metric("scidocs.mteb", "SciDocs (MTEB)", "mteb:SciDocsRR", "map_at_1000", "SciDocs"),
-    _metric("cqadupstack.mteb", "CQADup. (MTEB)", "mteb:CQADupstackRetrieval", "ndcg_at_10", "CQADup."),
+    _metric("askubuntu.mteb", "AskU. (MTEB)", "mteb:AskUbuntuDupQuestions", "map_at_1000"),
+    _metric("scidocs.mteb", "SciDocs (MTEB)", "mteb:SciDocsRR", "map_at_1000"),
+    _metric("cqadupstack.mteb", "CQADup. (MTEB)", "mteb:CQADupstackRetrieval", "ndcg_at_10"),
 )}
 
 

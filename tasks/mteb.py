@@ -105,6 +105,13 @@ class MtebTask(Task):
     def train_files(self) -> list[str]:
         return []  # MTEB tasks carry no unlabeled training corpus here: train with `--corpus FILE`
 
+    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None) -> list[str]:
+        """Only ``corpus_file``: an MTEB task is an evaluation here (use it in `--eval-tasks`, or pass `--corpus`)."""
+        if corpus_file is None:
+            raise BenchError(f"{self.name} has no unlabeled training corpus: evaluate it with `--eval-tasks "
+                             f"{self.name}` or train on `--corpus FILE`")
+        return super().train_corpus(data_root, corpus_file)
+
     def data_sha256(self, data_root: str | Path, split: str) -> str:
         """The local files' hash, or a hash of the pinned hub dataset revision."""
         if self.local:

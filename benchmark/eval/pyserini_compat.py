@@ -14,6 +14,9 @@ and models, which the suite never asks for (it indexes its own texts in a tempor
 3. **The OpenAI client.** ``pyserini.search.lucene`` imports ``pyserini.encode``, whose ``_openai`` module builds an
    ``openai.OpenAI`` client at import time and raises without an API key. The client is never used for BM25 (and
    constructing it sends nothing), so a placeholder key is set for that import only and the environment restored.
+4. **Logging.** ``pyserini.search._base`` calls ``logging.basicConfig`` at import time, which gives the root logger
+   a handler: libraries that log at DEBUG on their own loggers (bm25s does) would then print to the console. The
+   root logger's handlers and level are put back as they were after the import.
 """
 from __future__ import annotations
 
@@ -59,6 +62,20 @@ def _env(**values: str) -> Iterator[None]:
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+@contextlib.contextmanager
+def _root_logging_kept() -> Iterator[None]:
+    """Undo a ``logging.basicConfig`` made inside the block (workaround 4)."""
+    import logging
+
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    try:
+        yield
+    finally:
+        root.handlers[:] = handlers
+        root.setLevel(level)
 
 
 def _java_home() -> str:
@@ -115,7 +132,7 @@ def load_pyserini() -> Pyserini:
     try:
         java = _start_jvm(jar)
         # Workaround 3: a placeholder key for the OpenAI client built at import time (never used, nothing sent).
-        with _env(OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY") or "unused-by-usebench"):
+        with _env(OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY") or "unused-by-usebench"), _root_logging_kept():
             from pyserini.index.lucene import LuceneIndexer, LuceneIndexReader
             from pyserini.pyclass import autoclass
             from pyserini.search.lucene import LuceneSearcher

@@ -134,3 +134,13 @@ def test_plain_mteb_evaluate_runs_our_checkpoint(tiny_bert_dir):
     b = model.model.encode(list(row["sentence2"]))
     cos = np.einsum("nd,nd->n", a, b) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
     assert scores["cosine_ap"] == pytest.approx(average_precision_score(row["labels"], cos), abs=1e-6)
+
+
+@needs_mteb
+def test_training_on_an_mteb_task_needs_a_corpus_file(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("one\ntwo\n", encoding="utf-8")
+    task = TASKS.get("mteb:TwitterURLCorpus")
+    with pytest.raises(BenchError, match="--eval-tasks"):
+        task.train_corpus(tmp_path)
+    assert task.train_corpus(tmp_path, corpus) == ["one", "two"]

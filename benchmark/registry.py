@@ -26,6 +26,10 @@ class Registry(Generic[T]):
         # object for). Resolved at lookup, so it does not matter whether a wrapper or a base name came first.
         self._wrappers: dict[str, Callable[[T], T | None]] = {}
         self._wrapped: dict[str, T] = {}  # built wrappers, so a name always maps to the same object
+        # Resolver families: "<prefix><anything>" is whatever ``resolve(anything)`` returns (names of an external
+        # registry, e.g. `mteb:<TaskName>`); ``resolve`` raises UnknownNameError (with its own did-you-mean) for
+        # names it does not know. Such names are not listed by ``names()``: there can be thousands.
+        self._resolvers: dict[str, Callable[[str], T]] = {}
 
     def register(self, name: str) -> Callable[[T], T]:
         """Decorator: enrol ``obj`` under ``name``; a second use of the same name is an error."""
@@ -37,7 +41,7 @@ class Registry(Generic[T]):
         return decorator
 
     def add(self, name: str, obj: T) -> None:
-        if name in self._items or any(name.startswith(p) for p in self._wrappers):
+        if name in self._items or any(name.startswith(p) for p in (*self._wrappers, *self._resolvers)):
             raise BenchError(f"{self.kind} {name!r} is registered twice")
         self._items[name] = obj
 
@@ -47,6 +51,21 @@ class Registry(Generic[T]):
         if prefix in self._wrappers:
             raise BenchError(f"{self.kind} wrapper {prefix!r} is registered twice")
         self._wrappers[prefix] = build
+
+    def add_resolver(self, prefix: str, resolve: Callable[[str], T]) -> None:
+        """Enrol every ``<prefix><rest>`` as ``resolve(rest)`` (built once per name, at first lookup)."""
+        if prefix in self._resolvers or prefix in self._wrappers:
+            raise BenchError(f"{self.kind} prefix {prefix!r} is registered twice")
+        self._resolvers[prefix] = resolve
+
+    def _resolve(self, name: str) -> T | None:
+        """The object of a resolver name; None when no resolver prefix matches (unknown names raise)."""
+        for prefix, resolve in self._resolvers.items():
+            if name.startswith(prefix):
+                if name not in self._wrapped:
+                    self._wrapped[name] = resolve(name[len(prefix):])
+                return self._wrapped[name]
+        return None
 
     def _wrap(self, name: str) -> T | None:
         if name in self._wrapped:
@@ -61,6 +80,9 @@ class Registry(Generic[T]):
     def get(self, name: str) -> T:
         if name in self._items:
             return self._items[name]
+        resolved = self._resolve(name)
+        if resolved is not None:
+            return resolved
         wrapped = self._wrap(name)
         if wrapped is None:
             raise UnknownNameError(self.unknown_message(name))
@@ -76,7 +98,14 @@ class Registry(Generic[T]):
         return sorted([*self._items, *wrapped])
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and (name in self._items or self._wrap(name) is not None)
+        if not isinstance(name, str):
+            return False
+        if any(name.startswith(p) for p in self._resolvers):
+            try:
+                return self._resolve(name) is not None
+            except UnknownNameError:
+                return False
+        return name in self._items or self._wrap(name) is not None
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.names())

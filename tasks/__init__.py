@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from benchmark.data.manager import TaskFiles
 from benchmark.errors import BenchError
-from benchmark.registry import TASKS
+from benchmark.registry import TASKS, UnknownNameError
 
 # Enrolment: one line per adapter module.
 from tasks import twitterpara  # noqa: F401,E402
@@ -12,12 +12,25 @@ from tasks import cqadupstack  # noqa: F401,E402
 from tasks import scidocs  # noqa: F401,E402
 from tasks import sts  # noqa: F401,E402  (sts12..sts16, stsb, sickr)
 from tasks import beir  # noqa: F401,E402  (quora)
-from tasks import bm25_rescore  # noqa: F401,E402  (bm25+<task> for every ranking task)
+from tasks import bm25_rescore  # noqa: F401,E402  (bm25[-anserini|-pyserini]+<task> for every ranking task)
+from tasks import mteb  # noqa: F401,E402  (mteb:<TaskName>, MTEB's own task classes; the `mteb` extra)
 
 # Groups expand on the command line: `--tasks useb` = the TSDAE paper's four tasks.
 GROUPS: dict[str, tuple[str, ...]] = {
     "useb": ("askubuntu", "cqadupstack", "twitterpara", "scidocs"),
     "sts": ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"),
+    # DenoSent (Wang et al. 2024), Fig. 3: MTEB re-ranking and retrieval tasks
+    "mteb-denosent-rr": tuple(f"mteb:{n}" for n in (
+        "AskUbuntuDupQuestions", "MindSmallReranking", "SciDocsRR", "StackOverflowDupQuestions", "QuoraRetrieval")),
+    # DenoSent, Table 2: MTEB classification (English subsets)
+    "mteb-denosent-clf": tuple(f"mteb:{n}" for n in (
+        "AmazonCounterfactualClassification", "AmazonReviewsClassification", "Banking77Classification",
+        "EmotionClassification", "MassiveIntentClassification", "MassiveScenarioClassification",
+        "MTOPDomainClassification", "MTOPIntentClassification", "ToxicConversationsClassification",
+        "TweetSentimentExtractionClassification")),
+    # The protocols table: MTEB's versions of the USEB data, built from the local files where we have them
+    "mteb-useb": ("mteb:AskUbuntuDupQuestions", "mteb:CQADupstackRetrieval", "mteb:TwitterURLCorpus",
+                  "mteb:TwitterSemEval2015", "mteb:SciDocsRR"),
 }
 
 
@@ -41,10 +54,13 @@ def expand_tasks(spec: str) -> list[str]:
             continue
         members = GROUPS.get(part, (part,))
         for name in members:
-            if name not in TASKS and part not in GROUPS:
-                close = TASKS.unknown_message(name)
-                raise BenchError(close + f"; groups: {', '.join(GROUPS)}")
-            if name in TASKS and name not in names:
+            try:
+                TASKS.get(name)  # a resolver name (mteb:...) raises its own error: unknown, or extra missing
+            except UnknownNameError as e:
+                if part in GROUPS:
+                    continue  # a group member whose plugin is not enrolled
+                raise BenchError(f"{e}; groups: {', '.join(GROUPS)}") from None
+            if name not in names:
                 names.append(name)
     if not names:
         raise BenchError(f"no task selected by {spec!r}")

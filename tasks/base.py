@@ -17,7 +17,7 @@ from benchmark.errors import BenchError, DataFormatError, MissingDataError
 from benchmark.eval.scorer import Scorer
 
 Split = Literal["dev", "test"]
-Family = Literal["rerank", "retrieval", "pairs"]
+Family = Literal["rerank", "retrieval", "pairs", "classification"]  # classification: MTEB tasks only
 
 
 class Task(ABC):

@@ -5,6 +5,10 @@ Data (Thakur et al. 2021, BEIR; `beir/<name>/` as the public BEIR zips unpack):
 - ``queries.jsonl``: ``{"_id": str, "text": str}``;
 - ``qrels/<split>.tsv``: header ``query-id\\tcorpus-id\\tscore``, then one integer judgement a line.
 
+Loading: BEIR's ``GenericDataLoader`` where the `beir` extra is installed, else our reader (same data, checked in
+tests; it also reports malformed input by file and line). Search: our exact backends (tie-exact, faster than
+BEIR's ``DenseRetrievalExactSearch``, whose top-k a test holds equal to ours).
+
 Protocol (beir ``GenericDataLoader`` + ``EvaluateRetrieval.evaluate``): only queries with judgements in the
 split are evaluated; a document's text is ``(title + " " + text).strip()`` as BEIR's dense models encode it; a
 query's own id is dropped from its results (``ignore_identical_ids=True``, which matters for Quora, whose queries
@@ -14,6 +18,7 @@ top 100 after the exclusion (BEIR hands it 1000; no metric here looks past rank 
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -103,6 +108,15 @@ def exclude_and_cut(query_ids, doc_ids, scores: np.ndarray, indices: np.ndarray,
     return run
 
 
+def _beir_read_everything(data: BeirData, corpus_path: Path, queries_path: Path, qrels_path: Path) -> bool:
+    """Whether BEIR's loader took every corpus line as a distinct document with an id, and the qrels have the
+    BEIR header (what it does not check)."""
+    n_lines = sum(1 for line in read_lines(corpus_path) if line.strip())
+    header = next(iter(read_lines(qrels_path)), "")
+    return n_lines == len(data.doc_ids) and None not in data.doc_ids and header == QRELS_HEADER \
+        and None not in data.query_ids
+
+
 class BeirTask(Task):
     """A BEIR dataset under ``beir/<beir_name>/``: dense or lexical retrieval over the whole corpus."""
 
@@ -127,7 +141,33 @@ class BeirTask(Task):
         return list(dict.fromkeys(doc_text(r) for r in read_jsonl(path, ("_id", "text"), ("title",))))
 
     def load(self, split: str, data_root: str | Path) -> BeirData:
-        corpus_path, queries_path, qrels_path = self.require(data_root, split)
+        """The split read by BEIR's own ``GenericDataLoader`` (the `beir` extra), else by our reader, which gives
+        the same data (a test holds the two equal) and is also what names the file and line of malformed input."""
+        paths = self.require(data_root, split)
+        if importlib.util.find_spec("beir") is None:
+            return self._load_ours(*paths)
+        try:
+            data = self._load_beir(split, *paths)
+        except Exception:  # noqa: BLE001  BEIR's loader names no line: let our reader say what is wrong where
+            self._load_ours(*paths)
+            raise
+        if not _beir_read_everything(data, *paths):
+            # BEIR's loader silently merges repeated ids, keys a line without "_id" as None and skips the qrels
+            # header unread: our reader names the file and line of such input.
+            return self._load_ours(*paths)
+        return data
+
+    def _load_beir(self, split: str, corpus_path: Path, queries_path: Path, qrels_path: Path) -> BeirData:
+        from beir.datasets.data_loader import GenericDataLoader
+
+        # files() lays the split out as BEIR does: <folder>/{corpus.jsonl, queries.jsonl, qrels/<split>.tsv}
+        corpus, queries, qrels = GenericDataLoader(data_folder=str(corpus_path.parent)).load(split=split)
+        qids = tuple(qrels)  # judged queries in qrels file order, as BEIR evaluates them
+        docs = [{"title": d.get("title") or "", "text": d.get("text") or ""} for d in corpus.values()]
+        return BeirData(qids, tuple(queries[q] for q in qids), tuple(corpus), tuple(doc_text(d) for d in docs),
+                        {q: dict(rel) for q, rel in qrels.items()})
+
+    def _load_ours(self, corpus_path: Path, queries_path: Path, qrels_path: Path) -> BeirData:
         corpus = read_jsonl(corpus_path, ("_id", "text"), ("title",))
         doc_ids = unique_ids(corpus_path, corpus)
         queries = read_jsonl(queries_path, ("_id", "text"))

@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from benchmark.eval.bm25 import BM25Scorer
+from benchmark.eval.bm25 import BM25Scorer, make_bm25_scorer
 from benchmark.errors import BenchError
 from benchmark.registry import TASKS
 from benchmark.eval.scorer import DenseScorer, Scorer
@@ -93,7 +93,7 @@ class _SearchCache:
 class RescoreScorer:
     """``norm(bm25) + alpha * norm(dense)`` over BM25's top-k, as a Scorer for ranking tasks."""
 
-    def __init__(self, bm25: BM25Scorer, dense: Scorer, top_k: int):
+    def __init__(self, bm25: BM25Scorer | Scorer, dense: Scorer, top_k: int):
         self.bm25, self.dense, self.top_k = bm25, dense, top_k
         self.name = f"{bm25.name}+{dense.name}"
         self.alpha, self.normalisation = 0.0, "none"
@@ -105,6 +105,9 @@ class RescoreScorer:
 
     def prepare(self, texts: Sequence[str]) -> None:
         """Nothing: the wrapper prepares BM25 and the dense scorer itself."""
+
+    def use_collection(self, name: str, texts: Sequence[str]) -> None:
+        """Nothing: each wrapped split gets a BM25 scorer prepared on its own texts."""
 
     def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         raise BenchError("BM25 rescoring ranks candidates; pair tasks are not supported")
@@ -186,7 +189,7 @@ class BM25Rescore(Task):
         self.inner, self.config = inner, config or RescoreConfig()
         if self.config.default_alpha not in self.config.alphas:
             raise BenchError(f"default alpha {self.config.default_alpha} is not in the grid {self.config.alphas}")
-        self.name = f"bm25+{inner.name}"
+        self.name = f"{PREFIXES[self.config.preset]}{inner.name}"
         self.group, self.family, self.dataset = inner.group, inner.family, inner.dataset
         self.main_metric, self.metric_names, self.splits = inner.main_metric, inner.metric_names, inner.splits
         c = self.config
@@ -227,7 +230,7 @@ class BM25Rescore(Task):
             if part == "dev" and data.dev is data.main:
                 run.metrics.update({("dev", n, a): m for (p, n, a), m in run.metrics.items() if p == "main"})
                 continue
-            bm25 = BM25Scorer(self.config.preset)
+            bm25 = make_bm25_scorer(self.config.preset)
             bm25.prepare(self.inner.texts(part_data))
             combo = RescoreScorer(bm25, scorer, self.config.top_k)
             for how in self.config.normalisations:
@@ -269,10 +272,19 @@ class BM25Rescore(Task):
         return self.inner.n_queries(data.main)
 
 
-def rescore_wrapper(task: Task) -> BM25Rescore | None:
-    """``bm25+<task>`` for a ranking task (re-ranking or retrieval); None for the others (pairs, wrappers)."""
-    return BM25Rescore(task) if task.family in RANKING_FAMILIES else None
+def rescore_wrapper(preset: str):
+    """The builder of ``<prefix><task>`` for a ranking task (re-ranking or retrieval) with BM25 ``preset``;
+    it returns None for the others (pairs, wrappers)."""
+
+    def build(task: Task) -> BM25Rescore | None:
+        return BM25Rescore(task, RescoreConfig(preset=preset)) if task.family in RANKING_FAMILIES else None
+
+    return build
 
 
-# bm25+<task> exists for every ranking task, whenever that task is enrolled (resolved at lookup).
-TASKS.add_wrapper("bm25+", rescore_wrapper)
+# The BM25 each wrapper rescores: bm25+ the TSDAE paper's (Elasticsearch), bm25-anserini+ our Pyserini-default
+# emulation, bm25-pyserini+ Lucene itself (the thesis's BM25; needs the `pyserini` extra).
+PREFIXES: dict[str, str] = {"elasticsearch": "bm25+", "anserini": "bm25-anserini+", "pyserini": "bm25-pyserini+"}
+# Each exists for every ranking task, whenever that task is enrolled (resolved at lookup).
+for _preset, _prefix in PREFIXES.items():
+    TASKS.add_wrapper(_prefix, rescore_wrapper(_preset))

@@ -68,9 +68,19 @@ def pair_texts(sets: Mapping[str, PairSet]) -> list[str]:
     return [t for ps in sets.values() for t in (*ps.s1, *ps.s2)]
 
 
-def score_pairs(sets: Mapping[str, PairSet], scorer: Scorer) -> dict[str, np.ndarray]:
-    """The scorer's similarity of every aligned pair, per subset -> {subset key: (n,) float64}."""
-    return {key: np.asarray(scorer.pairs(ps.s1, ps.s2), dtype=np.float64) for key, ps in sets.items()}
+def score_pairs(sets: Mapping[str, PairSet], scorer: Scorer, separate_collections: bool = False
+                ) -> dict[str, np.ndarray]:
+    """The scorer's similarity of every aligned pair, per subset -> {subset key: (n,) float64}.
+
+    ``separate_collections``: each subset is a dataset of its own, so a lexical scorer takes its corpus statistics
+    from that subset's sentences only (``Scorer.use_collection``); otherwise from every text of the task split.
+    """
+    out = {}
+    for key, ps in sets.items():
+        if separate_collections:
+            scorer.use_collection(key, pair_texts({key: ps}))
+        out[key] = np.asarray(scorer.pairs(ps.s1, ps.s2), dtype=np.float64)
+    return out
 
 
 def correlations(gold: np.ndarray, predicted: np.ndarray) -> dict[str, float]:
@@ -90,12 +100,15 @@ class PairTask(Task):
     """Base of pair tasks: ``load`` returns ``{subset name: PairSet}``; scoring and texts are shared."""
 
     family: ClassVar[Family] = "pairs"
+    # True where the subsets are independent datasets (TwitterPara: Twitter URL and PIT-2015), each with its own
+    # BM25 statistics; False where they are parts of one evaluation (STS12-16 "all": one pooled Spearman).
+    separate_collections: ClassVar[bool] = False
 
     def texts(self, data: Mapping[str, PairSet]) -> list[str]:
         return pair_texts(data)
 
     def score(self, data: Mapping[str, PairSet], scorer: Scorer) -> dict[str, np.ndarray]:
-        return score_pairs(data, scorer)
+        return score_pairs(data, scorer, self.separate_collections)
 
     def n_queries(self, data: Mapping[str, PairSet]) -> int:
         return sum(len(ps) for ps in data.values())

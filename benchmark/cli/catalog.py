@@ -25,6 +25,8 @@ def tasks_cmd() -> None:
     console.print(table)
     for group, members in GROUPS.items():
         console.print(f"group [bold]{group}[/bold]: {', '.join(members)}")
+    console.print("and mteb:<TaskName> for any MTEB re-ranking, retrieval, pair-classification, classification or "
+                  "STS task (the `mteb` extra: pip install -e '.\\[mteb]')")
 
 
 @click.command("methods")

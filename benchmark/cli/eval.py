@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 @click.command("eval")
 @click.option("--model", default="minilm", show_default=True,
-              help="HF id, local checkpoint directory, the alias 'minilm' (packaged, offline) or 'bm25'.")
+              help="HF id, local checkpoint directory, the alias 'minilm' (packaged, offline) or 'bm25' "
+                   "(= bm25-elasticsearch; also bm25-anserini, bm25-pyserini).")
 @click.option("--pooling", default=None, help="cls | mean | max | first_last_avg | last2avg (default: the checkpoint's).")
 @click.option("--tasks", "task_spec", default="useb,sts", show_default=True, help="Tasks or groups, comma-separated.")
 @click.option("--split", default="test", show_default=True, type=click.Choice(["test", "dev"]))

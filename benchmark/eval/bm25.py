@@ -19,7 +19,9 @@ is a regex approximation of the UAX#29 ``StandardTokenizer`` (words join across 
 ~40 tokens), which bm25s does not emulate.
 
 Corpus statistics: ``rerank`` and ``pairs`` use the unique texts given to ``prepare`` (every text of the task
-split); ``search`` indexes the corpus it searches, as a search engine would. ``describe()`` says which.
+split), or those given to ``use_collection`` where a task scores independent datasets (TwitterPara's Twitter URL
+and PIT-2015, each indexed separately); ``search`` indexes the corpus it searches, as a search engine would.
+``describe()`` says which, with the size of each collection.
 """
 from __future__ import annotations
 
@@ -67,15 +69,23 @@ PRESETS: dict[str, BM25Config] = {
     "anserini": BM25Config("anserini", k1=0.9, b=0.4, stopwords=LUCENE_ENGLISH_STOPWORDS, stemmer="porter",
                            possessive=True),
 }
-# `bench eval --model NAME` values that mean BM25, and the preset each selects.
+# `bench eval --model NAME` values that mean BM25, and the preset each selects ("pyserini": a real Lucene index
+# through Pyserini, benchmark/eval/lucene.py, the reference for "anserini"; needs the `pyserini` extra).
 MODEL_NAMES: dict[str, str] = {"bm25": "elasticsearch", "bm25-elasticsearch": "elasticsearch",
-                               "bm25-anserini": "anserini"}
+                               "bm25-anserini": "anserini", "bm25-pyserini": "pyserini"}
+LUCENE_PRESET = "pyserini"
+
+
+# What a run config records about where the statistics come from (part of the run id: a change re-runs BM25).
+STATISTICS = ("rerank/pairs: the unique texts of the task split, each dataset separately where a task has "
+              "independent datasets (TwitterPara); search: the searched corpus")
 
 
 def get_preset(name: str) -> BM25Config:
     """The preset called ``name``; an unknown name is a :class:`ConfigError` listing the known ones."""
     if name not in PRESETS:
-        raise ConfigError(f"unknown BM25 preset {name!r} (known: {', '.join(PRESETS)})")
+        hint = " (Lucene through Pyserini: LuceneScorer / make_bm25_scorer)" if name == LUCENE_PRESET else ""
+        raise ConfigError(f"unknown BM25 preset {name!r} (known: {', '.join(PRESETS)}){hint}")
     return PRESETS[name]
 
 
@@ -135,7 +145,12 @@ class BM25Index:
         if not keep:
             return cls(sp.csr_matrix((len(docs), 0), dtype=np.float64), {}, 0, 0.0)
         model = bm25s.BM25(k1=config.k1, b=config.b, method=config.method, dtype="float64")
-        model.index([docs[i] for i in keep], show_progress=False)
+        # Our own vocabulary, in sorted term order: bm25s would number terms in the iteration order of a Python
+        # set, which changes with PYTHONHASHSEED, and a query's score sums its terms in column order, so the
+        # last bits of a score (and the ranks of near-ties) would change from run to run.
+        vocab_in_order = {t: i for i, t in enumerate(sorted({t for i in keep for t in docs[i]}))}
+        ids = [[vocab_in_order[t] for t in docs[i]] for i in keep]
+        model.index((ids, vocab_in_order), show_progress=False)
         data, indices, indptr = model.scores["data"], model.scores["indices"], model.scores["indptr"]
         n_vocab = len(indptr) - 1
         # bm25s stores (doc, term) as a CSC matrix: one column per term
@@ -174,6 +189,8 @@ class BM25Scorer:
         self._tokens: list[list[str]] = []
         self._index: BM25Index | None = None
         self._added_after_prepare = 0
+        self._collection_name: str | None = None  # set by use_collection: the dataset being scored
+        self._collections: dict[str, dict] = {}  # statistics of each named collection since prepare
         self._search_key: tuple | None = None
         self._search_index: BM25Index | None = None
         self._search_columns: sp.csc_matrix | None = None
@@ -183,12 +200,23 @@ class BM25Scorer:
     def prepare(self, texts: Sequence[str]) -> None:
         """Take the task's texts as the collection for ``rerank``/``pairs`` (indexed on first use: a retrieval
         task only searches, with statistics from its corpus)."""
+        self._collection_name = None
+        self._collections = {}
+        self._set_collection(texts)
+        self._search_stats = []
+
+    def use_collection(self, name: str, texts: Sequence[str]) -> None:
+        """Statistics for the following ``rerank``/``pairs`` calls from ``texts`` alone (one dataset of a task
+        made of several, each indexed separately); recorded under ``name`` in :meth:`describe`."""
+        self._collection_name = name
+        self._set_collection(texts)
+
+    def _set_collection(self, texts: Sequence[str]) -> None:
         unique = list(dict.fromkeys(texts))
         self._rows = {t: i for i, t in enumerate(unique)}
         self._tokens = []
         self._index = None
         self._added_after_prepare = 0
-        self._search_stats = []
 
     def _doc_rows(self, texts: Sequence[str]) -> np.ndarray:
         """Index rows of ``texts``; texts not given to ``prepare`` join the collection (and its statistics)."""
@@ -200,6 +228,9 @@ class BM25Scorer:
             texts_in_order = list(self._rows)  # dicts keep insertion order = row order
             self._tokens.extend(self.analyzer(t) for t in texts_in_order[len(self._tokens) :])
             self._index = BM25Index.build(self._tokens, self.config)
+            if self._collection_name is not None:
+                self._collections[self._collection_name] = {"added_after_prepare": self._added_after_prepare,
+                                                            **self._index.stats()}
         return np.fromiter((self._rows[t] for t in texts), dtype=np.int64, count=len(texts))
 
     def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
@@ -266,7 +297,10 @@ class BM25Scorer:
         if self.config.method == "lucene":
             info["formula"] = "idf * tf / (tf + k1 * (1 - b + b * dl / avgdl)), idf = log(1 + (N - df + 0.5) / (df + 0.5))"
         stats: dict = {}
-        if self._index is not None:
+        if self._collections:
+            stats["rerank_pairs"] = {"source": "each dataset of the task split indexed separately (its unique texts)",
+                                     "collections": dict(self._collections)}
+        elif self._index is not None:
             stats["rerank_pairs"] = {"source": "unique texts of the task split (prepare)",
                                      "added_after_prepare": self._added_after_prepare, **self._index.stats()}
         if self._search_stats:
@@ -276,11 +310,26 @@ class BM25Scorer:
         return info
 
 
+def make_bm25_scorer(preset: str):
+    """A BM25 scorer for ``preset``: bm25s for the ``PRESETS``, Lucene through Pyserini for ``pyserini``."""
+    if preset == LUCENE_PRESET:
+        from benchmark.eval.lucene import LuceneScorer
+
+        return LuceneScorer()
+    return BM25Scorer(preset)
+
+
 def bm25_method(model: str) -> tuple[BM25Scorer, dict, dict]:
     """Scorer, method record and config for ``bench eval --model <model>`` where ``model`` names BM25."""
+    if MODEL_NAMES[model] == LUCENE_PRESET:
+        from benchmark.eval.lucene import ANALYZER, LuceneScorer
+
+        lucene = LuceneScorer()
+        method = {"name": "bm25", "base_model": model, "preset": LUCENE_PRESET}
+        return lucene, method, {**method, "k1": lucene.k1, "b": lucene.b, "analyzer": ANALYZER,
+                                "implementation": "pyserini", "corpus_statistics": STATISTICS}
     scorer = BM25Scorer(MODEL_NAMES[model])
     params = {k: v for k, v in asdict(scorer.config).items() if k != "stopwords"}
     method = {"name": "bm25", "base_model": model, "preset": scorer.config.preset}
-    config = {**method, **params, "analyzer": scorer.analyzer.describe(),
-              "corpus_statistics": "rerank/pairs: the unique texts of the task split; search: the searched corpus"}
+    config = {**method, **params, "analyzer": scorer.analyzer.describe(), "corpus_statistics": STATISTICS}
     return scorer, method, config

@@ -22,6 +22,11 @@ class Scorer(Protocol):
     def prepare(self, texts: Sequence[str]) -> None:
         """Called once per task with every text it will score (encode them, or collect corpus statistics)."""
 
+    def use_collection(self, name: str, texts: Sequence[str]) -> None:
+        """The following ``pairs``/``rerank`` calls belong to the dataset ``name`` whose documents are ``texts``:
+        lexical scorers take their corpus statistics from those texts alone (a task made of independent datasets,
+        such as TwitterPara's two, indexes each separately); dense scorers ignore it."""
+
     def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """Score of each aligned pair (a[i], b[i]) -> (n,)."""
 
@@ -57,6 +62,9 @@ class DenseScorer:
         self._last_backend = self._last_device = None  # a new task: report only searches it makes
         self._index = {t: i for i, t in enumerate(unique)}
         self._vectors = l2_normalize(self.encoder.encode(unique)) if unique else self._vectors
+
+    def use_collection(self, name: str, texts: Sequence[str]) -> None:
+        """Nothing: a cosine has no collection statistics."""
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """Unit vectors of ``texts``; texts not given to ``prepare`` are encoded now."""

@@ -92,6 +92,7 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None) -
         cells = {c.id: index.cell(key, c, split).scaled(100.0) for c in columns}
         if any(s.n for s in cells.values()):
             stats[key] = cells
+    stats = _minus_baseline(spec, stats)
     keys = sorted(stats, key=lambda k: (_group_rank(k.group), k.sort_key()))
     trained_models = {k.model for k in keys if k.method not in UNTRAINED}
     show_model = len(trained_models) > 1
@@ -106,10 +107,27 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None) -
     if len(trained_models) == 1:
         notes.append(f"Trained rows start from {next(iter(trained_models))}.")
     notes.append(f"Split: {split}.")
+    if spec.baseline:
+        notes.append(f"Cells are differences to {spec.baseline} of the same setting (rows without it are left out).")
     if spec.correlate:
         notes.append(rank_correlation_note(rows, *spec.correlate))
     return Built(name=spec.name, title=spec.title, caption=spec.caption, columns=columns, rows=tuple(rows),
                  decimals=spec.decimals, notes=tuple(notes))
+
+
+def _minus_baseline(spec: TableSpec, stats: dict[RowKey, dict[str, SeedStats]]) -> dict[RowKey, dict[str, SeedStats]]:
+    """Each row minus the ``spec.baseline`` row of the same experiment, seed by seed (common seeds only); the
+    baseline rows themselves and rows without a baseline are dropped. Unchanged without a baseline."""
+    if not spec.baseline:
+        return stats
+    out = {}
+    for key, cells in stats.items():
+        base = [k for k in stats if k.method == spec.baseline and k.same_experiment(key)]
+        if key.method == spec.baseline or not base:
+            continue
+        out[key] = {cid: SeedStats({s: v - stats[base[0]][cid].values[s] for s, v in cell.values.items()
+                                    if s in stats[base[0]][cid].values}) for cid, cell in cells.items()}
+    return out
 
 
 def _daggers(spec: TableSpec, key: RowKey, stats: dict[RowKey, dict[str, SeedStats]],

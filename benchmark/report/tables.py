@@ -41,6 +41,25 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
                                                   ("sts15", "STS15"), ("sts16", "STS16"), ("stsb", "STSb"),
                                                   ("sickr", "SICK-R"))),
     Column("sts.avg", "Avg.", mean_of=("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr")),
+    # MTEB tasks (tasks/mteb.py), main scores as MTEB names them; DenoSent Fig. 3 abbreviations
+    *(_metric(f"mteb.{t}", h, f"mteb:{t}", m) for t, h, m in (
+        ("AskUbuntuDupQuestions", "AUD", "map_at_1000"), ("MindSmallReranking", "MS", "max_over_subqueries_map_at_1000"),
+        ("SciDocsRR", "SciD", "map_at_1000"), ("StackOverflowDupQuestions", "SODQ", "map_at_1000"),
+        ("QuoraRetrieval", "QR", "ndcg_at_10"), ("CQADupstackRetrieval", "CQADup.", "ndcg_at_10"),
+        ("TwitterURLCorpus", "TURL", "max_ap"), ("TwitterSemEval2015", "PIT", "max_ap"))),
+    *(_metric(f"mteb.{t}Classification", h, f"mteb:{t}Classification", "accuracy") for t, h in (
+        ("AmazonCounterfactual", "AmzCF"), ("AmazonReviews", "AmzRev"), ("Banking77", "Bank77"),
+        ("Emotion", "Emo"), ("MassiveIntent", "MIntent"), ("MassiveScenario", "MScen"), ("MTOPDomain", "MTOPD"),
+        ("MTOPIntent", "MTOPI"), ("ToxicConversations", "Toxic"), ("TweetSentimentExtraction", "TweetSent"))),
+    Column("mteb.clf.avg", "Avg.", mean_of=tuple(f"mteb.{t}Classification" for t in (
+        "AmazonCounterfactual", "AmazonReviews", "Banking77", "Emotion", "MassiveIntent", "MassiveScenario",
+        "MTOPDomain", "MTOPIntent", "ToxicConversations", "TweetSentimentExtraction"))),
+    # USEB protocol vs MTEB's version of the same data (the `protocols` table)
+    _metric("twitterpara.turl.mteb", "TURL (MTEB)", "mteb:TwitterURLCorpus", "max_ap", "TwitterP."),
+    _metric("twitterpara.pit.mteb", "PIT (MTEB)", "mteb:TwitterSemEval2015", "max_ap", "TwitterP."),
+    _metric("askubuntu.mteb", "AskU. (MTEB)", "mteb:AskUbuntuDupQuestions", "map_at_1000"),
+    _metric("scidocs.mteb", "SciDocs (MTEB)", "mteb:SciDocsRR", "map_at_1000"),
+    _metric("cqadupstack.mteb", "CQADup. (MTEB)", "mteb:CQADupstackRetrieval", "ndcg_at_10"),
 )}
 
 
@@ -57,6 +76,8 @@ class TableSpec:
     dagger_vs: tuple[str, ...] = ()  # methods a row must beat in every seed for the dagger
     correlate: tuple[str, str] | None = None  # print the rank correlation of these two columns under the table
     references: tuple[str, ...] = ()  # paper_reference.json tables, in order of preference
+    # Show each row minus this method's row of the same experiment (paired over common seeds; DenoSent Fig. 3)
+    baseline: str | None = None
 
     def column(self, col_id: str) -> Column:
         return COLUMNS[col_id]
@@ -82,4 +103,29 @@ TABLES.add("specific-vs-sts", TableSpec(
     name="specific-vs-sts", title="STSb vs the domain-specific tasks (TSDAE paper, Table 3)",
     caption="STSb test Spearman x100 against the USEB average (x100), mean ± sample std over seeds.",
     columns=("stsb", "useb.avg"), decimals=1, correlate=("stsb", "useb.avg"), references=("tsdae-table3",),
+))
+TABLES.add("denosent-fig3", TableSpec(
+    name="denosent-fig3", title="MTEB re-ranking and retrieval: difference to SimCSE (DenoSent, Figure 3)",
+    caption=("Main score x100 (MAP@1000; Quora nDCG@10) minus SimCSE's of the same setting, paired over common seeds; "
+             "MTEB's own evaluators (`--tasks mteb-denosent-rr`)."),
+    columns=tuple(f"mteb.{t}" for t in ("AskUbuntuDupQuestions", "MindSmallReranking", "SciDocsRR",
+                                         "StackOverflowDupQuestions", "QuoraRetrieval")),
+    decimals=2, baseline="simcse",  # the paper prints Fig. 3 as a bar chart (no numbers in its text)
+))
+TABLES.add("denosent-table2", TableSpec(
+    name="denosent-table2", title="MTEB classification accuracy (DenoSent, Table 2)",
+    caption="Accuracy x100 of MTEB's logistic-regression probe, English subsets (`--tasks mteb-denosent-clf`).",
+    columns=(*(f"mteb.{t}Classification" for t in (
+        "AmazonCounterfactual", "AmazonReviews", "Banking77", "Emotion", "MassiveIntent", "MassiveScenario",
+        "MTOPDomain", "MTOPIntent", "ToxicConversations", "TweetSentimentExtraction")), "mteb.clf.avg"),
+    decimals=2,  # Table 2's numbers are not in the paper text we hold (shared/papers/001_*): none typed in
+))
+TABLES.add("protocols", TableSpec(
+    name="protocols", title="The same model under the USEB protocol and under MTEB's version of the same data",
+    caption=("USEB: AP of cosine (TwitterPara), MAP (AskUbuntu, SciDocs avg. of 4), MAP@100 (CQADupStack); MTEB: "
+             "max AP over cosine/dot/euclidean/manhattan, MAP@1000 (AskUbuntu, SciDocsRR), nDCG@10 (CQADupStack). "
+             "TwitterPara's MTEB tasks are built from the same local files (`--tasks useb,mteb-useb`)."),
+    columns=("twitterpara.turl", "twitterpara.turl.mteb", "twitterpara.pit", "twitterpara.pit.mteb", "askubuntu",
+             "askubuntu.mteb", "scidocs.avg", "scidocs.mteb", "cqadupstack", "cqadupstack.mteb"),
+    decimals=2,
 ))

@@ -41,3 +41,26 @@ def test_wrapper_names_exist_whatever_the_registration_order():
         reg.get("x+rank-c")
     with pytest.raises(BenchError, match="registered twice"):
         reg.add("x+other", "O")  # a plain name may not shadow a wrapper family
+
+
+def test_resolver_names_are_built_once_and_unknown_ones_use_the_resolvers_message():
+    calls: list[str] = []
+
+    def resolve(rest: str) -> int:
+        calls.append(rest)
+        if rest not in ("one", "two"):
+            raise UnknownNameError(f"no {rest!r} out there; did you mean 'one'?")
+        return {"one": 1, "two": 2}[rest]
+
+    reg: Registry[int] = Registry("task")
+    reg.add("local", 0)
+    reg.add_resolver("ext:", resolve)
+    assert reg.get("ext:one") == 1 and reg.get("ext:one") == 1 and calls == ["one"]
+    assert "ext:two" in reg and "ext:three" not in reg
+    with pytest.raises(UnknownNameError, match="did you mean 'one'"):
+        reg.get("ext:three")
+    assert reg.names() == ["local"]  # resolver names are not listed
+    with pytest.raises(BenchError, match="registered twice"):
+        reg.add("ext:zero", 0)
+    with pytest.raises(BenchError, match="registered twice"):
+        reg.add_resolver("ext:", resolve)

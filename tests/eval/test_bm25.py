@@ -164,6 +164,46 @@ def test_runner_builds_bm25_for_bm25_model_names():
     assert isinstance(scorer, BM25Scorer) and method["name"] == "bm25" and config["preset"] == "elasticsearch"
 
 
+def test_use_collection_gives_each_dataset_its_own_statistics():
+    """Two datasets scored one after the other: each pair's score uses only its own dataset's documents."""
+    scorer = BM25Scorer("elasticsearch")
+    first, second = ["a b", "b c", "c d"], ["b x", "y z", "b b q", "x y"]
+    scorer.prepare([*first, *second])
+    scorer.use_collection("first", first)
+    got_first = scorer.pairs(["b"], ["b c"])
+    scorer.use_collection("second", second)
+    got_second = scorer.pairs(["b"], ["b x"])
+    np.testing.assert_allclose(got_first, [hand_bm25(["b"], [t.split() for t in first], 1.2, 0.75)[1]], rtol=1e-12)
+    np.testing.assert_allclose(got_second, [hand_bm25(["b"], [t.split() for t in second], 1.2, 0.75)[0]], rtol=1e-12)
+    stats = scorer.describe()["corpus_statistics"]["rerank_pairs"]
+    assert "separately" in stats["source"]
+    assert {k: v["n_docs"] for k, v in stats["collections"].items()} == {"first": 3, "second": 4}
+
+
+def test_twitterpara_indexes_its_two_corpora_separately(tmp_path):
+    """TwitterPara through the engine: URL and PIT each scored with statistics of their own sentences."""
+    import shutil
+    from pathlib import Path
+
+    import tasks  # noqa: F401
+    from benchmark.eval.evaluate import evaluate
+    from benchmark.registry import TASKS
+
+    dest = tmp_path / "useb/data-eval/twitterpara"
+    shutil.copytree(Path(__file__).resolve().parents[1] / "assets/useb/data-eval/twitterpara", dest)
+    scorer = BM25Scorer("elasticsearch")
+    evaluate("twitterpara", scorer, "test", tmp_path)
+    data = TASKS.get("twitterpara").load("test", tmp_path)
+    stats = scorer.describe()["corpus_statistics"]["rerank_pairs"]["collections"]
+    for name, ps in data.items():
+        assert stats[name]["n_rows"] == len({*ps.s1, *ps.s2})
+        scorer.use_collection(name, [*ps.s1, *ps.s2])
+        analyzer = Analyzer(PRESETS["elasticsearch"])
+        docs = [analyzer(t) for t in dict.fromkeys([*ps.s1, *ps.s2])]
+        expected = [hand_bm25(analyzer(a), docs, 1.2, 0.75)[docs.index(analyzer(b))] for a, b in zip(ps.s1, ps.s2)]
+        np.testing.assert_allclose(scorer.pairs(ps.s1, ps.s2), expected, rtol=1e-12)
+
+
 def test_unknown_preset_is_a_config_error():
     with pytest.raises(ConfigError, match="elasticsearch"):
         BM25Scorer("lucene")
@@ -205,8 +245,11 @@ def test_real_twitterpara_and_sts(real_data, preset):
     tp = TASKS.get("twitterpara")
     data = tp.load("test", real_data)
     ev = evaluate("twitterpara", scorer, "test", real_data)
-    collection = tp.texts(data)
+    collections = scorer.describe()["corpus_statistics"]["rerank_pairs"]["collections"]
     for name, ps in data.items():
+        # each corpus is its own collection: statistics from its own sentences only
+        collection = [*ps.s1, *ps.s2]
+        assert collections[name]["n_rows"] == len(set(collection)) and collections[name]["added_after_prepare"] == 0
         ref = independent_pair_bm25(list(ps.s1), list(ps.s2), collection, preset)
         keep = ps.label != UNLABELLED
         assert ev.scores[f"ap_{name}"] == pytest.approx(average_precision_score(ps.label[keep], ref[keep]), abs=1e-6)
@@ -221,3 +264,33 @@ def test_real_twitterpara_and_sts(real_data, preset):
         gold = np.concatenate([ps.gold for ps in sts.values()])
         assert ev.scores["spearman"] == pytest.approx(spearmanr(ref, gold).statistic, abs=1e-6), name
         assert 0.3 < ev.scores["spearman"] < 0.8, name
+
+
+HASH_SEED_SCRIPT = """
+import sys, numpy as np
+from benchmark.eval.bm25 import BM25Scorer
+words = [f"w{i}" for i in range(60)] + ["running", "runs", "cats", "cat", "the", "dog's"]
+rng = np.random.default_rng(0)
+texts = [" ".join(rng.choice(words, size=int(rng.integers(3, 12)))) for _ in range(300)]
+scorer = BM25Scorer(sys.argv[1])
+scorer.prepare(texts)
+pairs = scorer.pairs(texts[:150], texts[150:])
+top, idx = scorer.search(texts[:20], texts, 10)
+sys.stdout.write(pairs.tobytes().hex() + top.tobytes().hex() + idx.tobytes().hex())
+"""
+
+
+@pytest.mark.parametrize("preset", ["elasticsearch", "anserini"])
+def test_scores_do_not_depend_on_the_hash_seed(preset):
+    """Bit-identical scores under two PYTHONHASHSEED values (term numbering once followed set iteration order)."""
+    import os
+    import subprocess
+    import sys
+
+    outputs = []
+    for seed in ("1", "2"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        done = subprocess.run([sys.executable, "-c", HASH_SEED_SCRIPT, preset], env=env, capture_output=True,
+                              text=True, timeout=600, check=True)
+        outputs.append(done.stdout)
+    assert outputs[0] and outputs[0] == outputs[1]

@@ -13,6 +13,7 @@ TASK_METRICS = {
     "twitterpara": ("ap_avg", ["ap_twitterurl", "ap_pit", "ap_avg"]),
     "scidocs": ("map_avg", ["map_cite", "map_cocite", "map_coread", "map_coview", "map_avg"]),
     **{t: ("spearman", ["spearman"]) for t in ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr")},
+    "mteb:SciDocsRR": ("map_at_1000", ["map_at_1000"]),
 }
 
 

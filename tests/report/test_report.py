@@ -369,3 +369,22 @@ def test_html_report_in_headless_chromium(store, tmp_path):
     header_px = sum(1 for px in img.getdata() if abs(px[0] - 0xDB) <= 2 and abs(px[1] - 0xE7) <= 2
                     and abs(px[2] - 0xF3) <= 2)
     assert header_px > 5000, header_px
+
+
+def test_difference_to_a_baseline_row_is_paired_per_seed(tmp_path):
+    """denosent-fig3: each row minus SimCSE of the same setting, seed by seed; SimCSE itself is the zero line."""
+    root = tmp_path / "results"
+    values = {"denosent": (0.50, 0.54, 0.58), "simcse": (0.48, 0.50, 0.52)}
+    for method, per_seed in values.items():
+        for seed, v in enumerate(per_seed):
+            add_result(root, method, seed, "mteb:SciDocsRR", {"map_at_1000": v})
+    add_result(root, "tsdae", 0, "mteb:SciDocsRR", {"map_at_1000": 0.9})  # ran with seed 0 only
+    b = _built(root, "denosent-fig3")
+    assert {r.key.method for r in b.rows} == {"denosent", "tsdae"}  # no SimCSE row: it is the zero line
+    deno = next(r for r in b.rows if r.key.method == "denosent").cells["mteb.SciDocsRR"]
+    assert deno.mean == pytest.approx(4.0) and deno.n == 3  # (2 + 4 + 6) / 3 points
+    assert deno.std == pytest.approx(2.0)
+    tsdae = next(r for r in b.rows if r.key.method == "tsdae").cells["mteb.SciDocsRR"]
+    assert tsdae.mean == pytest.approx(42.0) and tsdae.n == 1
+    assert any("differences to simcse" in n for n in b.notes)
+    assert _built(root, "denosent-table2").rows == ()  # no classification result: no row

@@ -38,6 +38,9 @@ class AngleScorer:
     def prepare(self, texts: Sequence[str]) -> None:
         self.prepared = list(texts)
 
+    def use_collection(self, name: str, texts: Sequence[str]) -> None:
+        self.collections = {**getattr(self, "collections", {}), name: list(texts)}
+
     def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         return np.array([self.vector(x) @ self.vector(y) for x, y in zip(a, b)])
 

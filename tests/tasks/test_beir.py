@@ -167,3 +167,71 @@ def test_quora_is_registered_on_the_adapter():
     assert isinstance(quora, BeirTask) and quora.group == "beir" and quora.dataset == "quora"
     assert quora.files("test") == ["beir/quora/corpus.jsonl", "beir/quora/queries.jsonl", "beir/quora/qrels/test.tsv"]
     assert quora.main_metric == "ndcg@10" and set(quora.splits) == {"dev", "test"}
+
+
+# --- BEIR itself (the `beir` extra) ---------------------------------------------------------------------------
+needs_beir = pytest.mark.skipif(__import__("importlib").util.find_spec("beir") is None,
+                                reason="needs the `beir` extra: pip install -e '.[beir]'")
+
+
+@needs_beir
+@pytest.mark.parametrize("split", ["dev", "test"])
+def test_beirs_generic_data_loader_and_our_reader_give_the_same_data(split):
+    from beir.datasets.data_loader import GenericDataLoader
+
+    task = Tiny()
+    paths = task.require(ASSETS, split)
+    ours, theirs = task._load_ours(*paths), task._load_beir(split, *paths)
+    assert (ours.query_ids, ours.query_texts, ours.doc_ids, ours.doc_texts, ours.qrels) == (
+        theirs.query_ids, theirs.query_texts, theirs.doc_ids, theirs.doc_texts, theirs.qrels)
+    corpus, queries, qrels = GenericDataLoader(data_folder=str(ASSETS / "beir/tiny")).load(split=split)
+    assert task.load(split, ASSETS).doc_ids == tuple(corpus) and tuple(qrels) == theirs.query_ids
+
+
+@needs_beir
+def test_our_metrics_equal_beirs_evaluate_retrieval(tiny):
+    from beir.retrieval.evaluation import EvaluateRetrieval
+
+    task, data = tiny
+    scores, indices = FixedRanker(data, RANKINGS).search(list(data.query_texts), list(data.doc_texts), 12)
+    full = {qid: {TINY_DOC_IDS[j]: float(v) for j, v in zip(indices[r], scores[r])}
+            for r, qid in enumerate(data.query_ids)}  # each query's own id still in: BEIR drops it itself
+    ours = task.metrics(data, exclude_and_cut(data.query_ids, TINY_DOC_IDS, scores, indices, 100))
+    ndcg, map_, recall, precision = EvaluateRetrieval.evaluate(data.qrels, full, [10, 100], ignore_identical_ids=True)
+    # BEIR rounds to 5 places
+    assert ours["ndcg@10"] == pytest.approx(ndcg["NDCG@10"], abs=1e-5)
+    assert ours["map@100"] == pytest.approx(map_["MAP@100"], abs=1e-5)
+    assert ours["recall@100"] == pytest.approx(recall["Recall@100"], abs=1e-5)
+    assert ours["p@10"] == pytest.approx(precision["P@10"], abs=1e-5)
+
+
+@needs_beir
+def test_our_exact_search_top_k_equals_beirs_dense_exact_search():
+    """Same vectors, same cosine: our tie-exact search returns BEIR's DenseRetrievalExactSearch top-k."""
+    from beir.retrieval.search.dense import DenseRetrievalExactSearch
+
+    from benchmark.eval.retrieval import search_inner_product
+    from benchmark.eval.scorer import l2_normalize
+
+    rng = np.random.default_rng(3)
+    docs = {f"d{i}": {"title": "", "text": f"doc {i}"} for i in range(300)}
+    queries = {f"q{i}": f"query {i}" for i in range(40)}
+    vec = {t: rng.normal(size=16).astype(np.float32) for t in [*queries.values(), *(d["text"] for d in docs.values())]}
+
+    class Model:
+        def encode_queries(self, texts, batch_size=32, **kw):
+            return np.stack([vec[t] for t in texts])
+
+        def encode_corpus(self, corpus, batch_size=32, **kw):
+            return np.stack([vec[d["text"]] for d in corpus])
+
+    k = 10
+    theirs = DenseRetrievalExactSearch(Model(), batch_size=64).search(docs, queries, k, "cos_sim", return_sorted=True)
+    q = l2_normalize(np.stack([vec[t] for t in queries.values()]))
+    c = l2_normalize(np.stack([vec[d["text"]] for d in docs.values()]))
+    result = search_inner_product(q, c, k, backend="numpy")
+    ids = list(docs)
+    for row, qid in enumerate(queries):
+        expected = sorted(theirs[qid].items(), key=lambda kv: -kv[1])
+        assert [ids[j] for j in result.indices[row]] == [d for d, _ in expected]
+        np.testing.assert_allclose(result.scores[row], [s for _, s in expected], rtol=1e-5, atol=1e-6)

@@ -145,10 +145,13 @@ def test_every_ranking_task_gets_a_wrapper():
 
     for name in TASKS.names():
         task = TASKS.get(name)
-        wrapped = f"bm25+{name}" in TASKS
-        assert wrapped == (task.family in ("rerank", "retrieval") and not name.startswith("bm25+")), name
+        for prefix in ("bm25+", "bm25-anserini+", "bm25-pyserini+"):
+            wrapped = f"{prefix}{name}" in TASKS
+            assert wrapped == (task.family in ("rerank", "retrieval") and "+" not in name), (prefix, name)
     rescore = TASKS.get("bm25+quora")
     assert rescore.main_metric == "ndcg@10" and rescore.splits == TASKS.get("quora").splits
+    assert TASKS.get("bm25-pyserini+quora").config.preset == "pyserini"
+    assert TASKS.get("bm25-anserini+askubuntu").name == "bm25-anserini+askubuntu"
     with pytest.raises(BenchError, match="ranking tasks"):
         BM25Rescore(TASKS.get("stsb"))
 

@@ -1,0 +1,204 @@
+"""MTEB tasks in the suite: ``mteb:<TaskName>`` runs MTEB's own task class and evaluator (the `mteb` extra).
+
+Any MTEB task of a type the wrapper serves (Reranking, Retrieval, PairClassification, Classification, STS) is a
+task of the suite under ``mteb:<its MTEB name>``: ``bench eval --tasks mteb:SciDocsRR``, or the groups
+``mteb-denosent-rr``/``mteb-denosent-clf`` (DenoSent's Fig. 3 and Table 2) and ``mteb-useb``. The model goes to MTEB
+as :class:`~benchmark.eval.mteb_model.MtebEncoder`, so MTEB computes every number; the result stores MTEB's
+scores under MTEB's names (main score as MTEB names it: ``map_at_1000``, ``ndcg_at_10``, ``max_ap``, ``accuracy``),
+and the task version records the MTEB version, the dataset revision and which source was used.
+
+Data: MTEB datasets come from the Hugging Face cache (``HF_HUB_OFFLINE=1`` never downloads); a task whose data is
+not cached is skipped (an error under ``--strict``) with the command that fills the cache. Multilingual tasks run
+their English subset. Where the suite holds the same source data, the MTEB task is built from the data root's
+files through MTEB's own class instead: TwitterURLCorpus and TwitterSemEval2015 from
+``useb/data-eval/twitterpara/`` (the pairs with a binary label, the middle grade dropped, as the USEB protocol).
+"""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from benchmark.errors import BenchError, MissingDataError
+from benchmark.eval.scorer import Scorer
+from benchmark.registry import TASKS, UnknownNameError
+from tasks.base import Task
+from tasks.pairs import UNLABELLED, PairSet
+from tasks.twitterpara import DIR as TP_DIR, PIT_DATA, PIT_LABEL, URL_FILE, read_pit, read_twitter_url
+
+INSTALL = "pip install -e '.[mteb]'"
+FAMILIES = {"Reranking": "rerank", "Retrieval": "retrieval", "PairClassification": "pairs",
+            "Classification": "classification", "STS": "pairs"}
+ENGLISH = "en"  # the English hf_subset of MTEB's multilingual tasks (Amazon*, MASSIVE, MTOP)
+SPLITS = {"test": ("test",), "dev": ("dev", "validation")}  # our split name -> MTEB's names for it
+
+
+@dataclass(frozen=True)
+class LocalSource:
+    """An MTEB task whose data the suite builds from the data root's files (same source as an MTEB dataset)."""
+
+    files: tuple[str, ...]
+    read: Callable[[Path], PairSet]
+
+
+LOCAL: dict[str, LocalSource] = {
+    "TwitterURLCorpus": LocalSource((f"{TP_DIR}/{URL_FILE}",), lambda root: read_twitter_url(root / TP_DIR / URL_FILE)),
+    "TwitterSemEval2015": LocalSource((f"{TP_DIR}/{PIT_DATA}", f"{TP_DIR}/{PIT_LABEL}"),
+                                      lambda root: read_pit(root / TP_DIR / PIT_DATA, root / TP_DIR / PIT_LABEL)),
+}
+
+
+@dataclass(frozen=True, eq=False)
+class MtebData:
+    """A loaded MTEB task object (dataset in place) and the MTEB split and subset it runs."""
+
+    task: Any
+    split: str
+    subsets: tuple[str, ...]
+    n_items: int
+    source: str
+
+
+def _require_mteb() -> None:
+    if importlib.util.find_spec("mteb") is None:
+        raise BenchError(f"mteb:<TaskName> tasks need the `mteb` extra: {INSTALL}")
+
+
+def pair_dataset(pairs: PairSet) -> Any:
+    """A PairSet as MTEB's pair-classification split: sentence1, sentence2, labels (labelled pairs only)."""
+    from datasets import Dataset
+
+    keep = [i for i, label in enumerate(pairs.label) if label != UNLABELLED]
+    return Dataset.from_dict({"sentence1": [pairs.s1[i] for i in keep], "sentence2": [pairs.s2[i] for i in keep],
+                              "labels": [int(pairs.label[i]) for i in keep]})
+
+
+class MtebTask(Task):
+    """``mteb:<name>``: one MTEB task through MTEB's own class and evaluator."""
+
+    group = "mteb"
+    dataset = "mteb"
+
+    def __init__(self, mteb_name: str):
+        import mteb
+
+        meta = mteb.get_task(mteb_name).metadata
+        if meta.type not in FAMILIES:
+            raise BenchError(f"mteb:{mteb_name} is a {meta.type} task; the usebench MTEB wrapper serves "
+                             f"{', '.join(FAMILIES)} tasks")
+        self.mteb_name, self.name, self.family = mteb_name, f"mteb:{mteb_name}", FAMILIES[meta.type]
+        self.main_metric = meta.main_score
+        self.metric_names = (meta.main_score,)
+        self.splits = tuple(ours for ours, names in SPLITS.items() if set(names) & set(meta.eval_splits))
+        self.local = LOCAL.get(mteb_name)
+        revision = meta.dataset.get("revision")
+        source = "local:" + ",".join(self.local.files) if self.local else f"hf:{meta.dataset['path']}@{revision}"
+        self.version = f"mteb-{mteb.__version__}|{source}"
+        self.description = f"MTEB {meta.type}: {meta.description.strip()[:80]} ({source})"
+
+    def files(self, split: str) -> list[str]:
+        self.check_split(split)
+        return list(self.local.files) if self.local else []
+
+    def train_files(self) -> list[str]:
+        return []  # MTEB tasks carry no unlabeled training corpus here: train with `--corpus FILE`
+
+    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None) -> list[str]:
+        """Only ``corpus_file``: an MTEB task is an evaluation here (use it in `--eval-tasks`, or pass `--corpus`)."""
+        if corpus_file is None:
+            raise BenchError(f"{self.name} has no unlabeled training corpus: evaluate it with `--eval-tasks "
+                             f"{self.name}` or train on `--corpus FILE`")
+        return super().train_corpus(data_root, corpus_file)
+
+    def data_sha256(self, data_root: str | Path, split: str) -> str:
+        """The local files' hash, or a hash of the pinned hub dataset revision."""
+        if self.local:
+            return super().data_sha256(data_root, split)
+        return hashlib.sha256(self.version.encode()).hexdigest()
+
+    def load(self, split: str, data_root: str | Path) -> MtebData:
+        import mteb
+
+        self.check_split(split)
+        task = mteb.get_task(self.mteb_name)  # a fresh task object: no dataset state shared between loads
+        mteb_split = next(s for s in SPLITS[split] if s in task.metadata.eval_splits)
+        if self.local:
+            pairs = self.local.read(Path(data_root))
+            task.dataset = {"default": {mteb_split: pair_dataset(pairs)}}
+            task.data_loaded = True
+            source = f"local files {', '.join(self.local.files)} under the data root (labelled pairs)"
+        else:
+            _load_cached(task, self.name)
+            source = f"Hugging Face cache: {task.metadata.dataset['path']}@{task.metadata.dataset.get('revision')}"
+        subsets = (ENGLISH,) if task.metadata.is_multilingual and ENGLISH in task.hf_subsets else tuple(task.hf_subsets)
+        return MtebData(task, mteb_split, subsets, _count(task, mteb_split, subsets), source)
+
+    def texts(self, data: MtebData) -> list[str]:
+        return []  # MTEB's evaluator asks the model for what it needs
+
+    def score(self, data: MtebData, scorer: Scorer) -> dict[str, dict[str, Any]]:
+        from benchmark.eval.encoder import HFEncoder
+        from benchmark.eval.mteb_model import MtebEncoder
+
+        encoder = getattr(scorer, "encoder", None)
+        if not isinstance(encoder, HFEncoder):
+            raise BenchError(f"{self.name} runs MTEB's evaluator on a transformer encoder; "
+                             f"{scorer.name!r} is not one (lexical scorers cannot run MTEB tasks)")
+        return dict(data.task.evaluate(MtebEncoder(encoder), split=data.split, subsets_to_run=list(data.subsets),
+                                       encode_kwargs={"batch_size": encoder.batch_size, "show_progress_bar": False}))
+
+    def metrics(self, data: MtebData, scores: dict[str, dict[str, Any]]) -> dict[str, float]:
+        first = scores[data.subsets[0]]
+        return {k: float(v) for k, v in first.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+    def subsets(self, data: MtebData, scores: dict[str, dict[str, Any]]) -> dict[str, dict[str, float]]:
+        return {f"hf_subset={name}": self.metrics(MtebData(data.task, data.split, (name,), 0, ""), scores)
+                for name in data.subsets if len(data.subsets) > 1}
+
+    def n_queries(self, data: MtebData) -> int:
+        return data.n_items
+
+
+def _load_cached(task: Any, name: str) -> None:
+    """``task.load_data()`` from the Hugging Face cache; a dataset that is not there is missing data."""
+    try:
+        task.load_data()
+    except (ConnectionError, OSError, FileNotFoundError, ValueError) as e:
+        from huggingface_hub.constants import HF_HUB_CACHE
+
+        ds = task.metadata.dataset
+        where = Path(HF_HUB_CACHE) / f"datasets--{ds['path'].replace('/', '--')}"
+        fill = (f"python -c \"import mteb; mteb.get_task('{task.metadata.name}').load_data()\"` on a machine with "
+                f"the Hugging Face hub, then copy its ~/.cache/huggingface here (revision {ds.get('revision')}; "
+                f"{type(e).__name__})")
+        raise MissingDataError(f"MTEB dataset of {name}", where, fill) from None
+
+
+def _count(task: Any, split: str, subsets: tuple[str, ...]) -> int:
+    """How many rows (pairs, queries, documents to classify) the evaluated split holds."""
+    total = 0
+    for subset in subsets:
+        part = task.dataset[subset] if subset in task.dataset else task.dataset
+        data = part.get(split) if hasattr(part, "get") else None
+        try:
+            total += len(data) if data is not None else 0
+        except TypeError:
+            pass
+    return total
+
+
+def resolve(name: str) -> MtebTask:
+    """``mteb:<name>`` -> its adapter; an unknown name gets MTEB's own did-you-mean."""
+    _require_mteb()
+    import mteb
+
+    try:
+        mteb.get_task(name)
+    except KeyError as e:
+        raise UnknownNameError(f"unknown MTEB task {name!r}: {e.args[0] if e.args else e}") from None
+    return MtebTask(name)
+
+
+TASKS.add_resolver("mteb:", resolve)

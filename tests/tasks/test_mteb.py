@@ -1,0 +1,146 @@
+"""mteb:<TaskName> tasks and the MTEB model wrapper: MTEB's own task classes and evaluators on our encoders, checked
+against sklearn on the same vectors; names, groups, missing data and missing extras. Skipped without `mteb`."""
+from __future__ import annotations
+
+import importlib.util
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+from sklearn.metrics import average_precision_score
+
+import tasks  # noqa: F401  (enrols the adapters)
+from benchmark.errors import BenchError, MissingDataError
+from benchmark.registry import TASKS
+from tasks import expand_tasks
+
+needs_mteb = pytest.mark.skipif(importlib.util.find_spec("mteb") is None,
+                                reason="needs the `mteb` extra: pip install -e '.[mteb]'")
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+TP = "useb/data-eval/twitterpara"
+
+
+@pytest.fixture(scope="module")
+def tiny_scorer(tiny_bert_dir):
+    from benchmark.eval.encoder import load_encoder
+    from benchmark.eval.scorer import DenseScorer
+
+    return DenseScorer(load_encoder(str(tiny_bert_dir), pooling="mean", show_progress=False, device="cpu"))
+
+
+@pytest.fixture()
+def tp_root(tmp_path):
+    shutil.copytree(ASSETS / TP, tmp_path / TP)
+    return tmp_path
+
+
+def test_missing_extra_says_what_to_install(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mteb" else real(name, *a))
+    TASKS._wrapped.pop("mteb:SciDocsRR", None)
+    with pytest.raises(BenchError, match=r"pip install -e '\.\[mteb\]'"):
+        expand_tasks("mteb:SciDocsRR")
+
+
+@needs_mteb
+def test_names_groups_and_did_you_mean_from_mtebs_registry():
+    assert expand_tasks("mteb-denosent-rr")[-1] == "mteb:QuoraRetrieval" and len(expand_tasks("mteb-denosent-clf")) == 10
+    with pytest.raises(BenchError, match="Did you mean: 'SciDocsRR'"):
+        expand_tasks("mteb:SciDocs")
+    task = TASKS.get("mteb:SciDocsRR")
+    assert task.main_metric == "map_at_1000" and task.family == "rerank" and "mteb-" in task.version
+    assert TASKS.get("mteb:Banking77Classification").family == "classification"
+    assert TASKS.get("mteb:MassiveIntentClassification").splits == ("test", "dev")
+    with pytest.raises(BenchError, match="serves"):
+        TASKS.get("mteb:BUCC")  # bitext mining: not a type the wrapper serves
+
+
+@needs_mteb
+def test_hub_task_without_cache_is_missing_data_with_the_fill_command(tiny_scorer, tmp_path, monkeypatch):
+    """Offline (HF_HUB_OFFLINE=1 in tests) and not cached: a MissingDataError, which `bench eval` turns into a skip."""
+    from benchmark.eval.evaluate import evaluate
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    with pytest.raises(MissingDataError, match=r"load_data\(\)"):
+        evaluate("mteb:SciDocsRR", tiny_scorer, "test", tmp_path)
+
+
+@needs_mteb
+def test_local_twitterpara_through_mtebs_classes_equals_sklearn_and_useb_ap(tiny_scorer, tp_root):
+    """MTEB's PairClassification evaluator on the fixture's Twitter URL / PIT files: its cosine AP is sklearn's AP
+    of the same cosines over the labelled pairs, i.e. the USEB protocol's AP."""
+    from benchmark.eval.evaluate import evaluate
+
+    useb = evaluate("twitterpara", tiny_scorer, "test", tp_root)
+    data = TASKS.get("twitterpara").load("test", tp_root)
+    for mteb_name, ours in (("TwitterURLCorpus", "twitterurl"), ("TwitterSemEval2015", "pit")):
+        ev = evaluate(f"mteb:{mteb_name}", tiny_scorer, "test", tp_root)
+        ps = data[ours]
+        keep = ps.label != -1
+        cos = tiny_scorer.pairs(ps.s1, ps.s2)
+        assert ev.main_metric == "max_ap" and ev.n_queries == int(keep.sum())
+        assert ev.scores["cosine_ap"] == pytest.approx(average_precision_score(ps.label[keep], cos[keep]), abs=1e-9)
+        assert ev.scores["cosine_ap"] == pytest.approx(useb.scores[f"ap_{ours}"], abs=1e-9)
+        assert ev.scores["max_ap"] >= ev.scores["cosine_ap"]
+        assert "local:" in TASKS.get(f"mteb:{mteb_name}").version
+
+
+@needs_mteb
+def test_lexical_scorer_cannot_run_mteb_tasks(tp_root):
+    from benchmark.eval.bm25 import BM25Scorer
+    from benchmark.eval.evaluate import evaluate
+
+    with pytest.raises(BenchError, match="transformer encoder"):
+        evaluate("mteb:TwitterURLCorpus", BM25Scorer(), "test", tp_root)
+
+
+@needs_mteb
+def test_wrapper_metadata_and_vectors(tiny_bert_dir):
+    from mteb.models.model_meta import ScoringFunction
+
+    from benchmark.eval.encoder import load_encoder
+    from benchmark.eval.models import model_fingerprint
+    from benchmark.eval.mteb_model import load_mteb_model
+
+    model = load_mteb_model(str(tiny_bert_dir), pooling="mean", device="cpu")
+    meta = model.mteb_model_meta
+    assert meta.revision == model_fingerprint(model.model.info) and meta.embed_dim == 32
+    assert meta.similarity_fn_name is ScoringFunction.COSINE and meta.name.startswith("usebench/")
+    texts = ["a tweet", "another tweet", "a tweet"]
+    got = model.encode([{"text": texts[:2]}, {"text": texts[2:]}], task_metadata=None, hf_split="test", hf_subset="x")
+    ref = load_encoder(str(tiny_bert_dir), pooling="mean", show_progress=False, device="cpu").encode(texts)
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-6)
+
+
+@needs_mteb
+def test_plain_mteb_evaluate_runs_our_checkpoint(tiny_bert_dir):
+    """The other direction: `mteb.evaluate(load_mteb_model(path), tasks)` on MTEB's offline mock tasks, with the
+    pair-classification AP checked against sklearn on the same vectors."""
+    import mteb
+    from mteb.mocks.mock_tasks.pair_classification import MockPairClassificationTask
+
+    from benchmark.eval.mteb_model import load_mteb_model
+
+    model = load_mteb_model(str(tiny_bert_dir), pooling="mean", device="cpu")
+    task = MockPairClassificationTask()
+    result = mteb.evaluate(model, [task], cache=None, show_progress_bar=False)
+    scores = result.task_results[0].scores["test"][0]
+    fresh = MockPairClassificationTask()
+    fresh.load_data()
+    split = fresh.dataset["test"]
+    row = split[0] if len(split) == 1 else split  # MTEB v1 stored a pair split as one row of lists
+    a = model.model.encode(list(row["sentence1"]))
+    b = model.model.encode(list(row["sentence2"]))
+    cos = np.einsum("nd,nd->n", a, b) / np.linalg.norm(a, axis=1) / np.linalg.norm(b, axis=1)
+    assert scores["cosine_ap"] == pytest.approx(average_precision_score(row["labels"], cos), abs=1e-6)
+
+
+@needs_mteb
+def test_training_on_an_mteb_task_needs_a_corpus_file(tmp_path):
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("one\ntwo\n", encoding="utf-8")
+    task = TASKS.get("mteb:TwitterURLCorpus")
+    with pytest.raises(BenchError, match="--eval-tasks"):
+        task.train_corpus(tmp_path)
+    assert task.train_corpus(tmp_path, corpus) == ["one", "two"]

@@ -111,6 +111,7 @@ class BertFlow(Method):
     }
     test_overrides: ClassVar[dict[str, Any]] = {"ddi_batch_size": 32}
     st_trust_remote_code: ClassVar[bool] = True  # the flow is methods.flow_st.FlowPooling
+    continuable: ClassVar[bool] = False  # TSDAE paper §5: frozen encoder + flow, not a start for later training
 
     def eval_pooling(self, cfg: TrainConfig) -> str:
         return "flow"

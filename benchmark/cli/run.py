@@ -15,7 +15,8 @@ if TYPE_CHECKING:
 
 @click.command("run")
 @click.option("--methods", "method_spec", required=True,
-              help="Comma-separated methods (see `bench methods`), plus the untrained baselines base and bm25.")
+              help="Comma-separated methods (see `bench methods`) or chains of them (tsdae>nli-sts: each stage "
+                   "starts from the previous one's checkpoint), plus the untrained baselines base and bm25.")
 @click.option("--tasks", "task_spec", required=True, help="Tasks or groups whose corpora are trained on and "
               "which are evaluated (e.g. useb, twitterpara).")
 @click.option("--eval-tasks", default=None, help="Extra tasks to evaluate each trained model on (e.g. stsb).")
@@ -34,21 +35,84 @@ if TYPE_CHECKING:
 @click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size.")
 @click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip.")
 @click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished.")
+@click.option("--setting", default=None, help="Expand the methods into the TSDAE paper's setups: unsupervised | "
+              "adapt-nli-first | adapt-target-first | supervised | all.")
+@click.option("--labeled-sizes", default=None, metavar="N,N,...",
+              help="Pre-training (paper Fig. 2): each method then the task's supervised stage on nested labeled "
+                   "subsets of these sizes, plus the supervised stage alone.")
+@click.option("--dry-run", is_flag=True, help="Build and check every unit, print the plan, train nothing.")
 @DATA_ROOT
 @RESULTS_DIR
 def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus_size, max_steps, overrides, split,
-        device, batch_size, strict, force, data_root, results_dir) -> None:
-    """Train each method on each task's unlabeled corpus, evaluate, and print mean ± std over seeds."""
+        device, batch_size, strict, force, setting, labeled_sizes, dry_run, data_root, results_dir) -> None:
+    """Train each method (or chain) on each task's data, evaluate, and print mean ± std over seeds."""
+    from benchmark.errors import BenchError
     from benchmark.paths import default_data_root, default_results_dir
-    from benchmark.run.grid import RunOptions, run_benchmark
+    from benchmark.run.grid import RunOptions, plan_run, run_benchmark
 
     opts = RunOptions(methods=tuple(m.strip() for m in method_spec.split(",") if m.strip()), tasks=task_spec,
                       eval_tasks=eval_tasks, seeds=seeds, preset=preset, model=model, corpus=tuple(corpus),
                       corpus_size=corpus_size, max_steps=max_steps, overrides=tuple(overrides), split=split,
-                      force=force, strict=strict, device=device, batch_size=batch_size)
-    outcome = run_benchmark(opts, Path(data_root or default_data_root()), Path(results_dir or default_results_dir()))
-    if int(os.environ.get("RANK", "0")) == 0:  # torchrun: one table, from rank 0
-        print_run_table(outcome)
+                      force=force, strict=strict, device=device, batch_size=batch_size, setting=setting,
+                      labeled_sizes=_sizes(labeled_sizes))
+    data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
+    plan = plan_run(opts, data_root)  # every unit built and checked before anything trains
+    if dry_run:
+        print_plan(plan, results_dir)
+        return
+    if preset is None:
+        from benchmark.run.cost import paper_preset_note
+
+        note = paper_preset_note(plan, device)
+        if note:
+            click.secho(note, fg="yellow", err=True)
+    outcome = run_benchmark(opts, data_root, results_dir, plan=plan)
+    if int(os.environ.get("RANK", "0")) != 0:  # torchrun: one table, from rank 0
+        return
+    print_run_table(outcome)
+    if not outcome.cells:
+        reasons = "; ".join(f"{w}: {r}" for w, r in outcome.skipped) or "no unit or baseline produced a result"
+        raise BenchError(f"nothing was trained or evaluated ({reasons})")
+
+
+def _sizes(spec: str | None) -> tuple[int, ...]:
+    from benchmark.errors import ConfigError
+
+    if not spec:
+        return ()
+    try:
+        return tuple(int(p) for p in spec.split(",") if p.strip())
+    except ValueError:
+        raise ConfigError(f"--labeled-sizes {spec!r}: expected comma-separated integers, e.g. 1000,2000") from None
+
+
+def print_plan(plan, results_dir: Path) -> None:
+    """`--dry-run`: every unit with its chain, data, seed, steps and what a run would do with it now."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from benchmark.run.status import unit_state
+
+    console = Console(width=200)
+    for note in plan.notes:
+        console.print(note)
+    for what, why in plan.skipped:
+        console.print(f"[yellow]skipped {what}[/yellow]: {why}")
+    table = Table(title=f"bench run --dry-run: {len(plan.units)} unit(s), {len(plan.baselines)} baseline(s)")
+    for col in ("run id", "chain", "setting", "trains on", "seed", "steps", "evaluates", "now"):
+        table.add_column(col)
+    for u in plan.units:
+        steps = " > ".join(str(s.values.get("max_steps") or _preset_steps(u, i)) for i, s in enumerate(u.stages))
+        table.add_row(u.run_id, u.label, str(u.config.get("setting", "unsupervised")), u.stages[0].data["label"],
+                      str(u.seed), steps, ",".join(u.evals), unit_state(results_dir / u.run_id).state)
+    for b in plan.baselines:
+        table.add_row(f"{b.name} ({b.model})", b.name, "baselines", "-", "-", "-", ",".join(b.evals), "-")
+    console.print(table)
+
+
+def _preset_steps(unit, k: int) -> str:
+    entry = unit.config["config"] if "config" in unit.config else unit.config["stages"][k]["config"]
+    return str(entry.get("max_steps") or f"{entry.get('epochs')} epochs")
 
 
 def print_run_table(outcome: RunOutcome) -> None:

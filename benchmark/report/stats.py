@@ -18,8 +18,9 @@ import numpy as np
 from benchmark.errors import BenchError
 from benchmark.results import StoredResult, config_hash
 
-# Config keys that differ between the repeats of one experiment and so never make two runs incomparable.
-SEED_KEYS = frozenset({"seed"})
+# Config keys that differ between the repeats of one experiment and so never make two runs incomparable: the
+# seed itself, and the hash of a seeded labeled subset (`--labeled-sizes`; its size and source stay compared).
+SEED_KEYS = frozenset({"seed", "subset_sha256"})
 
 
 class MixedRunsError(BenchError):

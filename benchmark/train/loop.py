@@ -103,6 +103,16 @@ def _guard(method: str, step: int, loss: float, grad_norm: float | None, cfg: Tr
             f"Lower lr (--set lr=...), set amp=off, or check the corpus for degenerate lines.")
 
 
+def check_trainable(method: Method, cfg: TrainConfig, corpus: Sequence[Any], seed: int = 0, world: int = 1) -> int:
+    """What :func:`train` checks about the corpus, without building a model: the examples survive cleaning,
+    fill a batch, and the first batch can be drawn (e.g. BERT-flow's larger init batch). Returns the step
+    budget. The run grid calls it for every unit before the first one trains."""
+    check_exportable(method.eval_pooling(cfg))
+    texts = _prepare(method, cfg, corpus, method.sentences_per_step(cfg) * world)
+    method.batch_indices(cfg, len(texts), 0, seed, 0, world)
+    return method.total_steps(cfg, len(texts), world)
+
+
 def _prepare(method: Method, cfg: TrainConfig, corpus: Sequence[Any], min_examples: int) -> list[Any]:
     """Sentences: cleaned here, then filtered by the method; labeled examples: the method's own checks."""
     if method.data_kind == "labeled":

@@ -155,7 +155,7 @@ def test_real_ci_subset_matches_the_committed_reference(real_data, tmp_path):
 
 def test_corpus_size_subsample_is_fixed_nested_and_in_order():
     from benchmark.errors import ConfigError
-    from benchmark.run.grid import subsample_corpus
+    from benchmark.run.corpus import subsample_corpus
 
     texts = [f"s{i}" for i in range(1000)]
     small, big = subsample_corpus(texts, 128, "x"), subsample_corpus(texts, 256, "x")

@@ -1,0 +1,46 @@
+"""The unlabeled sentences a unit trains on: a task's in-domain corpus or ``--corpus`` files, de-duplicated and
+optionally cut to a fixed, nested subsample (``--corpus-size``, the TSDAE paper's Fig. 3)."""
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmark.data.corpus import read_corpus
+from benchmark.errors import ConfigError
+from benchmark.registry import TASKS
+from benchmark.train.plugin import TrainingData
+
+
+def load_corpus(task: str | None, files: Sequence[str | Path], size: int | None, data_root: Path) -> TrainingData:
+    """The task's unlabeled corpus, or the concatenation of ``files`` (one sentence per line)."""
+    if files:
+        texts = [t for f in files for t in read_corpus(f)]
+        label, sources = "file:" + "+".join(Path(f).name for f in files), tuple(str(f) for f in files)
+    else:
+        if task is None:
+            raise ConfigError("a training corpus needs a task or --corpus files")
+        texts = TASKS.get(task).train_corpus(data_root)
+        label, sources = task, tuple(TASKS.get(task).train_files())
+    # Exact duplicate lines are dropped (first occurrence kept): a sentence twice in one batch is a false
+    # negative for the contrastive methods, and the released USEB train files are already unique.
+    unique = list(dict.fromkeys(texts))
+    dropped = len(texts) - len(unique)
+    if size:
+        unique = subsample_corpus(unique, size, label)
+    return TrainingData(label, unique, text_sha256(unique), sources, dropped)
+
+
+def text_sha256(texts: Sequence[str]) -> str:
+    return hashlib.sha256("\n".join(texts).encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def subsample_corpus(texts: list[str], n: int, label: str) -> list[str]:
+    """The first ``n`` sentences of one fixed permutation (seed 0), in corpus order: the same subset for every
+    seed and method, and nested across sizes (the 128-sentence subset is inside the 256 one)."""
+    import numpy as np
+
+    if n > len(texts):
+        raise ConfigError(f"--corpus-size {n}: the {label} corpus has only {len(texts)} distinct sentences")
+    keep = np.sort(np.random.default_rng(0).permutation(len(texts))[:n])
+    return [texts[i] for i in keep]

@@ -1,0 +1,78 @@
+"""A rough cost estimate for a plan, printed before `bench run` starts when the (default) `paper` preset
+would train BERT-base for 100K steps per unit: hours or days on a CPU, which a user should choose knowingly."""
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from benchmark.run.plan import Plan
+
+# Parameter counts of the backbones presets name (transformer body; the estimate needs only the order).
+KNOWN_PARAMS = {"bert-base-uncased": 110e6, "bert-base-cased": 109e6, "minilm": 22.7e6, "roberta-base": 125e6}
+TOKENS_PER_SENTENCE = 32  # a typical in-domain sentence after tokenisation (USEB titles and tweets are short)
+UTILISATION = 0.35  # share of the matmul peak a training step reaches (attention, optimizer, data)
+
+
+def paper_preset_note(plan: Plan, device: str | None) -> str | None:
+    """One paragraph naming the paper preset's budget and its estimated time here, or None if no unit uses it."""
+    paper = [(u, s) for u in plan.units for s in u.stages if s.preset == "paper"]
+    if not paper:
+        return None
+    configs = [_stage_config(u, s) for u, s in paper]
+    steps = sum(int(c.get("max_steps") or 0) for c in configs)
+    flops = sum(6 * _params(c.get("model", "")) * c.get("batch_size", 8) * TOKENS_PER_SENTENCE
+                * int(c.get("max_steps") or 0) for c in configs)
+    rate, where = _matmul_flops(device)
+    hours = flops / (rate * UTILISATION) / 3600
+    models = sorted({str(c.get("model")) for c in configs})
+    return (f"preset 'paper' (the default): {len(paper)} training stage(s) on {', '.join(models)}, "
+            f"{steps:,} optimizer steps in all, as the papers trained them. Rough estimate on {where}: "
+            f"{_human(hours)}. For a quick run use --preset smoke (a few hundred steps of the packaged MiniLM).")
+
+
+def _stage_config(unit: Any, stage: Any) -> dict[str, Any]:
+    if "config" in unit.config:
+        return unit.config["config"]
+    for entry in unit.config["stages"]:
+        if entry["method"] == stage.method:
+            return entry["config"]
+    return {}
+
+
+def _params(model: str) -> float:
+    if model in KNOWN_PARAMS:
+        return KNOWN_PARAMS[model]
+    try:  # a local checkpoint: count from its config (12 L H^2 for the layers plus the embeddings)
+        from transformers import AutoConfig
+
+        from benchmark.eval.models import resolve_model
+
+        cfg = AutoConfig.from_pretrained(resolve_model(model).path)
+        return 12 * cfg.num_hidden_layers * cfg.hidden_size ** 2 + cfg.vocab_size * cfg.hidden_size
+    except Exception:  # noqa: BLE001  an estimate must never stop a run
+        return KNOWN_PARAMS["bert-base-uncased"]
+
+
+def _matmul_flops(device: str | None) -> tuple[float, str]:
+    """Measured float32 matmul throughput (FLOP/s) on the device, about 0.2 s of work."""
+    import torch
+
+    dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    n = 1024
+    a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
+    reps, t0 = 0, time.perf_counter()
+    while time.perf_counter() - t0 < 0.2:
+        a @ b
+        reps += 1
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
+    rate = 2 * n ** 3 * reps / (time.perf_counter() - t0)
+    return rate, f"this {dev.type.upper()} ({rate / 1e9:.0f} GFLOP/s measured)"
+
+
+def _human(hours: float) -> str:
+    if hours < 1:
+        return f"about {hours * 60:.0f} minutes"
+    if hours < 48:
+        return f"about {hours:.0f} hours"
+    return f"about {hours / 24:.0f} days"

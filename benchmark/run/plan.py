@@ -1,0 +1,330 @@
+"""Planning `bench run`: every run unit is built and validated before the first one trains.
+
+A run unit is one chain of methods (a single method is a chain of one) trained on one target task's data with
+one seed, then evaluated on its tasks. Planning resolves the chains (``--methods``, ``--setting``,
+``--labeled-sizes``), builds every stage's config from its preset and overrides (a bad value fails here, not
+after hours of training), loads each training corpus once to hash it, and names each unit by its config hash.
+The plan is plain, picklable data: any launcher can hand a :class:`UnitSpec` to :func:`benchmark.run.unit.run_unit`
+in another process or on another machine.
+"""
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from benchmark.errors import ConfigError, MissingDataError
+from benchmark.results import run_id
+from benchmark.run.corpus import load_corpus
+from benchmark.run.settings import chain_label, expand_aliases, expand_setting, parse_chain, pretraining_chains
+from benchmark.train.config import config_to_dict, parse_overrides
+from benchmark.train.loop import check_trainable
+from benchmark.train.plugin import TrainingData
+
+UNTRAINED = ("base", "bm25")
+TARGET = "target"  # a config's dev_task "target" means the unit's own target task
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    """Everything `bench run` was asked for."""
+
+    methods: tuple[str, ...]  # method names or chains "a>b"; untrained baselines base, bm25
+    tasks: str
+    eval_tasks: str | None = None
+    seeds: int = 1
+    preset: str | None = None
+    model: str | None = None
+    corpus: tuple[Path, ...] = ()
+    corpus_size: int | None = None  # train on a fixed subsample of this many sentences (TSDAE paper Fig. 3)
+    max_steps: int | None = None
+    overrides: tuple[str, ...] = ()
+    split: str = "test"
+    force: bool = False
+    strict: bool = False
+    device: str | None = None
+    batch_size: int = 64  # evaluation batch size
+    show_progress: bool = True
+    setting: str | None = None  # unsupervised | adapt-nli-first | adapt-target-first | supervised | all
+    labeled_sizes: tuple[int, ...] = ()  # pre-training: the supervised stage on nested labeled subsets
+
+
+@dataclass(frozen=True)
+class StageSpec:
+    """One stage of a unit: a method, its preset and overrides (JSON-able), and what it trains on."""
+
+    method: str
+    preset: str
+    values: dict[str, Any]  # config overrides; a later stage's `model` is set at run time
+    data: dict[str, Any]  # {"kind": "corpus"|"labeled", "label", "sha256", ...}: recorded and re-checked
+
+
+@dataclass(frozen=True)
+class UnitSpec:
+    """A run unit as plain data (picklable): what `run_unit` needs, whichever process runs it."""
+
+    run_id: str
+    chain: tuple[str, ...]
+    stages: tuple[StageSpec, ...]
+    seed: int
+    task: str  # the target task whose data the unit trains on (and whose dev split "target" means)
+    corpus_files: tuple[str, ...]  # --corpus files, replacing the task's own corpus
+    corpus_size: int | None
+    evals: tuple[str, ...]
+    config: dict[str, Any]  # hashed into the run id; written to config.json and every result
+    row: str  # the row label of `bench run`'s table
+    split: str = "test"
+    device: str | None = None
+    batch_size: int = 64
+    strict: bool = False
+    force: bool = False
+    show_progress: bool = True
+
+    @property
+    def label(self) -> str:
+        return chain_label(self.chain)
+
+
+@dataclass(frozen=True)
+class BaselineSpec:
+    """An untrained row (`base`, `bm25`) evaluated on some tasks."""
+
+    name: str
+    model: str
+    evals: tuple[str, ...]
+
+
+@dataclass
+class Plan:
+    units: list[UnitSpec] = field(default_factory=list)
+    baselines: list[BaselineSpec] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
+    notes: list[str] = field(default_factory=list)  # things worth printing before work starts
+
+
+def plan_run(opts: RunOptions, data_root: Path) -> Plan:
+    """Resolve, build and validate every unit of ``opts`` (nothing is trained or written)."""
+    import methods  # noqa: F401  (enrols the plugins)
+    import tasks  # noqa: F401  (enrols the adapters)
+    from tasks import expand_tasks
+
+    check_options(opts)
+    chains, baselines = parse_methods(opts.methods)
+    train_tasks = expand_tasks(opts.tasks)
+    extra = expand_tasks(opts.eval_tasks) if opts.eval_tasks else []
+    plan = Plan()
+    all_chains: set[tuple[str, ...]] = set()
+    for task in train_tasks:
+        evals = tuple(dict.fromkeys([task, *extra]))
+        task_chains = unit_chains(chains, opts, task)
+        all_chains.update(c for c, _ in task_chains)
+        _plan_task(plan, task, task_chains, evals, opts, data_root)
+    check_set_prefixes(opts.overrides, {m for c in all_chains for m in c})
+    plan.baselines = _baselines(baselines, train_tasks, extra, opts)
+    return plan
+
+
+def check_options(opts: RunOptions) -> None:
+    """Option values that no config check sees."""
+    if opts.seeds < 1:
+        raise ConfigError(f"--seeds must be >= 1, got {opts.seeds}")
+    if opts.batch_size < 1:
+        raise ConfigError(f"--batch-size must be >= 1, got {opts.batch_size}")
+    if any(n < 1 for n in opts.labeled_sizes):
+        raise ConfigError(f"--labeled-sizes must be positive, got {list(opts.labeled_sizes)}")
+    if opts.labeled_sizes and opts.setting not in (None, "pretraining"):
+        raise ConfigError("--labeled-sizes is the pre-training setup (Fig. 2); it cannot be combined with "
+                          f"--setting {opts.setting}")
+
+
+def parse_methods(specs: Sequence[str]) -> tuple[list[tuple[str, ...]], list[str]]:
+    """(chains, untrained baselines) from ``--methods``; unknown names get a did-you-mean."""
+    from benchmark.registry import METHODS
+
+    chains, baselines = [], []
+    for spec in specs:
+        chain = expand_aliases(parse_chain(spec))
+        if len(chain) == 1 and chain[0] in UNTRAINED:
+            baselines.append(chain[0])
+            continue
+        for name in chain:
+            if name in UNTRAINED:
+                raise ConfigError(f"--methods {spec!r}: {name!r} is an untrained baseline, not a training stage")
+            if name not in METHODS:
+                raise ConfigError(f"--methods {spec!r}: " + METHODS.unknown_message(name)
+                                  + f"; untrained baselines: {', '.join(UNTRAINED)}")
+        for earlier in chain[:-1]:
+            if not METHODS.get(earlier).continuable:
+                raise ConfigError(f"--methods {spec!r}: no stage can follow {earlier!r} (its checkpoint is not a "
+                                  f"trainable encoder); put it last, e.g. nli-sts>{earlier}")
+        chains.append(chain)
+    return list(dict.fromkeys(chains)), list(dict.fromkeys(baselines))
+
+
+def unit_chains(chains: list[tuple[str, ...]], opts: RunOptions, task: str) -> list[tuple[tuple[str, ...], str | None]]:
+    """(chain, setting) pairs for one target task: as given, or expanded by ``--setting``/``--labeled-sizes``."""
+    if opts.labeled_sizes:
+        return [(tuple(expand_aliases(c)), s) for c, s in pretraining_chains(chains, task)]
+    if opts.setting:
+        return [(tuple(expand_aliases(c)), s) for c, s in expand_setting(opts.setting, chains, task)]
+    return [(c, None) for c in chains]
+
+
+def check_set_prefixes(items: Sequence[str], names: set[str]) -> None:
+    """``--set method.key=value`` must name a method of this run (a typo would otherwise be ignored)."""
+    for item in items:
+        key = item.split("=", 1)[0].strip()
+        if "." not in key:
+            continue
+        prefix = key.split(".", 1)[0]
+        if prefix not in names:
+            close = difflib.get_close_matches(prefix, sorted(names), n=1, cutoff=0.5)
+            hint = f"; did you mean {close[0]!r}?" if close else ""
+            raise ConfigError(f"--set {item!r}: {prefix!r} is not a method of this run{hint} "
+                              f"(methods: {', '.join(sorted(names)) or 'none'})")
+
+
+def method_overrides(method_name: str, config_cls: type, items: Sequence[str]) -> dict[str, Any]:
+    """``--set`` items for one method: ``key=value`` applies to every method, ``method.key=value`` to one."""
+    mine = []
+    for item in items:
+        key = item.split("=", 1)[0]
+        if "." in key:
+            target, _, rest = key.partition(".")
+            if target == method_name:
+                mine.append(rest + item[len(key):])
+        else:
+            mine.append(item)
+    try:
+        return parse_overrides(config_cls, mine)
+    except ConfigError as e:
+        raise ConfigError(f"{method_name}: {e} (prefix a method-specific key, e.g. --set "
+                          f"{method_name}.key=value)") from None
+
+
+def _plan_task(plan: Plan, task: str, chains: list[tuple[tuple[str, ...], str | None]], evals: tuple[str, ...],
+               opts: RunOptions, data_root: Path) -> None:
+    """The units of one target task (its corpus loaded once, only if a stage trains on sentences)."""
+    from benchmark.registry import METHODS
+
+    corpus: TrainingData | None = None
+    for chain, setting in chains:
+        if corpus is None and any(METHODS.get(m).data_kind == "sentences" for m in chain):
+            try:
+                corpus = load_corpus(task, [str(f) for f in opts.corpus], opts.corpus_size, data_root)
+            except MissingDataError as e:
+                if opts.strict:
+                    raise
+                plan.skipped.append((f"train on {task}", str(e)))
+                return
+            if corpus.duplicates_dropped:
+                plan.notes.append(f"corpus {corpus.label}: {len(corpus.examples) + corpus.duplicates_dropped:,} "
+                                  f"lines -> {len(corpus.examples):,} unique (exact duplicates dropped)")
+        for size in opts.labeled_sizes or (None,):
+            for seed in range(opts.seeds):
+                plan.units.append(build_unit(chain, setting, size, seed, task, corpus, evals, opts, data_root))
+
+
+def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | None, seed: int, task: str,
+               corpus: TrainingData | None, evals: tuple[str, ...], opts: RunOptions, data_root: Path) -> UnitSpec:
+    """One unit: every stage's config built (and so validated) and its training data identified."""
+    from benchmark.eval.models import model_slug
+
+    stages, configs = [], []
+    for k, name in enumerate(chain):
+        stage, cfg_dict = build_stage(name, k, labeled_size, seed, task, corpus, opts, data_root)
+        stages.append(stage)
+        configs.append(cfg_dict)
+    first_model = configs[0]["config"]["model"]
+    config = unit_config(chain, configs, stages, setting, labeled_size, opts)
+    rid = run_id("+".join(chain), model_slug(first_model), config, seed)  # method names are folder-safe
+    data_label = stages[-1].data["label"] if len(chain) == 1 else stages[0].data["label"]
+    row = f"{chain_label(chain)} ({data_label})" + (f" n={labeled_size}" if labeled_size else "")
+    return UnitSpec(run_id=rid, chain=chain, stages=tuple(stages), seed=seed, task=task,
+                    corpus_files=tuple(str(f) for f in opts.corpus), corpus_size=opts.corpus_size, evals=evals,
+                    config=config, row=row, split=opts.split, device=opts.device, batch_size=opts.batch_size,
+                    strict=opts.strict, force=opts.force, show_progress=opts.show_progress)
+
+
+def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: str, corpus: TrainingData | None,
+                opts: RunOptions, data_root: Path) -> tuple[StageSpec, dict[str, Any]]:
+    """(stage spec, its config entry) with the config validated by the method's own dataclass."""
+    from benchmark.registry import METHODS
+
+    method = METHODS.get(name)
+    values = method_overrides(name, method.Config, opts.overrides)
+    if opts.model and k == 0:
+        values["model"] = opts.model
+    if opts.max_steps:
+        values["max_steps"] = opts.max_steps
+    if method.data_kind == "labeled" and labeled_size is not None:
+        values["labeled_size"] = labeled_size
+    preset = opts.preset or method.default_preset
+    cfg = method.config(preset, values)
+    if cfg.dev_task == TARGET:
+        values["dev_task"] = task
+        cfg = method.config(preset, values)
+    if cfg.dev_every:
+        _require_dev(cfg.dev_task, data_root)
+    data, examples = stage_data(method, cfg, task, corpus, labeled_size, seed, data_root)
+    if k == 0 or data["kind"] == "labeled":  # later sentence stages see the same corpus as the first
+        check_trainable(method, cfg, examples, seed)
+    cfg_dict = config_to_dict(cfg)
+    if k > 0:
+        cfg_dict["model"] = f"stage:{k}"  # the previous stage's export (its path is no part of the identity)
+    return StageSpec(name, preset, values, data), {"method": name, "preset": preset, "config": cfg_dict}
+
+
+def _require_dev(dev_task: str, data_root: Path) -> None:
+    from benchmark.registry import TASKS
+
+    TASKS.get(dev_task).require(data_root, "dev")
+
+
+def stage_data(method: Any, cfg: Any, task: str, corpus: TrainingData | None, labeled_size: int | None, seed: int,
+               data_root: Path) -> tuple[dict[str, Any], list[Any]]:
+    """How a stage's training data is identified in the config (re-loaded and re-checked at run time), and
+    the examples themselves (for the checks before training)."""
+    if method.data_kind == "sentences":
+        assert corpus is not None  # loaded by _plan_task for any chain with a sentence stage
+        return {"kind": "corpus", "label": corpus.label, "sha256": corpus.sha256,
+                "sentences": len(corpus.examples), "duplicates_dropped": corpus.duplicates_dropped}, corpus.examples
+    data = method.training_data(cfg, task, data_root, seed)
+    entry = {"kind": "labeled", "label": data.label, "sha256": data.sha256, "examples": len(data.examples)}
+    if labeled_size is not None:
+        # The subset depends on the seed; its identity is the full set's hash plus the size, so the seeds of
+        # one experiment stay comparable (subset_sha256 is a seed-derived key, ignored when averaging).
+        full = method.training_data(cfg.replace(labeled_size=None), task, data_root, seed)
+        entry.update({"sha256": full.sha256, "examples": len(full.examples), "labeled_size": labeled_size,
+                      "subset_sha256": data.sha256})
+    return entry, data.examples
+
+
+def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: list[StageSpec], setting: str | None,
+                labeled_size: int | None, opts: RunOptions) -> dict[str, Any]:
+    """The unit's identity. A single unsupervised method keeps the layout of earlier versions (same run ids)."""
+    if len(chain) == 1 and stages[0].data["kind"] == "corpus":
+        config: dict[str, Any] = {**configs[0], "corpus": {k: v for k, v in stages[0].data.items() if k != "kind"}}
+    else:
+        config = {"method": chain_label(chain), "chain": list(chain),
+                  "stages": [{**c, "data": s.data} for c, s in zip(configs, stages)]}
+    if opts.corpus_size:  # reports draw the corpus-size curve (and separate rows) from this key
+        config["corpus_size"] = opts.corpus_size
+    if setting and setting != "unsupervised":
+        config["setting"] = setting
+    if labeled_size is not None:
+        config["labeled_size"] = labeled_size
+    return config
+
+
+def _baselines(names: list[str], train_tasks: list[str], extra: list[str], opts: RunOptions) -> list[BaselineSpec]:
+    """Untrained rows, each evaluated once on every task of the run (rank 0 only under torchrun)."""
+    from benchmark.eval.models import DEFAULT_MODEL
+
+    if int(os.environ.get("RANK", "0")) != 0:
+        return []
+    evals = tuple(dict.fromkeys([*train_tasks, *extra]))
+    return [BaselineSpec(n, "bm25" if n == "bm25" else (opts.model or DEFAULT_MODEL), evals) for n in names]

@@ -168,3 +168,24 @@ def test_short_training_lowers_the_loss(tiny_bert_dir, tmp_path, name):
         result = train(method, cfg, toy_examples(method), tmp_path, seed=0, show_progress=False)
     losses = [line["loss"] for line in result.history if "loss" in line]
     assert np.mean(losses[-2:]) < np.mean(losses[:2]), losses
+
+
+def test_dev_selection_runs_at_each_epoch_end(tiny_bert_dir, tmp_path):
+    """App. B's early stopping: with dev_unit=epochs the loop calls the dev evaluator once per epoch (64 toy
+    pairs at batch 16 = 4 steps) and exports the best-scoring checkpoint."""
+    from benchmark.train.loop import train
+    from tests.methods.helpers import toy_examples
+
+    method = METHODS.get("sbert-cosine")
+    cfg = tiny_config(method, tiny_bert_dir, batch_size=16, max_steps=None, epochs=3.0, dev_task="stsb",
+                      dev_every=1, dev_unit="epochs")
+    calls = []
+    scores = iter([0.2, 0.9, 0.5])
+
+    def dev_eval(ckpt):
+        calls.append(ckpt)
+        return next(scores)
+
+    with one_thread():
+        result = train(method, cfg, toy_examples(method), tmp_path, seed=0, show_progress=False, dev_eval=dev_eval)
+    assert len(calls) == 3 and result.dev_best == {"task": "stsb", "step": 8, "score": 0.9}

@@ -408,3 +408,19 @@ def test_plain_url_must_name_its_member(tmp_path):
     bad.write_text(json.dumps(raw))
     with pytest.raises(ConfigError, match=r"components\[0\]: a URL that is not an archive is the file itself"):
         load_manifest(bad)
+
+
+def test_import_allnli_as_downloaded_or_unpacked(tmp_path):
+    """`bench data import AllNLI.tsv.gz` (the file sentence-transformers serves) or the unpacked AllNLI.tsv."""
+    import gzip
+
+    text = b"split\tdataset\tfilename\tsentence1\tsentence2\tlabel\ntrain\tSNLI\tf\ta\tb\tentailment\n"
+    (tmp_path / "dl").mkdir()
+    (tmp_path / "dl" / "AllNLI.tsv.gz").write_bytes(gzip.compress(text))
+    dm = DataManager(tmp_path / "root", MANIFEST, progress=False)
+    assert [o.action for o in dm.import_paths([tmp_path / "dl" / "AllNLI.tsv.gz"])] == ["imported"]
+    assert (tmp_path / "root" / "nli" / "AllNLI.tsv").read_bytes() == text
+    (tmp_path / "dl" / "AllNLI.tsv").write_bytes(text)
+    other = DataManager(tmp_path / "root2", MANIFEST, progress=False)
+    assert [o.action for o in other.import_paths([tmp_path / "dl" / "AllNLI.tsv"])] == ["imported"]
+    assert (tmp_path / "root2" / "nli" / "AllNLI.tsv").read_bytes() == text

@@ -155,6 +155,10 @@ class SupervisedMethod(Method):
     def prepare_examples(self, cfg: SupervisedConfig, examples: list[Any], min_examples: int) -> list[Any]:
         """Check every example's shape and clip long texts; fewer examples than a batch is an error."""
         out = [self._check(cfg, i, ex) for i, ex in enumerate(examples)]
+        widths = {len(ex) for ex in out}
+        if len(widths) > 1:  # in-batch MNRL needs the same columns in every example
+            raise BenchError(f"{self.name}: the labeled examples mix pairs and triplets; give every example a hard "
+                             f"negative or none (--set hard_negatives=false drops them)")
         if len(out) < min_examples:
             raise BenchError(f"{self.name}: {len(out)} labeled examples, fewer than one batch ({min_examples}); "
                              f"lower batch_size or use more labeled data")
@@ -179,11 +183,7 @@ class SupervisedMethod(Method):
 
     def collate(self, cfg: SupervisedConfig, tokenizer: Any, texts: list[Any], rng: np.random.Generator) -> dict:
         examples = without_repeats(list(texts)) if self.loss_name == "mnrl" else list(texts)
-        widths = {len(ex) for ex in examples}
-        if self.loss_name == "mnrl" and len(widths) > 1:
-            raise BenchError(f"{self.name}: a batch mixes pairs and triplets; give every example a hard negative "
-                             f"or none (--set hard_negatives=false drops them)")
-        n_cols = 2 if self.example_kind == "graded" else widths.pop()
+        n_cols = 2 if self.example_kind == "graded" else len(examples[0])  # prepare_examples made them uniform
         batch: dict[str, Any] = {"texts": [tokenize(tokenizer, [ex[c] for ex in examples], cfg.max_length)
                                            for c in range(n_cols)]}
         if self.example_kind == "graded":

@@ -135,6 +135,8 @@ def test_examples_are_checked(tiny_bert_dir):
     assert mnrl.prepare_examples(mcfg, [("a", "b", "n")], 1) == [("a", "b")]
     with pytest.raises(BenchError, match="non-blank"):
         mnrl.prepare_examples(mcfg, [("a", " ")], 1)
+    with pytest.raises(BenchError, match="mix pairs and triplets"):
+        mnrl.prepare_examples(tiny_config(mnrl, tiny_bert_dir), [("a", "b"), ("c", "d", "e")], 1)
 
 
 def test_dev_interval_in_epochs_and_steps(tiny_bert_dir):

@@ -12,3 +12,4 @@ from methods import consert  # noqa: F401,E402
 from methods import bertflow  # noqa: F401,E402
 from methods import denosent  # noqa: F401,E402
 from methods import paser  # noqa: F401,E402
+from methods import supervised  # noqa: F401,E402  (sbert-mnrl, sbert-cosine, sbert-nli, sbert-stsb)

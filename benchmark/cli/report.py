@@ -31,8 +31,14 @@ def _csv_list(value: str) -> tuple[str, ...]:
 @click.option("--compare", "compare_", default=None, metavar="A,B",
               help="Paired comparison over seeds of method A vs method B (wins, paired t-test when n >= 3).")
 @click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the plots (PNG + CSV).")
-def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, plots) -> None:
+@click.option("--list", "list_", is_flag=True, help="List the tables and figures, what each needs, and exit.")
+def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, plots, list_) -> None:
     """Regenerate the paper's tables from the results store only (nothing is re-run)."""
+    if list_:
+        from benchmark.report.catalog import listing
+
+        click.echo(listing())
+        return
     from benchmark.errors import BenchError
     from benchmark.report.make import ReportOptions, make_report
     from benchmark.report.render import grid_of, grid_of_comparison, to_markdown
@@ -56,6 +62,9 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
             click.echo(to_markdown(grid_of_comparison(s.comparison)))
         for line in s.paired:
             click.echo(f"- {line}")
+    for f in rep.files:
+        if f.name == "pretraining-breakeven.md":
+            click.echo(f.read_text(encoding="utf-8"))
     click.echo(f"wrote {len(rep.files)} files to {out} from {rep.n_results} result files")
 
 

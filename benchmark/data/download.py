@@ -6,6 +6,7 @@ like data (``bench data status`` lists stale temporaries; they are safe to delet
 """
 from __future__ import annotations
 
+import gzip
 import hashlib
 import os
 import shutil
@@ -25,7 +26,7 @@ from benchmark.errors import BenchError
 
 TMP_PREFIX = ".usebench-tmp-"
 CHUNK = 1 << 20
-ArchiveFormat = Literal["zip", "tar.gz"]
+ArchiveFormat = Literal["zip", "tar.gz", "gz"]
 
 
 class ChecksumError(BenchError):
@@ -116,13 +117,15 @@ def fetch(url: str, target: Path, progress: bool = True, timeout: float = 60.0) 
 
 
 def archive_format(name: str) -> ArchiveFormat:
-    """``zip`` or ``tar.gz`` from a file name."""
+    """``zip``, ``tar.gz`` or ``gz`` (one gzip-compressed file, e.g. ``AllNLI.tsv.gz``) from a file name."""
     lower = name.lower()
     if lower.endswith(".zip"):
         return "zip"
     if lower.endswith((".tar.gz", ".tgz")):
         return "tar.gz"
-    raise BenchError(f"{name}: not an archive this tool reads (expected .zip, .tar.gz or .tgz)")
+    if lower.endswith(".gz"):
+        return "gz"
+    raise BenchError(f"{name}: not an archive this tool reads (expected .zip, .tar.gz, .tgz or .gz)")
 
 
 def _safe_relative(member: str, archive: Path) -> PurePosixPath | None:
@@ -139,9 +142,12 @@ def extract(archive: Path, into: Path) -> None:
     try:
         if fmt == "zip":
             _extract_zip(archive, into)
+        elif fmt == "gz":  # one compressed file: it becomes the file named without ".gz"
+            with gzip.open(archive, "rb") as src, (into / archive.name[: -len(".gz")]).open("wb") as out:
+                shutil.copyfileobj(src, out, CHUNK)
         else:
             _extract_tar(archive, into)
-    except (zipfile.BadZipFile, tarfile.TarError, EOFError) as e:
+    except (zipfile.BadZipFile, tarfile.TarError, EOFError, gzip.BadGzipFile) as e:
         raise BenchError(f"{archive}: not a readable {fmt} archive ({e})") from None
 
 

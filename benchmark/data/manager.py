@@ -141,8 +141,11 @@ class DataManager:
                           "pinned in the manifest")
             unpacked = tmp / "unpacked"
             unpacked.mkdir()
-            extract(archive, unpacked)
-            archive.unlink()
+            if c.plain:  # the fetched file is the data itself
+                archive.rename(unpacked / (c.member or archive.name))
+            else:
+                extract(archive, unpacked)
+                archive.unlink()
             item = unpacked / (c.member or "")
             if not c.member or not item.exists():
                 found = ", ".join(sorted(p.name for p in unpacked.iterdir())) or "nothing"

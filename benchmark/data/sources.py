@@ -57,6 +57,17 @@ class Component:
         return {f"{self.dest}/{f}": h.lower() for f, h in self.files.items() if h}
 
     @property
+    def plain(self) -> bool:
+        """The URL is the file itself (no archive): it is placed as fetched, checked by ``archive_sha256``."""
+        from benchmark.data.download import archive_format
+
+        try:
+            archive_format(self.archive_name)
+            return False
+        except BenchError:
+            return bool(self.url)
+
+    @property
     def has_pins(self) -> bool:
         return bool(self.archive_sha256 or self.archive_md5 or self.pinned())
 
@@ -93,6 +104,11 @@ def _parse_component(raw: Mapping[str, Any], dataset: str, where: str) -> Compon
     derive = raw.get("derive")
     if derive is None and not (raw.get("url") and raw.get("member")):
         raise ConfigError(f"{where}: a component needs 'url' and 'member', or 'derive'")
+    url_name = PurePosixPath(str(raw.get("url") or "")).name
+    if raw.get("url") and not url_name.lower().endswith((".zip", ".tar.gz", ".tgz", ".gz")) \
+            and raw.get("member") != url_name:
+        raise ConfigError(f"{where}: a URL that is not an archive is the file itself; its 'member' must be "
+                          f"its name, {url_name!r}")
     if derive is not None:
         keys = _DERIVE_KINDS.get(derive.get("kind"))
         if keys is None or set(derive) != keys:

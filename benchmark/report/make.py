@@ -10,6 +10,7 @@ from benchmark.errors import BenchError
 from benchmark.report.build import Built, build_table
 from benchmark.report.reference import compare, published
 from benchmark.report.page import write_page
+from benchmark.report.pretraining import break_even, break_even_csv, break_even_markdown, pretraining_figure
 from benchmark.report.render import comparison_csv, to_csv, to_json
 from benchmark.report.rows import ResultIndex, index_results
 from benchmark.report.sections import Section, section_latex, section_markdown
@@ -96,6 +97,7 @@ def make_report(opts: ReportOptions) -> Report:
             report.files.append(_write(out / f"{name}.csv", to_csv(s.built)))
             report.files.append(_write(out / f"{name}-vs-paper.csv", comparison_csv(s.comparison)))
             report.files.append(write_json_atomic(out / f"{name}.json", to_json(s.built, s.comparison)))
+    report.files += _break_even(results, out, opts)
     if opts.plots:
         report.plots = _plots(results, sections, out / "plots", opts)
         report.files += [p.png for p in report.plots] + [p.data for p in report.plots]
@@ -110,8 +112,26 @@ def _plots(results: list[StoredResult], sections: list[Section], out: Path, opts
     out.mkdir(parents=True, exist_ok=True)
     made = [plots.seed_spread(s.built, out) for s in sections]
     made.append(plots.loss_curves(results, out))
-    made.append(plots.corpus_size_curve(index_results(results, opts.split_configs), out))
+    index = index_results(results, opts.split_configs)
+    made.append(plots.corpus_size_curve(index, out))
+    made.append(pretraining_figure(index, out))
     return [p for p in made if p is not None]
+
+
+def _break_even(results: list[StoredResult], out: Path, opts: ReportOptions) -> list[Path]:
+    """Table 10 (``pretraining-breakeven.md``/``.csv``) when the store has the supervised curve and an
+    unsupervised score on the same split; nothing otherwise."""
+    from benchmark.report.plots import _write_csv
+    from benchmark.report.reference import load_reference
+
+    rows = break_even(index_results(results, opts.split_configs))
+    if not rows:
+        return []
+    paper = load_reference()["tables"]["tsdae-table10"]["rows"][0]["values"]
+    md = _write(out / "pretraining-breakeven.md", break_even_markdown(rows, paper))
+    _write_csv(out / "pretraining-breakeven.csv", ("column", "unsupervised", "target", "precision", "found", "low",
+                                                   "high", "next_size"), break_even_csv(rows))
+    return [md, out / "pretraining-breakeven.csv"]
 
 
 def _write(path: Path, text: str) -> Path:

@@ -15,20 +15,33 @@ from benchmark.report.tables import COLUMNS, Column
 from benchmark.results import StoredResult
 from benchmark.report.stats import SeedStats, aggregate, config_identity, per_seed_average
 
-# Setting groups, in the paper's block order, with their block titles.
+# Setting groups (the `setting` key the run grid writes), in the paper's block order, with their block titles.
 GROUP_TITLES: dict[str, str] = {
     "unsupervised": "Unsupervised learning",
-    "da-nli-target": "Domain adaptation: NLI+STS → target task",
-    "da-target-nli": "Domain adaptation: target task → NLI+STS",
+    "adapt-nli-first": "Domain adaptation: NLI+STS → target task",
+    "adapt-target-first": "Domain adaptation: target task → NLI+STS",
     "baselines": "Baselines (no training)",
-    "upper-bound": "In-domain supervised training (upper bound)",
+    "out-of-the-box": "Out-of-the-box supervised pre-trained models",
+    "supervised": "In-domain supervised training (upper bound)",
+    "pretraining": "Pre-training + in-domain supervised (labeled subsets)",
 }
-UPPER_BOUND_GROUPS = frozenset({"upper-bound"})
+# Earlier names of the same blocks (results written before the run grid named its settings).
+GROUP_ALIASES = {"da-nli-target": "adapt-nli-first", "da-target-nli": "adapt-target-first",
+                 "upper-bound": "supervised"}
+# Rows that train on the target task's labels: not compared for bold.
+UPPER_BOUND_GROUPS = frozenset({"supervised", "pretraining"})
 # Paper row order inside a block; other methods follow alphabetically.
-METHOD_ORDER = ("tsdae", "mlm", "ct", "simcse", "bertflow", "consert", "denosent", "paser", "bm25", "base")
+METHOD_ORDER = ("tsdae", "mlm", "ct", "simcse", "bertflow", "consert", "denosent", "paser", "bm25", "wordvec", "base",
+                "sbert", "sbert-supervised")
 DISPLAY = {"tsdae": "TSDAE", "mlm": "MLM", "ct": "CT", "simcse": "SimCSE", "bertflow": "BERT-flow",
-           "consert": "ConSERT", "denosent": "DenoSent", "paser": "PaSeR", "bm25": "BM25"}
-UNTRAINED = frozenset({"base", "bm25"})
+           "consert": "ConSERT", "denosent": "DenoSent", "paser": "PaSeR", "bm25": "BM25", "wordvec": "Avg. word vectors",
+           "sbert": "SBERT (from the backbone)", "sbert-supervised": "SBERT-supervised"}
+# The stages of the NLI+STS recipe (the `nli-sts` alias and what it expands to): a domain-adaptation row is
+# named after the chain's other stages.
+NLI_STS_STAGES = frozenset({"nli-sts", "sbert-nli", "sbert-stsb"})
+# The in-domain supervised stages (one per kind of labels): the last stage of a pre-training chain.
+SUPERVISED_STAGES = frozenset({"sbert-mnrl", "sbert-cosine"})
+UNTRAINED = frozenset({"base", "bm25", "wordvec"})
 
 
 @dataclass(frozen=True)
@@ -42,15 +55,17 @@ class RowKey:
     corpus_size: int | None = None
     corpus: str = ""  # training corpus when it is not the evaluated task's own ("" = in-domain or untrained)
     config: str = ""  # config identity prefix, only with --split-configs
+    labeled_size: int | None = None  # --labeled-sizes: the supervised stage's labeled-set size
 
     def sort_key(self) -> tuple:
         order = METHOD_ORDER.index(self.method) if self.method in METHOD_ORDER else len(METHOD_ORDER)
-        return (order, self.method, self.model, self.pooling, self.corpus, self.corpus_size or 0, self.config)
+        return (order, self.method, self.model, self.pooling, self.corpus, self.corpus_size or 0,
+                self.labeled_size or 0, self.config)
 
     def same_experiment(self, other: RowKey) -> bool:
         """Same block, base model, corpus and size: rows whose seeds may be paired (dagger, --compare)."""
-        return (self.group, self.model, self.corpus, self.corpus_size, self.config) == (
-            other.group, other.model, other.corpus, other.corpus_size, other.config)
+        return (self.group, self.model, self.corpus, self.corpus_size, self.labeled_size, self.config) == (
+            other.group, other.model, other.corpus, other.corpus_size, other.labeled_size, other.config)
 
 
 def find_key(config: Any, key: str) -> Any:
@@ -66,23 +81,58 @@ def find_key(config: Any, key: str) -> Any:
 
 
 def group_of(record: dict[str, Any]) -> str:
-    """The setting block: an explicit ``setting`` in the method or config, else by whether it trains."""
+    """The setting block: an explicit ``setting`` in the method or config, else by whether it trains (an
+    untrained sentence-transformers model is an out-of-the-box supervised one)."""
     explicit = record["method"].get("setting") or find_key(record.get("config", {}), "setting")
     if explicit:
-        return str(explicit)
-    return "baselines" if record["method"]["name"] in UNTRAINED else "unsupervised"
+        return GROUP_ALIASES.get(str(explicit), str(explicit))
+    if record["method"]["name"] in UNTRAINED:
+        return "out-of-the-box" if record["method"].get("sentence_encoder") else "baselines"
+    return "unsupervised"
+
+
+def row_method(record: dict[str, Any], group: str) -> str:
+    """The name a row goes by: the chain's own stages in a domain-adaptation block (``tsdae>nli-sts`` is
+    TSDAE's row there), the pre-training method in the pre-training block (``sbert`` when the supervised stage
+    starts from the backbone), and ``sbert-supervised`` for the in-domain upper bound (whatever the loss)."""
+    name = str(record["method"]["name"])
+    stages = name.split(">")
+    if group in ("adapt-nli-first", "adapt-target-first"):
+        own = [s for s in stages if s not in NLI_STS_STAGES]
+        return ">".join(own) or name
+    if group == "pretraining":
+        pre = stages[:-1] if stages[-1] in SUPERVISED_STAGES else stages
+        return ">".join(pre) or "sbert"
+    if group == "supervised" and len(stages) == 1 and name in SUPERVISED_STAGES:
+        return "sbert-supervised"
+    return name
+
+
+def row_corpus(record: dict[str, Any], group: str) -> str:
+    """The training data a row names: "" when it is the evaluated task's own (or the setting fixes it)."""
+    corpus = str(record["method"].get("train_corpus") or "")
+    task = record["task"]["name"]
+    if group in ("adapt-nli-first", "adapt-target-first", "pretraining"):
+        return corpus if corpus.startswith("file:") else ""  # the setting names the data
+    if group == "supervised":
+        corpus = corpus.split("[", 1)[0]  # a labeled subset's "[size]"
+        return "" if corpus in (f"{task}:supervised", f"{task}:train") else corpus
+    return "" if corpus == task else corpus
 
 
 def row_key(record: dict[str, Any], split_configs: bool = False) -> RowKey:
     """The row a result belongs to. A model trained on the evaluated task's own corpus is in-domain (the
     paper's setup); evaluated elsewhere (e.g. STSb), the training corpus is part of the row."""
     method = record["method"]
-    size = find_key(record.get("config", {}), "corpus_size")
-    corpus = str(method.get("train_corpus") or "")
-    return RowKey(group=group_of(record), method=str(method["name"]), model=str(method.get("base_model") or ""),
+    config = record.get("config", {})
+    size = find_key(config, "corpus_size")
+    labeled = config.get("labeled_size") if isinstance(config, dict) else None
+    group = group_of(record)
+    return RowKey(group=group, method=row_method(record, group), model=str(method.get("base_model") or ""),
                   pooling=str(method.get("pooling") or ""), corpus_size=int(size) if size else None,
-                  corpus="" if corpus == record["task"]["name"] else corpus,
-                  config=config_identity(record.get("config", {}))[:8] if split_configs else "")
+                  corpus=row_corpus(record, group),
+                  config=config_identity(config)[:8] if split_configs else "",
+                  labeled_size=int(labeled) if labeled else None)
 
 
 @dataclass
@@ -115,7 +165,9 @@ def index_results(results: Iterable[StoredResult], split_configs: bool = False) 
 
 def row_label(key: RowKey, show_model: bool) -> str:
     """Display label: the method's paper name; untrained rows by model and pooling; corpus size if any."""
-    if key.method in UNTRAINED and key.method != "bm25":
+    if key.method == "wordvec":
+        label = f"Avg. word vectors ({key.model.removeprefix('wordvec:').rstrip('/').rsplit('/', 1)[-1]})"
+    elif key.method in UNTRAINED and key.method != "bm25":
         label = f"{key.model} ({key.pooling})" if key.pooling else key.model
     else:
         label = DISPLAY.get(key.method, key.method)
@@ -125,6 +177,8 @@ def row_label(key: RowKey, show_model: bool) -> str:
         label += f" · trained on {key.corpus}"
     if key.corpus_size:
         label += f" · {key.corpus_size:,} sent."
+    if key.labeled_size:
+        label += f" · {key.labeled_size:,} labeled"
     if key.config:
         label += f" · cfg {key.config}"
     return label

@@ -37,6 +37,12 @@ def build_scorer(opts: EvalOptions) -> tuple[Scorer, dict, dict]:
 
     if opts.model in MODEL_NAMES:  # lexical baseline: `--model bm25 | bm25-elasticsearch | bm25-anserini`
         return bm25_method(opts.model)
+    if opts.model.startswith("wordvec:"):  # bag of words: `--model wordvec:PATH` (the paper's Avg. GloVe row)
+        from benchmark.eval.wordvec import WordVecEncoder
+
+        wv = WordVecEncoder(opts.model.removeprefix("wordvec:"))
+        method = {"name": "wordvec", "base_model": opts.model, "pooling": wv.pooling, "max_length": wv.max_length}
+        return DenseScorer(wv), method, {**method, "vectors_sha256": wv.sha256()[:16]}
     from benchmark.eval.encoder import load_encoder
     from benchmark.eval.models import model_fingerprint
 
@@ -46,6 +52,8 @@ def build_scorer(opts: EvalOptions) -> tuple[Scorer, dict, dict]:
     method = {"name": encoder.info.method.get("method", "base"), "base_model": opts.model,
               "pooling": encoder.pooling, "max_length": encoder.max_length}
     config = {**method, "model_fingerprint": model_fingerprint(encoder.info)[:16]}
+    if not encoder.info.method and encoder.info.pooling and Path(encoder.info.path, "modules.json").is_file():
+        method["sentence_encoder"] = True  # an out-of-the-box sentence-transformers model (report block)
     return DenseScorer(encoder), method, config
 
 

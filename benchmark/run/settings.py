@@ -82,6 +82,8 @@ def pretraining_chains(chains: list[tuple[str, ...]], task: str) -> list[tuple[t
     return [((sup,), "pretraining")] + [((*c, sup), "pretraining") for c in chains]
 
 
-# Names that stand for a chain of registered stages (expanded when a chain is parsed), e.g. a recipe that is
-# two supervised stages in a row.
-CHAIN_ALIASES: dict[str, tuple[str, ...]] = {}
+# Names that stand for a chain of registered stages (expanded when a chain is parsed). nli-sts is the
+# SBERT-base-nli-stsb-v2 recipe as sentence-transformers trains it: two runs with their own loss, batch size,
+# epochs, schedule and dev selection (methods/supervised.py), so two stages, each resumable on its own.
+NLI_STS_STAGES = ("sbert-nli", "sbert-stsb")
+CHAIN_ALIASES: dict[str, tuple[str, ...]] = {NLI_STS: NLI_STS_STAGES}

@@ -150,6 +150,7 @@ class _Run:
     state_dir: Path
     run_hash: str
     dev_best: dict[str, Any] | None = None
+    dev_every: int = 0  # steps between dev evaluations (Method.dev_interval)
 
 
 def _one_step(run: _Run, step: int) -> tuple[float, dict[str, float], float]:
@@ -241,7 +242,7 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     ``run_config`` is the JSON-able description recorded in method.json (its hash identifies the run; default:
     method, config, seed and a corpus fingerprint). With ``resume`` a finished checkpoint of the same run is
     returned as is, and a saved train state is continued. ``dev_eval(checkpoint_dir) -> score`` (higher is
-    better) is called every ``cfg.dev_every`` steps; the best export is kept. ``on_step(step)`` runs after each
+    better) is called every ``method.dev_interval(...)`` steps (``cfg.dev_every`` unless the plugin says); the best export is kept. ``on_step(step)`` runs after each
     step (tests use it to simulate a crash).
     """
     from benchmark.train.checkpoint import finished_checkpoint
@@ -263,6 +264,7 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     if dev_eval is None and cfg.dev_every:
         raise BenchError(f"dev_every={cfg.dev_every} needs a dev evaluator (bench run builds one for dev_task)")
     run = _setup(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash)
+    run.dev_every = method.dev_interval(cfg, len(texts), dist.world)
     state = load_train_state(run.state_dir, method.name, run_hash) if resume else None
     start = _restore(run, state) if state else 0
     if dist.world > 1:  # dropout must differ between ranks; one stream per (seed, start, rank)
@@ -293,7 +295,7 @@ def _loop(run: _Run, start: int, log: TrainLog, out_dir: Path, run_config: dict[
         bar.update(1)
         bar.set_postfix(loss=f"{value:.4f}", refresh=False)
         log.add(step + 1, value, extras, lr)
-        if cfg.dev_every and (step + 1) % cfg.dev_every == 0 and dev_eval is not None:
+        if run.dev_every and (step + 1) % run.dev_every == 0 and dev_eval is not None:
             _dev_step(run, step + 1, out_dir, run_config, dev_eval)
         if cfg.save_every and (step + 1) % cfg.save_every == 0 and step + 1 < run.total:
             _save_state(run, step + 1)

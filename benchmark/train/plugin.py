@@ -214,6 +214,10 @@ class Method(ABC):
         steps = math.ceil(cfg.epochs * per_epoch)
         return min(steps, cfg.max_steps) if cfg.max_steps else steps
 
+    def dev_interval(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
+        """Steps between dev evaluations for a corpus of ``n`` examples (0: none); default ``cfg.dev_every``."""
+        return int(cfg.dev_every)
+
     def trainable_parameters(self, module: TrainModule) -> list[tuple[str, nn.Parameter]]:
         """(name, parameter) pairs the optimizer updates; tied parameters appear once."""
         return [(n, p) for n, p in module.named_parameters() if p.requires_grad]

@@ -2,6 +2,7 @@
 ``file://`` mirror in tests."""
 from __future__ import annotations
 
+import gzip
 import io
 import tarfile
 import zipfile
@@ -32,9 +33,12 @@ def member_files(c: Component, tag: str = "") -> dict[str, bytes]:
 
 
 def write_archive(path: Path, members: dict[str, bytes]) -> Path:
-    """A zip or tar.gz (by the file name) holding ``members`` (archive path -> bytes)."""
+    """A zip, tar.gz or gz (by the file name) holding ``members`` (archive path -> bytes); a gz holds the one
+    member whose name is the file's name without ``.gz``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    if path.name.endswith(".zip"):
+    if path.name.endswith(".gz") and not path.name.endswith(".tar.gz"):
+        path.write_bytes(gzip.compress(members[path.name[: -len(".gz")]]))
+    elif path.name.endswith(".zip"):
         with zipfile.ZipFile(path, "w") as zf:
             for name, data in members.items():
                 zf.writestr(name, data)
@@ -50,7 +54,9 @@ def write_archive(path: Path, members: dict[str, bytes]) -> Path:
 def build_mirror(folder: Path, manifest: Manifest, tag: str = "") -> Path:
     """One fake archive per downloadable component, named as in its URL, in ``folder``."""
     for c in manifest.all_components():
-        if c.url:
+        if c.plain:  # the URL is the file itself
+            (folder / c.archive_name).write_bytes(member_files(c, tag)[""])
+        elif c.url:
             files = member_files(c, tag)
             members = {f"{c.member}/{n}" if n else c.member: data for n, data in files.items()}
             members[f"unrelated-{c.id}.txt"] = b"other files in the archive are ignored\n"

@@ -78,6 +78,12 @@ def test_extract_tar_gz_and_zip(tmp_path):
         out.mkdir()
         extract(write_archive(tmp_path / name, members), out)
         assert (out / "top/a.txt").read_bytes() == b"a" and (out / "top/sub/b.txt").read_bytes() == b"b"
+    (tmp_path / "gz").mkdir()  # one gzip-compressed file (AllNLI.tsv.gz) becomes that file
+    extract(write_archive(tmp_path / "AllNLI.tsv.gz", {"AllNLI.tsv": b"split\tlabel\n"}), tmp_path / "gz")
+    assert (tmp_path / "gz" / "AllNLI.tsv").read_bytes() == b"split\tlabel\n"
+    (tmp_path / "bad.tsv.gz").write_bytes(b"not gzip")
+    with pytest.raises(BenchError, match="not a readable gz"):
+        extract(tmp_path / "bad.tsv.gz", tmp_path / "gz")
 
 
 def test_corrupt_or_unknown_archives_are_clean_errors(tmp_path):
@@ -85,7 +91,7 @@ def test_corrupt_or_unknown_archives_are_clean_errors(tmp_path):
     (tmp_path / "out").mkdir()
     with pytest.raises(BenchError, match="not a readable zip"):
         extract(tmp_path / "bad.zip", tmp_path / "out")
-    with pytest.raises(BenchError, match="expected .zip, .tar.gz or .tgz"):
+    with pytest.raises(BenchError, match=r"expected .zip, .tar.gz, .tgz or .gz"):
         extract(tmp_path / "data.rar", tmp_path / "out")
     truncated = io.BytesIO()
     with tarfile.open(fileobj=truncated, mode="w:gz") as tf:

@@ -290,7 +290,7 @@ def test_dataset_names_match_the_tasks_and_cover_their_files():
 
 
 def test_resolve_datasets_accepts_all_datasets_and_task_names():
-    assert resolve_datasets([], MANIFEST) == ["useb", "sts", "quora"]
+    assert resolve_datasets([], MANIFEST) == ["useb", "sts", "quora", "nli", "twitter-url"]
     assert resolve_datasets(["quora", "askubuntu"], MANIFEST) == ["useb", "quora"]
     assert resolve_datasets(["sickr"], MANIFEST) == ["sts"]
     with pytest.raises(BenchError, match="did you mean 'useb'"):
@@ -310,7 +310,7 @@ def test_manifest_ships_as_package_data():
     from importlib.resources import files
 
     text = files("benchmark").joinpath("data/sources.json").read_text(encoding="utf-8")
-    assert json.loads(text)["datasets"].keys() == {"useb", "sts", "quora"}
+    assert json.loads(text)["datasets"].keys() == {"useb", "sts", "quora", "nli", "twitter-url"}
 
 
 def test_cli_download_status_and_errors(tmp_path, mirror):
@@ -340,6 +340,8 @@ def test_import_the_real_data_root(real_data, tmp_path):
     sts_ids = [c.id for c in MANIFEST.datasets["sts"]]
     assert all(got[i] == "imported" for i in sts_ids), got
     assert got["useb-eval"] == "imported"  # partial: no AskUbuntu corpus, CQADupStack or SciDocs here
+    # the Twitter URL training pairs match the sha256 pinned for that commit's files
+    assert all(got[f"twitter-url-{n}"] == "imported" for n in ("a", "b", "sim")), got
     findings = dm.verify(["sts", "useb"])
     assert {f.state for f in findings if f.component in sts_ids} == {"ok"}
     assert (root / "sts/senteval/STS12-en-test/STS.input.MSRpar.txt").read_bytes() == (
@@ -382,3 +384,43 @@ def test_url_override_per_component(tmp_path, mirror):
     got = {o.component: o for o in dm.download(["stsb"])}  # a task name: its dataset, sts
     assert got["stsb"].action == "downloaded" and got["stsb"].detail == odd.as_uri()
     assert (tmp_path / "root/sts/original/stsbenchmark/sts-test.csv").is_file()
+
+
+def test_single_file_components_plain_and_gzip(tmp_path, mirror):
+    """AllNLI.tsv.gz is unpacked to nli/AllNLI.tsv; the Twitter URL files are fetched as they are and checked
+    against their pinned sha256 (a changed file fails and leaves nothing)."""
+    root = tmp_path / "root"
+    got = {o.component: o.action for o in manager(root, mirror).download(["nli", "twitter-url"])}
+    assert got == {"allnli": "downloaded", "twitter-url-a": "downloaded", "twitter-url-b": "downloaded",
+                   "twitter-url-sim": "downloaded"}
+    assert (root / "nli/AllNLI.tsv").read_bytes() == b"allnli  \n"
+    assert (root / "useb/extra/twitter_url_train_tok/sim.txt").read_bytes() == b"twitter-url-sim  \n"
+    pinned = DataManager(tmp_path / "other", MANIFEST, mirror=str(mirror), progress=False)
+    out = pinned.download(["twitter-url"])
+    assert {o.action for o in out} == {"failed"} and "sha256" in out[0].detail
+    assert looks_empty(tmp_path / "other")
+
+
+def test_plain_url_must_name_its_member(tmp_path):
+    raw = json.loads((Path(__file__).parents[2] / "benchmark/data/sources.json").read_text())
+    raw["datasets"]["twitter-url"]["components"][0]["member"] = "other.txt"
+    bad = tmp_path / "sources.json"
+    bad.write_text(json.dumps(raw))
+    with pytest.raises(ConfigError, match=r"components\[0\]: a URL that is not an archive is the file itself"):
+        load_manifest(bad)
+
+
+def test_import_allnli_as_downloaded_or_unpacked(tmp_path):
+    """`bench data import AllNLI.tsv.gz` (the file sentence-transformers serves) or the unpacked AllNLI.tsv."""
+    import gzip
+
+    text = b"split\tdataset\tfilename\tsentence1\tsentence2\tlabel\ntrain\tSNLI\tf\ta\tb\tentailment\n"
+    (tmp_path / "dl").mkdir()
+    (tmp_path / "dl" / "AllNLI.tsv.gz").write_bytes(gzip.compress(text))
+    dm = DataManager(tmp_path / "root", MANIFEST, progress=False)
+    assert [o.action for o in dm.import_paths([tmp_path / "dl" / "AllNLI.tsv.gz"])] == ["imported"]
+    assert (tmp_path / "root" / "nli" / "AllNLI.tsv").read_bytes() == text
+    (tmp_path / "dl" / "AllNLI.tsv").write_bytes(text)
+    other = DataManager(tmp_path / "root2", MANIFEST, progress=False)
+    assert [o.action for o in other.import_paths([tmp_path / "dl" / "AllNLI.tsv"])] == ["imported"]
+    assert (tmp_path / "root2" / "nli" / "AllNLI.tsv").read_bytes() == text

@@ -40,3 +40,19 @@ def one_thread() -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(n)
+
+
+def toy_examples(method: Any, n: int = 64, seed: int = 0) -> list[tuple]:
+    """Labeled examples for a ``data_kind = "labeled"`` method: pairs whose positive is the anchor's words
+    reversed (``example_kind`` "pairs"), or graded pairs labeled 1 for that and 0 for an unrelated sentence."""
+    r = random.Random(seed)
+    texts = toy_corpus(2 * n, seed)
+    if getattr(method, "example_kind", "pairs") == "pairs":
+        return [(t, " ".join(reversed(t.split()))) for t in texts[:n]]
+    return [(t, " ".join(reversed(t.split())), 1.0) if r.random() < 0.5 else (t, texts[n + i], 0.0)
+            for i, t in enumerate(texts[:n])]
+
+
+def toy_data(method: Any) -> list[Any]:
+    """What the contract tests train a method on: sentences, or toy labeled examples."""
+    return toy_examples(method) if getattr(method, "data_kind", "sentences") == "labeled" else toy_corpus()

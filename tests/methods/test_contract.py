@@ -14,7 +14,7 @@ import pytest
 
 import methods  # noqa: F401  (enrols the plugins)
 from benchmark.registry import METHODS
-from tests.methods.helpers import one_thread, tiny_config, toy_corpus
+from tests.methods.helpers import one_thread, tiny_config, toy_data
 
 PROBE = ["the river runs past the house", "a dog and a fish", "mountain night ocean", "kite"]
 
@@ -31,7 +31,7 @@ def trained(tiny_bert_dir, tmp_path_factory):
             method = METHODS.get(name)
             cfg = tiny_config(method, tiny_bert_dir)
             with one_thread():
-                result = train(method, cfg, toy_corpus(), tmp_path_factory.mktemp(name), seed=0,
+                result = train(method, cfg, toy_data(method), tmp_path_factory.mktemp(name), seed=0,
                                show_progress=False)
             cache[name] = (method, cfg, result)
         return cache[name]

@@ -1,0 +1,62 @@
+"""What `bench report` can produce and what each needs in the results store (`bench report --list`)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from benchmark.report.tables import TABLES
+
+
+@dataclass(frozen=True)
+class Artifact:
+    """One table or figure of the report."""
+
+    name: str
+    kind: Literal["table", "figure"]
+    what: str
+    needs: str
+    files: str
+
+
+# What each table needs, by table name (the specs say what they show).
+TABLE_NEEDS = {
+    "paper-table2": "test results on askubuntu, cqadupstack, twitterpara, scidocs (bench run / bench eval); its blocks "
+                    "come from each run's setting: bench run --setting unsupervised|adapt-nli-first|"
+                    "adapt-target-first|supervised|all, bench eval --model M for baselines and out-of-the-box "
+                    "models, --model bm25, --model wordvec:PATH",
+    "sts-table": "test results on sts12..sts16, stsb, sickr (bench eval/run --eval-tasks sts)",
+    "specific-vs-sts": "stsb and the four USEB tasks for the same rows (test)",
+}
+FIGURES = (
+    Artifact("<table>-seeds", "figure", "per-seed values of every row and column of each table",
+             "any results of that table", "plots/<table>-seeds.png + .csv"),
+    Artifact("loss-curves", "figure", "training loss against step, one line per run", "trained runs (log.jsonl)",
+             "plots/loss-curves.png + .csv"),
+    Artifact("corpus-size", "figure", "score vs unlabeled corpus size (TSDAE paper Fig. 3)",
+             "bench run --corpus-size N runs", "plots/corpus-size.png + .csv"),
+    Artifact("pretraining", "figure", "score vs labeled-set size after each pre-training method and from the "
+             "backbone, ±1 std bands over seeds (TSDAE paper Fig. 2 / App. E; dev splits, TwitterPara test)",
+             "bench run --labeled-sizes 500,2000,... --methods tsdae,... (with --split dev where a task has one)",
+             "plots/pretraining.png + .csv"),
+    Artifact("pretraining-breakeven", "table", "labeled pairs the supervised model from the backbone needs to "
+             "match each unsupervised method, by the paper's binary search over the measured sizes (Table 10)",
+             "the pretraining runs above plus the unsupervised methods' results on the same split",
+             "pretraining-breakeven.md + .csv"),
+)
+
+
+def artifacts() -> list[Artifact]:
+    """Every table spec (selectable with --table) followed by the figures and derived tables."""
+    tables = [Artifact(n, "table", TABLES.get(n).title, TABLE_NEEDS.get(n, "results of its columns' tasks"),
+                       f"{n}.md/.tex/.csv/.json + {n}-vs-paper.csv") for n in TABLES.names()]
+    return tables + list(FIGURES)
+
+
+def listing() -> str:
+    """The text of `bench report --list`."""
+    lines = []
+    for a in artifacts():
+        lines += [f"{a.name}  ({a.kind})", f"    {a.what}", f"    needs: {a.needs}", f"    writes: {a.files}"]
+    lines.append("Tables are chosen with --table (default all); figures are drawn when their results exist "
+                 "(--no-plots skips them).")
+    return "\n".join(lines)

@@ -1,0 +1,186 @@
+"""Pre-training with growing labeled sets (TSDAE paper Fig. 2, App. E) and the labeled-data break-even (Table 10).
+
+Runs of ``bench run --labeled-sizes ...`` carry ``setting: pretraining`` and ``labeled_size`` in their config:
+the task's supervised stage trained on a seeded subset of that size, after a pre-training method (``tsdae>
+sbert-cosine``) or from the backbone (``sbert-cosine`` alone, the curve named "SBERT"). Scores are read on the
+dev split where a task has one (TwitterPara: test), as the paper does.
+
+Break-even (App. D): how many labeled pairs the supervised model from the backbone needs to match an
+unsupervised method. The paper binary-searches the size, with a precision equal to the standard deviation of
+the unsupervised score over its seeds. The report cannot train, so it runs that search over the sizes in the
+store: a size whose mean is within the precision of the target is the answer; otherwise the two measured sizes
+that bracket the target give the interval and the next size to run (their midpoint; beyond the measured range,
+double or halve). Each new ``bench run --labeled-sizes N`` narrows it, as each step of the paper's search does.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmark.report.plots import Plot, _figure, _write_csv
+from benchmark.report.rows import DISPLAY, ResultIndex, RowKey
+from benchmark.report.stats import SeedStats
+from benchmark.report.tables import COLUMNS
+
+# Fig. 2 / Table 10 columns: each USEB task's main score (and STSb, when it is the target).
+CURVE_COLUMNS = ("askubuntu", "cqadupstack", "twitterpara.avg", "scidocs.avg", "stsb")
+PLAIN = "sbert"  # the row name of the supervised stage trained from the backbone (rows.row_method)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One curve point: a pre-training method at one labeled size, mean ± std over seeds (x100)."""
+
+    column: str
+    split: str
+    method: str
+    model: str
+    size: int
+    stats: SeedStats
+
+
+def split_for(index: ResultIndex, key: RowKey, task: str) -> str:
+    """Fig. 2 reads the development sets; TwitterPara has none, so its test set."""
+    return "dev" if index.results(key, task, "dev") else "test"
+
+
+def curve_points(index: ResultIndex) -> list[Point]:
+    """Every (column, pre-training method, size) with at least one seed."""
+    points = []
+    for key in (k for k in index.rows if k.group == "pretraining" and k.labeled_size):
+        for cid in CURVE_COLUMNS:
+            col = COLUMNS[cid]
+            split = split_for(index, key, col.task or "")
+            stats = index.cell(key, col, split).scaled(100.0)
+            if stats.n:
+                points.append(Point(cid, split, key.method, key.model, int(key.labeled_size), stats))
+    return points
+
+
+def _name(method: str) -> str:
+    return "SBERT (backbone)" if method == PLAIN else DISPLAY.get(method, method) + " + SBERT"
+
+
+def pretraining_figure(index: ResultIndex, out_dir: Path) -> Plot | None:
+    """Score vs labeled-set size per task, one line per pre-training method with a ±1 std band over seeds."""
+    points = curve_points(index)
+    if not points:
+        return None
+    cols = [c for c in CURVE_COLUMNS if any(p.column == c for p in points)]
+    fig, axes = _figure(len(cols))
+    for ax, cid in zip(axes, cols):
+        for method in sorted({p.method for p in points if p.column == cid}, key=lambda m: (m != PLAIN, m)):
+            pts = sorted((p for p in points if p.column == cid and p.method == method), key=lambda p: p.size)
+            xs, means = [p.size for p in pts], [p.stats.mean for p in pts]
+            stds = [0.0 if math.isnan(p.stats.std) else p.stats.std for p in pts]
+            line = ax.plot(xs, means, marker="o", ms=3, label=_name(method))[0]
+            ax.fill_between(xs, [m - s for m, s in zip(means, stds)], [m + s for m, s in zip(means, stds)],
+                            color=line.get_color(), alpha=0.2, linewidth=0)
+        ax.set_xscale("log")
+        ax.set_xlabel("labeled training pairs", fontsize=8)
+        split = next(p.split for p in points if p.column == cid)
+        ax.set_title(f"{_header(cid)} ({split})", fontsize=9)
+        ax.legend(fontsize=6)
+    fig.suptitle("Pre-training + in-domain supervised vs labeled-set size, mean ± std over seeds "
+                 "(TSDAE paper Fig. 2)", fontsize=10)
+    png, csv_path = out_dir / "pretraining.png", out_dir / "pretraining.csv"
+    fig.savefig(png)
+    rows = [(p.column, p.split, p.method, p.model, p.size, p.stats.mean,
+             "" if math.isnan(p.stats.std) else p.stats.std, p.stats.n) for p in points]
+    _write_csv(csv_path, ("column", "split", "pretraining", "model", "labeled_size", "mean", "std", "n"), sorted(rows))
+    return Plot("pretraining", png, csv_path, "Pre-training with growing labeled sets (mean ± std over seeds)")
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """Where the supervised curve meets an unsupervised score (sizes in labeled pairs)."""
+
+    column: str
+    target_method: str
+    target: float  # mean x100
+    precision: float  # std of the target over its seeds (0 when it has one seed)
+    found: int | None = None  # the smallest measured size within the precision
+    low: int | None = None  # the largest measured size below the target (None: none measured)
+    high: int | None = None  # the smallest measured size above it
+    next_size: int | None = None  # the next size the binary search would run
+
+    def text(self) -> str:
+        if self.found is not None:
+            return f"≈{self.found:,}"
+        if self.low is not None and self.high is not None:
+            return f"{self.low:,}–{self.high:,} (next: {self.next_size:,})"
+        if self.low is not None:
+            return f"> {self.low:,} (next: {self.next_size:,})"
+        return f"< {self.high:,} (next: {self.next_size:,})"
+
+
+def search(curve: list[tuple[int, float]], target: float, precision: float) -> tuple[int | None, int | None,
+                                                                                    int | None, int | None]:
+    """(found, low, high, next) for a supervised curve of (size, mean) against ``target`` ± ``precision``."""
+    curve = sorted(curve)
+    within = [n for n, m in curve if abs(m - target) <= precision]
+    if within:
+        return within[0], None, None, None
+    below = [n for n, m in curve if m < target]
+    above = [n for n, m in curve if m > target]
+    # The bracket: the largest size still below the target that is smaller than the first size above it.
+    high = above[0] if above else None
+    lows = [n for n in below if high is None or n < high]
+    low = lows[-1] if lows else None
+    if low is not None and high is not None:
+        return None, low, high, (low + high) // 2
+    if low is not None:
+        return None, low, None, 2 * low
+    return None, None, high, max(1, high // 2)  # type: ignore[operator]
+
+
+def break_even(index: ResultIndex) -> list[BreakEven]:
+    """Per column and unsupervised method (same base model, same split as the curve): the break-even."""
+    curve = [p for p in curve_points(index) if p.method == PLAIN]
+    out = []
+    for cid in CURVE_COLUMNS:
+        pts = [p for p in curve if p.column == cid]
+        if not pts:
+            continue
+        split, model = pts[0].split, pts[0].model
+        for key in sorted((k for k in index.rows if k.group == "unsupervised" and k.model == model
+                           and not k.corpus_size), key=RowKey.sort_key):
+            stats = index.cell(key, COLUMNS[cid], split).scaled(100.0)
+            if not stats.n:
+                continue
+            precision = 0.0 if math.isnan(stats.std) else stats.std
+            found, low, high, nxt = search([(p.size, p.stats.mean) for p in pts], stats.mean, precision)
+            out.append(BreakEven(cid, key.method, stats.mean, precision, found, low, high, nxt))
+    return out
+
+
+def break_even_markdown(rows: list[BreakEven], paper: dict[str, float] | None = None) -> str:
+    """The break-even table (methods x columns), with the paper's Table 10 row for TSDAE beside it."""
+    cols = [c for c in CURVE_COLUMNS if any(r.column == c for r in rows)]
+    head = "| unsupervised method | " + " | ".join(_header(c) for c in cols) + " |"
+    lines = ["### Labeled pairs the supervised model (from the backbone) needs to match an unsupervised method "
+             "(TSDAE paper Table 10)", "", head, "|" + "---|" * (len(cols) + 1)]
+    for method in dict.fromkeys(r.target_method for r in rows):
+        cells = {r.column: r for r in rows if r.target_method == method}
+        lines.append(f"| {DISPLAY.get(method, method)} | "
+                     + " | ".join(cells[c].text() if c in cells else "—" for c in cols) + " |")
+    if paper:
+        lines.append("| paper: TSDAE (Table 10) | " + " | ".join(
+            f"{paper[c]:,.0f}" if paper.get(c) is not None else "—" for c in cols) + " |")
+    lines += ["", "A size within the target's seed std (the paper's search precision) is the answer (≈N); "
+              "otherwise the measured sizes that bracket the target and the next size of the binary search "
+              "(`bench run --labeled-sizes N`). Target: the unsupervised method's mean on the same split."]
+    return "\n".join(lines) + "\n"
+
+
+def _header(cid: str) -> str:
+    col = COLUMNS[cid]
+    return f"{col.group} {col.header}".strip() if col.group else col.header
+
+
+def break_even_csv(rows: list[BreakEven]) -> list[tuple]:
+    """Tidy rows for the CSV (one line per column and method)."""
+    return [(r.column, r.target_method, r.target, r.precision, r.found or "", r.low or "", r.high or "",
+             r.next_size or "") for r in rows]
+

@@ -1,0 +1,50 @@
+"""The supervised stages through `bench run`: a pre-training grid (`--labeled-sizes`) on the tiny model ends in
+results the report draws as the Fig. 2 curve, and a labeled size larger than the labeled set is refused before
+anything trains, naming the option."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from benchmark.cli.main import main
+from tests.methods.helpers import toy_corpus
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+PAIRS = ASSETS / "labeled_root" / "useb" / "extra" / "twitter_url_train_tok"  # 6 graded pairs
+TINY = ("lr=1e-3", "batch_size=2", "max_length=32", "log_every=1", "save_every=0")
+
+
+def _args(tiny_bert_dir, tmp_path, *more):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(toy_corpus(20)) + "\n", encoding="utf-8")
+    return ["run", "--methods", "tsdae", "--tasks", "stsb", "--corpus", str(corpus), "--model", str(tiny_bert_dir),
+            "--preset", "smoke", "--max-steps", "2", "--device", "cpu", "--data-root", str(ASSETS),
+            "--results-dir", str(tmp_path / "results"), "--set", f"sbert-cosine.train_data={PAIRS}",
+            *sum((["--set", t] for t in TINY), []), *more]
+
+
+def test_labeled_sizes_larger_than_the_set_fail_before_training(tiny_bert_dir, tmp_path):
+    result = CliRunner().invoke(main, _args(tiny_bert_dir, tmp_path, "--labeled-sizes", "2,9"))
+    assert result.exit_code == 2, result.output
+    assert "--labeled-sizes 9:" in result.output and "has only 6 labeled examples" in result.output
+    assert not list((tmp_path / "results").glob("*/stsb")), "a unit trained before the bad size was found"
+
+
+def test_pretraining_grid_feeds_the_report(tiny_bert_dir, tmp_path):
+    from benchmark.report.pretraining import curve_points
+    from benchmark.report.rows import index_results
+    from benchmark.results import iter_results
+
+    result = CliRunner().invoke(main, _args(tiny_bert_dir, tmp_path, "--labeled-sizes", "4"))
+    assert result.exit_code == 0, result.output
+    records = [json.loads(p.read_text()) for p in (tmp_path / "results").glob("*/stsb/test.json")]
+    assert sorted((r["method"]["name"], r["config"]["labeled_size"]) for r in records) == [
+        ("sbert-cosine", 4), ("tsdae>sbert-cosine", 4)]
+    assert {r["config"]["setting"] for r in records} == {"pretraining"}
+    stage = next(r for r in records if r["method"]["name"] == "sbert-cosine")["config"]["stages"][0]["data"]
+    assert stage["label"].startswith(str(PAIRS)) and stage["examples"] == 6  # the full set's size and hash
+    points = curve_points(index_results(iter_results(tmp_path / "results")))
+    # one point per pre-training method ("sbert" = from the backbone), read on test (no dev results stored)
+    assert sorted((p.method, p.size, p.split) for p in points) == [("sbert", 4, "test"), ("tsdae", 4, "test")]

@@ -225,17 +225,19 @@ def _plan_task(plan: Plan, task: str, chains: list[tuple[tuple[str, ...], str | 
                 plan.notes.append(note)
         for size in opts.labeled_sizes or (None,):
             for seed in range(opts.seeds):
-                plan.units.append(build_unit(chain, setting, size, seed, task, corpus, evals, opts, data_root))
+                plan.units.append(build_unit(chain, setting, size, seed, task, corpus, evals, opts, data_root,
+                                             plan.notes))
 
 
 def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | None, seed: int, task: str,
-               corpus: TrainingData | None, evals: tuple[str, ...], opts: RunOptions, data_root: Path) -> UnitSpec:
+               corpus: TrainingData | None, evals: tuple[str, ...], opts: RunOptions, data_root: Path,
+               notes: list[str]) -> UnitSpec:
     """One unit: every stage's config built (and so validated) and its training data identified."""
     from benchmark.eval.models import model_slug
 
     stages, configs = [], []
     for k, name in enumerate(chain):
-        stage, cfg_dict = build_stage(name, k, labeled_size, seed, task, corpus, opts, data_root)
+        stage, cfg_dict = build_stage(name, k, labeled_size, seed, task, corpus, opts, data_root, notes)
         stages.append(stage)
         configs.append(cfg_dict)
     first_model = configs[0]["config"]["model"]
@@ -250,7 +252,7 @@ def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | 
 
 
 def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: str, corpus: TrainingData | None,
-                opts: RunOptions, data_root: Path) -> tuple[StageSpec, dict[str, Any]]:
+                opts: RunOptions, data_root: Path, notes: list[str]) -> tuple[StageSpec, dict[str, Any]]:
     """(stage spec, its config entry) with the config validated by the method's own dataclass."""
     from benchmark.registry import METHODS
 
@@ -265,7 +267,7 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
     preset = opts.preset or method.default_preset
     cfg = method.config(preset, values)
     if cfg.dev_task == TARGET:
-        values["dev_task"] = task
+        values.update(_target_dev(name, task, notes))
         cfg = method.config(preset, values)
     if cfg.dev_every:
         _require_dev(cfg.dev_task, data_root)
@@ -276,6 +278,19 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
     if k > 0:
         cfg_dict["model"] = f"stage:{k}"  # the previous stage's export (its path is no part of the identity)
     return StageSpec(name, preset, values, data), {"method": name, "preset": preset, "config": cfg_dict}
+
+
+def _target_dev(method: str, task: str, notes: list[str]) -> dict[str, Any]:
+    """``dev_task=target``: early stopping on the target task's dev split, or none where it has no dev split."""
+    from benchmark.registry import TASKS
+
+    if "dev" in TASKS.get(task).splits:
+        return {"dev_task": task}
+    note = (f"{method} on {task}: the task has no dev split, so no early stopping; the stage trains its whole "
+            f"budget and the last checkpoint is evaluated (the preset selects on the target's dev split)")
+    if note not in notes:
+        notes.append(note)
+    return {"dev_task": None, "dev_every": 0}
 
 
 def _require_dev(dev_task: str, data_root: Path) -> None:

@@ -48,3 +48,18 @@ def test_pretraining_grid_feeds_the_report(tiny_bert_dir, tmp_path):
     points = curve_points(index_results(iter_results(tmp_path / "results")))
     # one point per pre-training method ("sbert" = from the backbone), read on test (no dev results stored)
     assert sorted((p.method, p.size, p.split) for p in points) == [("sbert", 4, "test"), ("tsdae", 4, "test")]
+
+
+def test_the_target_dev_split_is_dropped_where_the_task_has_none(tiny_bert_dir, tmp_path):
+    """The paper preset stops early on the target task's dev split; TwitterPara has none, so the plan turns
+    early stopping off for it and says so (instead of refusing the supervised setup)."""
+    from benchmark.run.grid import RunOptions, plan_run
+
+    opts = RunOptions(methods=("tsdae",), tasks="twitterpara", setting="supervised", model=str(tiny_bert_dir),
+                      overrides=(f"sbert-cosine.train_data={PAIRS}", "sbert-cosine.batch_size=2"))
+    plan = plan_run(opts, ASSETS)
+    (unit,) = plan.units
+    assert unit.chain == ("sbert-cosine",) and unit.config["setting"] == "supervised"
+    stage = unit.config["config"] if "config" in unit.config else unit.config["stages"][0]["config"]
+    assert stage["dev_task"] is None and stage["dev_every"] == 0
+    assert any("twitterpara: the task has no dev split, so no early stopping" in n for n in plan.notes)

@@ -29,7 +29,6 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     shuffled_batch,
     tokenize,
 )
@@ -74,9 +73,8 @@ class BertFlowModule(TrainModule):
 
     def __init__(self, cfg: BertFlowConfig):
         super().__init__()
-        model, self.tokenizer, _ = load_backbone(cfg.model)
+        model, self.tokenizer, _ = load_backbone(cfg.model, dropout=cfg.dropout)
         model.requires_grad_(False)  # frozen: only the flow is optimised
-        set_dropout(model, cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.base_pooling)
         self.glow = Glow(self.encoder.dim, cfg.flow_levels, cfg.flow_depth, cfg.flow_width)
 

@@ -27,7 +27,6 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     tokenize,
 )
 from benchmark.eval.pooling import POOLERS, needs_all_layers
@@ -101,8 +100,7 @@ class ConsertModule(TrainModule):
 
     def __init__(self, cfg: ConsertConfig):
         super().__init__()
-        model, self.tokenizer, _ = load_backbone(cfg.model)
-        set_dropout(model, cfg.dropout)
+        model, self.tokenizer, _ = load_backbone(cfg.model, dropout=cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.pooling)  # exported with the evaluation pooling
         self.train_pool = POOLERS.get(cfg.train_pooling)
         self.all_layers = needs_all_layers(cfg.train_pooling)

@@ -34,7 +34,6 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     tokenize,
 )
 from benchmark.registry import METHODS
@@ -116,12 +115,11 @@ class CTModule(TrainModule):
 
     def __init__(self, cfg: CTConfig | CTIBNConfig):
         super().__init__()
-        m1, self.tokenizer, _ = load_backbone(cfg.model)
-        m2, _, _ = load_backbone(cfg.model)
+        m1, self.tokenizer, _ = load_backbone(cfg.model, dropout=cfg.dropout)
+        m2, _, _ = load_backbone(cfg.model, dropout=cfg.dropout)
         self.model1 = SentenceEncoder(m1, cfg.pooling)
         self.model2 = SentenceEncoder(m2, cfg.pooling)
         self.export_which = cfg.export_model
-        set_dropout(self, cfg.dropout)
         self.in_batch = isinstance(cfg, CTIBNConfig)
         if self.in_batch:
             self.log_scale = nn.Parameter(torch.tensor(math.log(cfg.logit_scale)), requires_grad=cfg.learn_scale)

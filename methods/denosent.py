@@ -44,7 +44,6 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     tokenize,
 )
 from benchmark.registry import METHODS
@@ -242,8 +241,7 @@ class DenoSentModule(TrainModule):
 
     def __init__(self, cfg: DenoSentConfig):
         super().__init__()
-        model, self.tokenizer, path = load_backbone(cfg.model)
-        set_dropout(model, cfg.dropout)
+        model, self.tokenizer, path = load_backbone(cfg.model, dropout=cfg.dropout)
         hidden = int(model.config.hidden_size)
         self.encoder = MaskTokenEncoder(model, self.tokenizer.mask_token_id) if cfg.pooling == "mask_token" \
             else SentenceEncoder(model, "cls")

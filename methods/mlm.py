@@ -68,7 +68,7 @@ class MLMModule(TrainModule):
         super().__init__()
         from transformers import AutoModelForMaskedLM
 
-        model, self.tokenizer, path = load_backbone(cfg.model)
+        model, self.tokenizer, path = load_backbone(cfg.model, dropout=cfg.dropout)
         if self.tokenizer.mask_token_id is None:
             raise ConfigError(f"{cfg.model}: the tokenizer has no mask token; MLM needs one")
         self.mlm = AutoModelForMaskedLM.from_pretrained(path)

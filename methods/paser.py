@@ -40,7 +40,6 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     tokenize,
 )
 from benchmark.registry import METHODS
@@ -211,8 +210,7 @@ class PaSeRModule(TrainModule):
 
     def __init__(self, cfg: PaSeRConfig):
         super().__init__()
-        model, self.tokenizer, path = load_backbone(cfg.model)
-        set_dropout(model, cfg.dropout)
+        model, self.tokenizer, path = load_backbone(cfg.model, dropout=cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.pooling)
         hidden = self.encoder.dim
         self.projection = nn.Linear(hidden, hidden) if cfg.signal == "code" else None  # code: `projection`

@@ -29,7 +29,6 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     tokenize,
 )
 from benchmark.registry import METHODS
@@ -80,8 +79,7 @@ class SimCSEModule(TrainModule):
 
     def __init__(self, cfg: SimCSEConfig):
         super().__init__()
-        model, self.tokenizer, _ = load_backbone(cfg.model)
-        set_dropout(model, cfg.dropout)
+        model, self.tokenizer, _ = load_backbone(cfg.model, dropout=cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.pooling)
         self.variant, self.temperature = cfg.variant, cfg.temperature
         # [SC] MLPLayer: dense (hidden->hidden) + tanh, freshly initialised; dropped at export.

@@ -114,7 +114,7 @@ class TSDAEModule(TrainModule):
 
     def __init__(self, cfg: TSDAEConfig):
         super().__init__()
-        model, self.tokenizer, path = load_backbone(cfg.model)
+        model, self.tokenizer, path = load_backbone(cfg.model, dropout=cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.pooling)
         decoder_path = path if cfg.tie_encoder_decoder else (cfg.decoder_model or path)
         self.decoder = build_decoder(decoder_path)

@@ -67,8 +67,9 @@ class HFEncoder:
         factory = self.info.method.get("pooler") if self.pooling == self.info.pooling else None
         self._pool = build_pooler(self.pooling, self.info.path, self.device, factory)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.info.path)
-            self.model = AutoModel.from_pretrained(self.info.path).to(self.device).eval()
+            local = {"local_files_only": True} if self.info.local else {}
+            self.tokenizer = AutoTokenizer.from_pretrained(self.info.path, **local)
+            self.model = AutoModel.from_pretrained(self.info.path, **local).to(self.device).eval()
         except OSError as e:
             raise BenchError(
                 f"cannot load model {model!r}: {e}. Offline, use a local directory or the packaged alias 'minilm'."

@@ -60,35 +60,64 @@ class SentenceEncoder(nn.Module):
         return self._pool(hidden, attention_mask, input_ids)
 
 
-def load_backbone(name: str, model_class: Any = None, **model_kwargs: Any) -> tuple[nn.Module, Any, str]:
+def load_backbone(name: str, model_class: Any = None, *, dropout: bool = True,
+                  **model_kwargs: Any) -> tuple[nn.Module, Any, str]:
     """(model, tokenizer, resolved path) for ``name`` (alias ``minilm``, a local dir or an HF id).
 
-    ``model_class`` defaults to ``AutoModel``; pass e.g. ``AutoModelForMaskedLM``. The BERT pooler (dense+tanh,
-    never used by our poolings) is frozen so optimizers and DDP ignore it, but it stays in the export.
+    ``model_class`` defaults to ``AutoModel``; pass e.g. ``AutoModelForMaskedLM``. With ``dropout=False`` the
+    config's dropout probabilities are 0 *before* the model is built (as ConSERT's ``--no_dropout`` does), so
+    no transformers version can read a non-zero rate that was copied at construction, and then
+    :func:`set_dropout` switches off whatever is left. The BERT pooler (dense+tanh, never used by our poolings)
+    is frozen so optimizers and DDP ignore it, but it stays in the export.
     """
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     from benchmark.eval.models import resolve_model
 
     info = resolve_model(name)
+    local = {"local_files_only": True} if info.local else {}
     try:
-        tokenizer = AutoTokenizer.from_pretrained(info.path)
-        model = (model_class or AutoModel).from_pretrained(info.path, **model_kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(info.path, **local)
+        if not dropout:
+            config = AutoConfig.from_pretrained(info.path, **local)
+            zero_dropout_fields(config)
+            model_kwargs = {**model_kwargs, "config": config}
+        model = (model_class or AutoModel).from_pretrained(info.path, **local, **model_kwargs)
     except OSError as e:
         raise BenchError(f"cannot load base model {name!r}: {e}. Offline, pass --model minilm or a local "
                          f"directory (paper presets name bert-base-uncased, which needs the hub or a local copy).")
+    set_dropout(model, dropout)
     pooler = getattr(getattr(model, "base_model", model), "pooler", None)
     if isinstance(pooler, nn.Module):
         pooler.requires_grad_(False)
     return model, tokenizer, info.path
 
 
+# Float attributes that hold a dropout rate: HF configs (hidden_dropout_prob, attention_probs_dropout_prob,
+# dropout, attention_dropout, activation_dropout...) and modules that copy one at construction (transformers
+# 4.4x's BertSdpaSelfAttention.dropout_prob, torch's MultiheadAttention.dropout).
+_DROPOUT_SUFFIXES = ("dropout", "dropout_prob")
+
+
+def zero_dropout_fields(obj: Any) -> None:
+    """Set every float attribute of ``obj`` whose name ends in ``dropout``/``dropout_prob`` to 0."""
+    for key, value in list(vars(obj).items()):
+        if key.endswith(_DROPOUT_SUFFIXES) and isinstance(value, float) and not isinstance(value, bool):
+            setattr(obj, key, 0.0)
+
+
 def set_dropout(module: nn.Module, enabled: bool) -> None:
-    """Switch off every ``nn.Dropout`` (p=0) when ``enabled`` is False; HF attention reads ``dropout.p`` too."""
-    if not enabled:
-        for m in module.modules():
-            if isinstance(m, nn.Dropout):
-                m.p = 0.0
+    """With ``enabled=False``: every ``nn.Dropout`` gets p=0, and every dropout rate stored as a float (HF
+    configs, attention modules that read a rate copied at init) is 0, so a train-mode forward is deterministic
+    on every transformers version. ``enabled=True`` leaves the module as it is."""
+    if enabled:
+        return
+    for m in module.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+        zero_dropout_fields(m)
+        if getattr(m, "config", None) is not None and hasattr(m.config, "to_dict"):
+            zero_dropout_fields(m.config)
 
 
 def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int) -> dict[str, torch.Tensor]:

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from benchmark.train.checkpoint import LAYER_POOLINGS, ST_POOLING_WRITERS
+from benchmark.train.checkpoint import STWriter, builtin_writer
 from benchmark.train.config import TrainConfig
 from benchmark.errors import BenchError, ConfigError
 from benchmark.train.plugin import (
@@ -49,6 +49,7 @@ class BertFlowConfig(TrainConfig):
     batch_size: int = 8  # TSDAE paper App. B
     lr: float = 1e-6  # TSDAE paper App. B
     weight_decay: float = 0.01  # TSDAE paper App. B
+    eps: float = 1e-6  # TSDAE paper App. B: transformers v3.1.0 AdamW (default eps 1e-6)
     pooling: str = "flow"  # the exported embedding is z; choose u with base_pooling
     base_pooling: str = "first_last_avg"  # [PF] README (needed for the TSDAE numbers); the paper text says mean
     flow_levels: int = 3  # [PF] Glow(n_block=3) = [BF] config_l3_d3_w32
@@ -116,6 +117,17 @@ class BertFlow(Method):
     def method_json(self, cfg: TrainConfig) -> dict[str, Any]:
         return {"pooler": "methods.bertflow:flow_pooler"}  # the checkpoint names the code of its pooling
 
+    def pooling_writer(self, cfg: TrainConfig) -> STWriter:
+        """sentence-transformers pipeline: the base pooling's modules, then the flow (``flow/``)."""
+        base = builtin_writer(cfg.base_pooling)  # type: ignore[attr-defined]
+
+        def write(out_dir: Path, hf_config: Any) -> list[dict[str, Any]]:
+            entries = base(out_dir, hf_config)
+            idx = 1 + len(entries)
+            return [*entries, {"idx": idx, "name": str(idx), "path": FLOW_DIR, "type": "methods.flow_st.FlowPooling"}]
+
+        return write
+
     def build(self, cfg: TrainConfig, device: torch.device) -> TrainModule:
         return BertFlowModule(cfg)  # type: ignore[arg-type]
 
@@ -135,11 +147,11 @@ class BertFlow(Method):
         return super().batch_indices(cfg, n, step, seed, rank, world)
 
     def export_extra(self, module: TrainModule, cfg: TrainConfig, out_dir: Path) -> None:
-        save_flow(module.glow, cfg, module.encoder.model.config, out_dir)  # type: ignore[attr-defined]
+        save_flow(module.glow, cfg, out_dir)  # type: ignore[attr-defined]
 
 
-def save_flow(glow: Glow, cfg: Any, hf_config: Any, out_dir: Path) -> None:
-    """Write ``flow/`` and the sentence-transformers pipeline (base pooling modules + the flow module)."""
+def save_flow(glow: Glow, cfg: Any, out_dir: Path) -> None:
+    """Write ``flow/config.json`` (the Glow's shape and base pooling) and ``flow/model.safetensors``."""
     from safetensors.torch import save_file
 
     folder = Path(out_dir) / FLOW_DIR
@@ -147,15 +159,6 @@ def save_flow(glow: Glow, cfg: Any, hf_config: Any, out_dir: Path) -> None:
     write_json_atomic(folder / "config.json", {"dim": glow.dim, "levels": cfg.flow_levels, "depth": cfg.flow_depth,
                                                "width": cfg.flow_width, "base_pooling": cfg.base_pooling})
     save_file({k: v.detach().cpu().contiguous() for k, v in glow.state_dict().items()}, str(folder / FLOW_WEIGHTS))
-    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
-    modules += ST_POOLING_WRITERS[cfg.base_pooling](Path(out_dir), hf_config)
-    idx = len(modules)
-    modules.append({"idx": idx, "name": str(idx), "path": FLOW_DIR, "type": "methods.flow_st.FlowPooling"})
-    write_json_atomic(Path(out_dir) / "modules.json", modules)
-    if cfg.base_pooling in LAYER_POOLINGS:  # sentence-transformers passes all layers on only when asked
-        config_path = Path(out_dir) / "config.json"
-        hf_json = json.loads(config_path.read_text(encoding="utf-8"))
-        write_json_atomic(config_path, {**hf_json, "output_hidden_states": True})
 
 
 def load_flow(model_dir: str | Path, device: torch.device | str = "cpu") -> tuple[Glow, str]:
@@ -192,7 +195,4 @@ def flow_pooler(model_dir: str, device: torch.device) -> PoolFn:
     return pool
 
 
-# The sentence-transformers pipeline depends on base_pooling, so save_flow (export_extra) writes modules.json;
-# this entry only declares that `flow` is exportable.
-ST_POOLING_WRITERS["flow"] = lambda out_dir, hf_config: []
 METHODS.add("bertflow", BertFlow())

@@ -88,6 +88,7 @@ class CTIBNConfig(TrainConfig):
     max_length: int = 75
     lr: float = 5e-5
     weight_decay: float = 0.01  # [ST] old fit default
+    eps: float = 1e-6  # [ST] old fit: transformers.AdamW (default eps 1e-6; the example passes only lr)
     scheduler: Schedulers = "linear"  # [ST] old fit WarmupLinear
     warmup_steps: int = 1000  # [ST] example
 

@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from benchmark.train.checkpoint import ST_POOLING_WRITERS
+from benchmark.train.checkpoint import STWriter, builtin_writer
 from benchmark.train.config import TrainConfig
 from benchmark.eval.encoder import truncate_texts
 from benchmark.errors import BenchError, ConfigError, DataFormatError
@@ -330,6 +330,9 @@ class DenoSent(Method):
         return {"prompt": encoder_prompt(cfg.prompt, tokenizer.mask_token), "prompt_text_max_length": cfg.max_length,
                 "pooler": "methods.denosent:mask_token_pooler"}
 
+    def pooling_writer(self, cfg: DenoSentConfig) -> STWriter:
+        return _write_mask_pooling if cfg.pooling == "mask_token" else builtin_writer(cfg.pooling)
+
     def export_extra(self, module: TrainModule, cfg: TrainConfig, out_dir: Path) -> None:
         if cfg.pooling == "mask_token":
             write_prompted_st_pipeline(Path(out_dir), self.method_json(cfg))
@@ -365,5 +368,4 @@ def write_prompted_st_pipeline(out_dir: Path, meta: dict[str, Any]) -> None:
 
 
 MASK_POOLING_DIR = "1_MaskTokenPooling"
-ST_POOLING_WRITERS["mask_token"] = _write_mask_pooling
 METHODS.add("denosent", DenoSent())

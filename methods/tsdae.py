@@ -53,6 +53,8 @@ class TSDAEConfig(TrainConfig):
     lr: float = 3e-5  # paper App. B
     batch_size: int = 8  # paper App. B
     scheduler: Literal["constant", "linear", "warmup_constant", "piecewise"] = "constant"  # [ST] README
+    # paper App. B: transformers v3.1.0 AdamW, whose default eps is 1e-6 (the [ST] README's fit passes only lr)
+    eps: float = 1e-6
     max_steps: int | None = 100_000  # paper App. B
 
     def __post_init__(self) -> None:

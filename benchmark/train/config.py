@@ -59,6 +59,7 @@ class TrainConfig:
     save_every: int = 1000  # steps per resumable train-state checkpoint (0: only at the end)
     dev_task: str | None = None  # task whose dev split selects the best checkpoint (e.g. stsb); None: last
     dev_every: int = 0  # steps between dev evaluations (0: never)
+    dev_patience: int | None = None  # stop after this many dev evaluations without a new best (None: never)
 
     def __post_init__(self) -> None:
         check_literals(self)
@@ -80,6 +81,8 @@ class TrainConfig:
             raise ConfigError(f"lr_milestones must be increasing, got {self.lr_milestones}")
         if self.dev_every and not self.dev_task:
             raise ConfigError("dev_every > 0 needs dev_task (e.g. dev_task=stsb)")
+        if self.dev_patience is not None and (self.dev_patience < 1 or not self.dev_every):
+            raise ConfigError(f"dev_patience must be >= 1 and needs dev_every > 0, got {self.dev_patience}")
 
     def replace(self, **changes: Any) -> typing.Self:
         """A copy with ``changes`` applied (unknown keys: ConfigError)."""

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from benchmark.train.checkpoint import STWriter, builtin_writer
 from benchmark.train.config import TrainConfig, build_config, parse_overrides
 from benchmark.errors import BenchError, ConfigError
 from benchmark.eval.pooling import POOLERS, needs_all_layers
@@ -160,6 +161,8 @@ class Method(ABC):
     citation: ClassVar[str] = ""
     Config: ClassVar[type[TrainConfig]] = TrainConfig
     presets: ClassVar[dict[str, dict[str, Any]]] = {}  # "paper", "official", "smoke" -> field overrides
+    # preset -> where it departs from its source, or a choice the source leaves open (shown by `bench methods`)
+    preset_notes: ClassVar[dict[str, str]] = {}
     default_preset: ClassVar[str] = "paper"
     ddp_find_unused_parameters: ClassVar[bool] = False
     test_overrides: ClassVar[dict[str, Any]] = {}  # extra config for the tiny-BERT contract test
@@ -179,6 +182,21 @@ class Method(ABC):
     def eval_pooling(self, cfg: TrainConfig) -> str:
         """Pooling of the exported encoder (written to method.json and the sentence-transformers modules)."""
         return cfg.pooling
+
+    def pooling_writer(self, cfg: TrainConfig) -> STWriter:
+        """Writes the sentence-transformers pooling modules of the export (default: the built-in writer of
+        :meth:`eval_pooling`; a method with a pooling of its own overrides this). Called before training, so an
+        unexportable pooling fails fast."""
+        return builtin_writer(self.eval_pooling(cfg))
+
+    def dev_pooling(self, cfg: TrainConfig) -> str:
+        """Pooling the dev evaluation scores the training model with (default: the exported one; ConSERT's
+        reference selects with its training pooling and reports another)."""
+        return self.eval_pooling(cfg)
+
+    def dev_due(self, cfg: TrainConfig, step: int, n: int, world: int = 1) -> bool:
+        """Whether to evaluate on the dev task after 1-based ``step`` (default: every ``cfg.dev_every`` steps)."""
+        return bool(cfg.dev_every) and step % cfg.dev_every == 0
 
     # --- training ---------------------------------------------------------------------------------------
     @abstractmethod
@@ -235,6 +253,9 @@ class Method(ABC):
             raise ConfigError(f"method {self.name!r} lacks presets {missing}")
         for p in self.presets:
             self.config(p)
+        stray = [p for p in self.preset_notes if p not in self.presets]
+        if stray:
+            raise ConfigError(f"method {self.name!r} has notes for unknown presets {stray}")
 
 
 def _is_str_seq(x: Any) -> bool:
@@ -263,6 +284,8 @@ def describe_method(method: Method, all_fields: bool = False) -> list[str]:
     for preset, values in method.presets.items():
         shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(class defaults)"
         lines.append(f"  preset {preset:<9} {shown}")
+        if preset in method.preset_notes:
+            lines.append(f"    note: {method.preset_notes[preset]}")
     own = {f.name for f in dataclasses.fields(method.Config)} - {f.name for f in dataclasses.fields(TrainConfig)}
     defaults = method.Config()
     names = [f.name for f in dataclasses.fields(method.Config)

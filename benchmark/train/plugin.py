@@ -137,7 +137,7 @@ def shuffled_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0,
     if per_epoch == 0:
         raise BenchError(f"the corpus has {n} sentences, fewer than one global batch ({global_bs})")
     epoch, k = divmod(step, per_epoch)
-    perm = _epoch_permutation(n, seed, epoch)
+    perm = epoch_permutation(n, seed, epoch)
     start = k * global_bs + rank * batch_size
     return perm[start : start + batch_size].tolist()
 
@@ -145,7 +145,8 @@ def shuffled_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0,
 _PERM_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
 
 
-def _epoch_permutation(n: int, seed: int, epoch: int) -> np.ndarray:
+def epoch_permutation(n: int, seed: int, epoch: int) -> np.ndarray:
+    """The corpus order of ``epoch``: a permutation of range(n) seeded by (seed, epoch)."""
     key = (n, seed, epoch)
     if key not in _PERM_CACHE:
         _PERM_CACHE.clear()  # one epoch at a time is enough

@@ -93,8 +93,11 @@ class Task(ABC):
         return {}
 
     # --- training corpus ---------------------------------------------------------------------------------
-    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None) -> list[str]:
-        """The unlabeled in-domain sentences a method trains on (``corpus_file`` overrides)."""
+    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None, *,
+                     include_eval_queries: bool = False) -> list[str]:
+        """The unlabeled in-domain sentences a method trains on (``corpus_file`` overrides). A task whose corpus
+        holds its evaluation queries (BEIR retrieval) leaves them out unless ``include_eval_queries``; the USEB
+        tasks read the release's own training files, which this flag does not change."""
         if corpus_file is not None:
             return read_corpus(corpus_file)
         for rel in self.train_files():

@@ -43,7 +43,8 @@ FLOW_WEIGHTS = "model.safetensors"
 
 @dataclass(frozen=True)
 class BertFlowConfig(TrainConfig):
-    """Defaults = TSDAE paper App. B (100K steps, batch 8, AdamW lr 1e-6, weight decay 0.01), pooling per issue 5."""
+    """Defaults = TSDAE paper App. B (100K steps, batch 8, AdamW lr 1e-6, weight decay 0.01); the flow's input
+    pooling is the [PF] port's first_last_avg (App. B states mean pooling: see the presets' notes)."""
 
     max_steps: int | None = 100_000  # TSDAE paper App. B
     batch_size: int = 8  # TSDAE paper App. B
@@ -96,10 +97,13 @@ class BertFlow(Method):
                                "Language Models. EMNLP.")
     Config: ClassVar[type[TrainConfig]] = BertFlowConfig
     presets: ClassVar[dict[str, dict[str, Any]]] = {
-        "paper": {},  # TSDAE paper App. B budget and optimiser (the dataclass defaults), first_last_avg input
-        "paper-mean": {"base_pooling": "mean"},  # ... with the paper's stated mean pooling (App. B, footnote 5)
+        # TSDAE paper App. B budget and optimiser (the dataclass defaults) on bert-base-uncased; first_last_avg
+        # input and ActNorm's data-dependent init on the first batch (8 sentences), as the [PF] port.
+        "paper": {"model": "bert-base-uncased", "ddi_batch_size": None},
+        # ... with App. B's stated mean pooling ("The pooling method for CT and BERT-flow is both mean pooling").
+        "paper-mean": {"model": "bert-base-uncased", "base_pooling": "mean"},
         "official": {  # [PF] example.py optimiser; [BF] run_siamese.sh budget (1 epoch, batch 32, 64 tokens)
-            "optimizer": "bert_adam", "lr": 1e-3, "eps": 1e-6, "weight_decay": 0.01,
+            "model": "bert-base-uncased", "optimizer": "bert_adam", "lr": 1e-3, "eps": 1e-6, "weight_decay": 0.01,
             "max_steps": None, "epochs": 1.0, "batch_size": 32, "max_length": 64,
         },
         "smoke": {  # a few CPU minutes with the packaged model; the paper's lr 1e-6 would not move in 100 steps
@@ -107,6 +111,15 @@ class BertFlow(Method):
             "max_steps": 100, "batch_size": 32, "max_length": 64, "ddi_batch_size": 256, "log_every": 10,
             "save_every": 0,
         },
+    }
+    preset_notes: ClassVar[dict[str, str]] = {
+        "paper": "CONFLICT: TSDAE App. B (and its footnote 5) says mean pooling over the last layer for "
+                 "BERT-flow; the authors' port UKPLab/pytorch-bertflow says first_last_avg is needed to reproduce "
+                 "the paper's numbers; this preset keeps the port's first_last_avg (paper-mean: App. B's text). "
+                 "ActNorm's data-dependent init uses the first training batch, 8 sentences at the paper's batch "
+                 "size, as the port does (ddi_batch_size=N for a larger init batch). BERT dropout stays on while u "
+                 "is extracted in training, as the port's .train()",
+        "paper-mean": "App. B's stated mean pooling as the flow's input; otherwise as paper",
     }
     test_overrides: ClassVar[dict[str, Any]] = {"ddi_batch_size": 32}
     st_trust_remote_code: ClassVar[bool] = True  # the flow is methods.flow_st.FlowPooling

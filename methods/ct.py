@@ -187,6 +187,12 @@ class CT(Method):
                "scheduler": "linear", "rmsprop_alpha": 0.99, "eps": 1e-8, "epochs": 1.0, "max_steps": None},
         "smoke": {"model": "minilm", "max_steps": 200, "max_length": 64, "log_every": 20, "save_every": 100},
     }
+    preset_notes = {
+        "paper": "App. B gives budget, optimizer, LR schedule, pooling and M2; the rest is the official code's: "
+                 "groups of 1 positive + 7 negatives (one group per batch of 8), BCE mean, dropout off, max length "
+                 "75; RMSprop with torch's defaults (alpha 0.99, eps 1e-8) since the paper's code was PyTorch",
+        "official": "the exported M2 is probed on STSb-dev every 500 steps (the TF code compares both models)",
+    }
 
     def sentences_per_step(self, cfg: CTConfig) -> int:
         groups = cfg.batch_size // (cfg.negatives_k + 1)
@@ -228,6 +234,10 @@ class CTIBN(CT):
         "official": {"model": "distilbert-base-uncased", "epochs": 1.0, "max_steps": None},
         "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 32, "max_length": 64, "warmup_steps": 20,
                   "log_every": 20, "save_every": 100},
+    }
+    preset_notes = {
+        "paper": "not in the TSDAE paper: the [ST] example's settings (old fit: transformers AdamW eps 1e-6, wd 0.01, "
+                 "1000 warm-up + linear decay) on bert-base-uncased instead of distilbert",
     }
 
     def sentences_per_step(self, cfg: CTIBNConfig) -> int:

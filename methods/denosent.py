@@ -305,6 +305,12 @@ class DenoSent(Method):
         "smoke": {"model": "minilm", "max_steps": 100, "batch_size": 16, "warmup_steps": 10, "log_every": 10,
                   "save_every": 0},
     }
+    preset_notes: ClassVar[dict[str, str]] = {
+        "paper": "the paper states no batch size, schedule or budget: README values (bs 64, 500 warm-up steps then "
+                 "constant, 5000 steps); without --set paraphrases=true there is no back-translation (the paper's "
+                 "'w/o discrete noise' ablation)",
+        "official": "dev selection on STSb-dev alone (the README averages STSb and SICK-R dev)",
+    }
     st_trust_remote_code: ClassVar[bool] = True  # the export's prompt/[MASK] modules live in methods.denosent_st
 
     def build(self, cfg: DenoSentConfig, device: torch.device) -> DenoSentModule:

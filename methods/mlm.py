@@ -109,6 +109,11 @@ class MLM(Method):
         "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 16, "max_length": 64, "warmup_steps": 20,
                   "log_every": 20, "save_every": 100},
     }
+    preset_notes = {
+        "paper": "§5.2 changes only steps, batch and lr of BERT's setup; the rest is BERT's: token-level 15% masking, "
+                 "Adam without bias correction (eps 1e-6, wd 0.01), 10K warm-up + linear decay, 128 tokens",
+        "official": "whole-word masking with a fixed budget of round(0.15 x tokens), as transformers 4.x's collator",
+    }
 
     def build(self, cfg: MLMConfig, device: torch.device) -> MLMModule:
         return MLMModule(cfg)

@@ -259,6 +259,11 @@ class PaSeR(Method):
         "smoke": {"model": "minilm", "epochs": None, "max_steps": 100, "batch_size": 16, "log_every": 10,
                   "save_every": 0},
     }
+    preset_notes: ClassVar[dict[str, str]] = {
+        "paper": "batch 64 of the paper's {32, 64, 96} and STSb-dev every 125 steps (the released script); the "
+                 "phrase masking and synonym data are rebuilt here (RAKE top-3, WordNet SR 0.5), as the paper's "
+                 "preprocessing code and data are not released",
+    }
 
     # The contract test stays hermetic (no WordNet files needed); test_paser covers synonym replacement.
     test_overrides: ClassVar[dict[str, Any]] = {"synonym_ratio": 0.0}

@@ -153,6 +153,10 @@ class TSDAE(Method):
         "official": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None},
         "smoke": {"model": "minilm", "max_steps": 200, "max_length": 64, "log_every": 20, "save_every": 100},
     }
+    preset_notes = {
+        "paper": "App. B states no max length or schedule: 128 tokens (USEB titles/tweets are far shorter) and the "
+                 "[ST] README's constant LR; AdamW eps 1e-6 as transformers v3.1.0's AdamW",
+    }
 
     def build(self, cfg: TSDAEConfig, device: torch.device) -> TSDAEModule:
         return TSDAEModule(cfg)

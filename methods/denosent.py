@@ -49,6 +49,7 @@ from benchmark.train.plugin import (
 from benchmark.registry import METHODS
 from benchmark.results import write_json_atomic
 from methods.heads import HeadInit, mlm_head
+from methods.losses import info_nce
 
 CITATION = ("@inproceedings{wang2024denosent, title={DenoSent: A Denoising Objective for Self-Supervised Sentence "
             "Representation Learning}, author={Wang, Xinghao and He, Junliang and Wang, Pengyu and Zhou, Yunhua and "
@@ -80,9 +81,7 @@ def prompted_batch(tokenizer: Any, texts: Sequence[str], template: str, max_leng
     prompt = encoder_prompt(template, tokenizer.mask_token)
     filled = [prompt.replace("{text}", t) for t in truncate_texts(tokenizer, texts, max_length)]
     cap = 2 * max_length + prompt_length(tokenizer, template)
-    enc = tokenizer(filled, padding=True, truncation=True, max_length=cap, return_tensors="pt",
-                    return_token_type_ids=False)
-    return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+    return tokenize(tokenizer, filled, cap)
 
 
 def mask_positions(input_ids: torch.Tensor, mask_id: int) -> torch.Tensor:
@@ -176,13 +175,6 @@ def denoising_loss(logits: torch.Tensor, target_ids: torch.Tensor, attention_mas
     logits: (bsz, seq, vocab); target_ids, attention_mask: (bsz, seq)."""
     labels = target_ids.masked_fill(attention_mask == 0, -100)
     return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100)
-
-
-def contrastive_loss(anchors: torch.Tensor, positives: torch.Tensor, temperature: float) -> torch.Tensor:
-    """InfoNCE over cosine similarities, one direction: anchors (bsz, h) vs positives (bsz, h), label i."""
-    sim = F.cosine_similarity(anchors.float().unsqueeze(1), positives.float().unsqueeze(0), dim=-1)  # (bsz, bsz)
-    labels = torch.arange(sim.shape[0], device=sim.device)
-    return F.cross_entropy(sim / temperature, labels)
 
 
 # --- plugin -------------------------------------------------------------------------------------------------
@@ -279,7 +271,7 @@ class DenoSentModule(TrainModule):
             losses["generative"] = denoising_loss(logits, ids[target], mask[target])
             loss = loss + self.cfg.generative_weight * losses["generative"]
         if self.cfg.contrastive_weight > 0:
-            losses["contrastive"] = contrastive_loss(z[:n], z[n:2 * n], self.cfg.temperature)
+            losses["contrastive"] = info_nce(z[:n], z[n:2 * n], self.cfg.temperature)
             loss = loss + self.cfg.contrastive_weight * losses["contrastive"]
         return {"loss": loss, **{k: v.detach() for k, v in losses.items()}}
 

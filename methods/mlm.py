@@ -28,6 +28,7 @@ from benchmark.train.plugin import (
     TrainModule,
     load_backbone,
     set_dropout,
+    tokenize,
 )
 from benchmark.registry import METHODS
 from methods.noise import mask_tokens
@@ -119,13 +120,10 @@ class MLM(Method):
         return MLMModule(cfg)
 
     def collate(self, cfg: MLMConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
-        enc = tokenizer(texts, padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt",
-                        return_special_tokens_mask=True, return_token_type_ids=False)
-        special = enc["special_tokens_mask"].bool() | (enc["attention_mask"] == 0)
-        word_ids = [enc.word_ids(i) for i in range(len(texts))] if cfg.whole_word else None
-        ids, labels = mask_tokens(enc["input_ids"], special, rng, mask_id=tokenizer.mask_token_id,
+        enc = tokenize(tokenizer, texts, cfg.max_length, special_tokens_mask=True, word_ids=cfg.whole_word)
+        ids, labels = mask_tokens(enc["input_ids"], enc["special_tokens_mask"], rng, mask_id=tokenizer.mask_token_id,
                                   vocab_size=len(tokenizer), prob=cfg.mlm_probability, mask_frac=cfg.mask_frac,
-                                  random_frac=cfg.random_frac, word_ids=word_ids,
+                                  random_frac=cfg.random_frac, word_ids=enc.get("word_ids"),
                                   lengths=enc["attention_mask"].sum(dim=1).tolist())
         return {"input_ids": ids, "attention_mask": enc["attention_mask"], "labels": labels}
 

@@ -25,7 +25,6 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from benchmark.errors import BenchError, ConfigError
@@ -41,6 +40,7 @@ from benchmark.train.plugin import (
     tokenize,
 )
 from benchmark.registry import METHODS
+from methods.losses import info_nce
 
 CITATION = ("@inproceedings{gao2021simcse, title={SimCSE: Simple Contrastive Learning of Sentence Embeddings}, "
             "author={Gao, Tianyu and Yao, Xingcheng and Chen, Danqi}, booktitle={EMNLP}, year={2021}}")
@@ -66,12 +66,6 @@ class SimCSEConfig(TrainConfig):
         if not self.mlp_only_train and (self.variant != "official" or self.pooling != "cls"):
             raise ConfigError("mlp_only_train=false keeps the MLP on CLS at test: it needs variant=official and "
                               f"pooling=cls (got variant={self.variant!r}, pooling={self.pooling!r})")
-
-
-def info_nce(z1: torch.Tensor, z2: torch.Tensor, temperature: float) -> torch.Tensor:
-    """CE over cos(z1_i, z2_j)/tau with target i. z1, z2: (bsz, dim) -> scalar (mean over anchors)."""
-    sim = F.cosine_similarity(z1.float().unsqueeze(1), z2.float().unsqueeze(0), dim=-1) / temperature  # (bsz, bsz)
-    return F.cross_entropy(sim, torch.arange(sim.shape[0], device=sim.device))
 
 
 def gather_keep_local(z: torch.Tensor) -> torch.Tensor:

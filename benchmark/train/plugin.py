@@ -121,11 +121,20 @@ def set_dropout(module: nn.Module, enabled: bool) -> None:
             zero_dropout_fields(m.config)
 
 
-def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int) -> dict[str, torch.Tensor]:
-    """Pad-to-longest, truncate-to-``max_length`` ids and attention mask (no token_type_ids: all zeros)."""
+def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int, *, special_tokens_mask: bool = False,
+             word_ids: bool = False) -> dict[str, Any]:
+    """Pad-to-longest, truncate-to-``max_length`` ids and attention mask (no token_type_ids: all zeros): every
+    method's batch tokenization. ``special_tokens_mask=True`` adds ``special_tokens_mask`` (bsz, L), True at
+    [CLS]/[SEP]/padding (what masked-LM corruption must never touch); ``word_ids=True`` adds ``word_ids`` (per
+    row, each token's word index or None, for whole-word masking)."""
     enc = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt",
-                    return_token_type_ids=False)
-    return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+                    return_token_type_ids=False, return_special_tokens_mask=special_tokens_mask)
+    out: dict[str, Any] = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+    if special_tokens_mask:
+        out["special_tokens_mask"] = enc["special_tokens_mask"].bool() | (enc["attention_mask"] == 0)
+    if word_ids:
+        out["word_ids"] = [enc.word_ids(i) for i in range(len(texts))]
+    return out
 
 
 def shuffled_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0, world: int = 1) -> list[int]:

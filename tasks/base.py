@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Sequence
 
-from benchmark.data.corpus import read_corpus
+from benchmark.data.corpus import read_corpus, read_lines  # noqa: F401  (read_lines: the adapters' reader)
 from benchmark.errors import BenchError, DataFormatError, MissingDataError
 from benchmark.eval.scorer import Scorer
 
@@ -108,21 +108,6 @@ class Task(ABC):
             f"{self.name} training corpus", Path(data_root) / self.train_files()[0],
             f"bench data download {self.dataset}` or pass `--corpus FILE",
         )
-
-
-def read_lines(path: Path) -> list[str]:
-    """Lines of a UTF-8 text file without their line endings (CRLF tolerated)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        line = path.read_bytes()[: e.start].count(b"\n") + 1
-        raise DataFormatError(path, line, "UTF-8 text") from None
-    # Split on "\n" only: str.splitlines would also break on \x0c, \x1c-\x1e, \x85 and U+2028, which occur
-    # inside forum and tweet text and must stay part of their line.
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def split_fields(path: Path, lineno: int, line: str, n_min: int, n_max: int | None = None, what: str = "") -> list[str]:

@@ -16,7 +16,6 @@ from benchmark.data.corpus import read_corpus, read_lines  # noqa: F401  (read_l
 from benchmark.errors import BenchError, DataFormatError, MissingDataError
 from benchmark.eval.scorer import Scorer
 
-Split = Literal["dev", "test"]
 Family = Literal["rerank", "retrieval", "pairs"]
 
 

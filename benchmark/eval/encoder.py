@@ -8,7 +8,6 @@ autocast) must be asked for, and is recorded in the result, the run config and t
 from __future__ import annotations
 
 import hashlib
-import json
 from typing import Literal, Protocol, Sequence, get_args
 
 import numpy as np
@@ -18,7 +17,7 @@ from tqdm.auto import tqdm
 from benchmark.eval.cache import EmbeddingCache
 from benchmark.errors import BenchError
 from benchmark.eval.models import ModelInfo, model_fingerprint, resolve_model
-from benchmark.eval.pooling import BUILTIN_POOLINGS, build_pooler, needs_all_layers
+from benchmark.eval.pooling import build_pooler, needs_all_layers
 
 DEFAULT_MAX_LENGTH = 512  # BERT's position limit; checkpoints usually declare less
 Precision = Literal["fp32", "bf16"]
@@ -180,11 +179,3 @@ def truncate_texts(tokenizer, texts: Sequence[str], max_tokens: int) -> list[str
 def load_encoder(model: str, pooling: str | None = None, **kwargs) -> HFEncoder:
     """The encoder for ``--model``/``--pooling`` (see :class:`HFEncoder` for keyword arguments)."""
     return HFEncoder(model, pooling=pooling, **kwargs)
-
-
-def pooling_choices() -> list[str]:
-    return list(BUILTIN_POOLINGS)
-
-
-def describe_json(encoder: Encoder) -> str:
-    return json.dumps(encoder.describe(), sort_keys=True)

@@ -251,13 +251,3 @@ def _strip_optional(tp: Any) -> Any:
         args = [a for a in get_args(tp) if a is not type(None)]
         return args[0] if len(args) == 1 else tp
     return tp
-
-
-def describe_fields(cls: type, presets: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(field, default, {preset: value where the preset changes it}) rows for `bench methods`."""
-    rows = []
-    for f in dataclasses.fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        changed = {p: v[f.name] for p, v in presets.items() if f.name in v}
-        rows.append((f.name, repr(default), changed))
-    return rows

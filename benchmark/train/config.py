@@ -53,7 +53,7 @@ class TrainConfig:
     grad_clip: float | None = 1.0  # max global grad norm (None: no clipping)
     amp: Amp = "auto"  # auto = bf16 autocast on a GPU, fp32 on the CPU
     pooling: str = "mean"  # the exported encoder's pooling (see benchmark.eval.pooling.POOLERS)
-    dropout: bool = True  # False sets every nn.Dropout of the trained model to p=0
+    dropout: bool = True  # False: every dropout rate is 0, from the config on (plugin.load_backbone)
     max_chars: int = 4000  # longer corpus lines are clipped (tokenizers truncate at max_length anyway)
     log_every: int = 50  # steps per log.jsonl line
     save_every: int = 1000  # steps per resumable train-state checkpoint (0: only at the end)

@@ -233,7 +233,7 @@ class CTIBN(CT):
     """CT with in-batch negatives (symmetric InfoNCE between M1 and M2)."""
 
     name = "ct-ibn"
-    description = "CT with in-batch negatives: symmetric InfoNCE of cos(M1, M2) x learnable scale (init 20)"
+    description = "CT with in-batch negatives: symmetric InfoNCE of sim(M1, M2) x a learnable scale"
     Config = CTIBNConfig
     presets = {
         # Not in the TSDAE paper; its budget (100K steps, bs 8 would starve in-batch negatives) does not carry

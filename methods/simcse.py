@@ -106,7 +106,7 @@ class SimCSE(Method):
     """SimCSE trainer plugin."""
 
     name = "simcse"
-    description = "SimCSE unsup: dropout views, in-batch InfoNCE (tau 0.05), MLP head in training only"
+    description = "SimCSE unsup: dropout views, in-batch InfoNCE (tau 0.05), MLP on CLS (kept at test by paper)"
     citation = CITATION
     Config = SimCSEConfig
     default_preset = "paper"

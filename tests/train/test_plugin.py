@@ -61,3 +61,15 @@ def test_set_dropout_zeroes_rates_stored_as_floats():
     a = module(x)
     torch.manual_seed(1)
     assert torch.equal(a, module(x))
+
+
+def test_bench_methods_shows_notes_and_a_presets_resolved_values():
+    import methods  # noqa: F401
+    from benchmark.registry import METHODS
+    from benchmark.train.plugin import describe_method
+
+    lines = describe_method(METHODS.get("bertflow"), preset="paper")
+    assert any(line.strip().startswith("note: CONFLICT") for line in lines)
+    resolved = next(line for line in lines if "paper resolved:" in line)
+    assert "model='bert-base-uncased'" in resolved and "base_pooling='first_last_avg'" in resolved
+    assert "eval_pooling='flow'" in resolved and "eps=1e-06" in resolved

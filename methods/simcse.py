@@ -140,7 +140,7 @@ class SimCSE(Method):
         return SimCSEModule(cfg)
 
     def eval_pooling(self, cfg: SimCSEConfig) -> str:
-        return "cls" if cfg.mlp_only_train or cfg.variant != "official" else CLS_MLP
+        return cfg.pooling if cfg.mlp_only_train or cfg.variant != "official" else CLS_MLP
 
     def pooling_writer(self, cfg: SimCSEConfig) -> STWriter:
         return _write_cls_mlp if self.eval_pooling(cfg) == CLS_MLP else builtin_writer(cfg.pooling)

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from benchmark.train.checkpoint import LAYER_POOLINGS, ST_POOLING_WRITERS
+from benchmark.train.checkpoint import STWriter, builtin_writer
 from benchmark.train.config import TrainConfig
 from benchmark.errors import BenchError, ConfigError
 from benchmark.train.plugin import (
@@ -29,7 +29,6 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     shuffled_batch,
     tokenize,
 )
@@ -44,12 +43,14 @@ FLOW_WEIGHTS = "model.safetensors"
 
 @dataclass(frozen=True)
 class BertFlowConfig(TrainConfig):
-    """Defaults = TSDAE paper App. B (100K steps, batch 8, AdamW lr 1e-6, weight decay 0.01), pooling per issue 5."""
+    """Defaults = TSDAE paper App. B (100K steps, batch 8, AdamW lr 1e-6, weight decay 0.01); the flow's input
+    pooling is the [PF] port's first_last_avg (App. B states mean pooling: see the presets' notes)."""
 
     max_steps: int | None = 100_000  # TSDAE paper App. B
     batch_size: int = 8  # TSDAE paper App. B
     lr: float = 1e-6  # TSDAE paper App. B
     weight_decay: float = 0.01  # TSDAE paper App. B
+    eps: float = 1e-6  # TSDAE paper App. B: transformers v3.1.0 AdamW (default eps 1e-6)
     pooling: str = "flow"  # the exported embedding is z; choose u with base_pooling
     base_pooling: str = "first_last_avg"  # [PF] README (needed for the TSDAE numbers); the paper text says mean
     flow_levels: int = 3  # [PF] Glow(n_block=3) = [BF] config_l3_d3_w32
@@ -74,9 +75,8 @@ class BertFlowModule(TrainModule):
 
     def __init__(self, cfg: BertFlowConfig):
         super().__init__()
-        model, self.tokenizer, _ = load_backbone(cfg.model)
+        model, self.tokenizer, _ = load_backbone(cfg.model, dropout=cfg.dropout)
         model.requires_grad_(False)  # frozen: only the flow is optimised
-        set_dropout(model, cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.base_pooling)
         self.glow = Glow(self.encoder.dim, cfg.flow_levels, cfg.flow_depth, cfg.flow_width)
 
@@ -97,10 +97,13 @@ class BertFlow(Method):
                                "Language Models. EMNLP.")
     Config: ClassVar[type[TrainConfig]] = BertFlowConfig
     presets: ClassVar[dict[str, dict[str, Any]]] = {
-        "paper": {},  # TSDAE paper App. B budget and optimiser (the dataclass defaults), first_last_avg input
-        "paper-mean": {"base_pooling": "mean"},  # ... with the paper's stated mean pooling (App. B, footnote 5)
+        # TSDAE paper App. B budget and optimiser (the dataclass defaults) on bert-base-uncased; first_last_avg
+        # input and ActNorm's data-dependent init on the first batch (8 sentences), as the [PF] port.
+        "paper": {"model": "bert-base-uncased", "ddi_batch_size": None},
+        # ... with App. B's stated mean pooling ("The pooling method for CT and BERT-flow is both mean pooling").
+        "paper-mean": {"model": "bert-base-uncased", "base_pooling": "mean"},
         "official": {  # [PF] example.py optimiser; [BF] run_siamese.sh budget (1 epoch, batch 32, 64 tokens)
-            "optimizer": "bert_adam", "lr": 1e-3, "eps": 1e-6, "weight_decay": 0.01,
+            "model": "bert-base-uncased", "optimizer": "bert_adam", "lr": 1e-3, "eps": 1e-6, "weight_decay": 0.01,
             "max_steps": None, "epochs": 1.0, "batch_size": 32, "max_length": 64,
         },
         "smoke": {  # a few CPU minutes with the packaged model; the paper's lr 1e-6 would not move in 100 steps
@@ -108,6 +111,15 @@ class BertFlow(Method):
             "max_steps": 100, "batch_size": 32, "max_length": 64, "ddi_batch_size": 256, "log_every": 10,
             "save_every": 0,
         },
+    }
+    preset_notes: ClassVar[dict[str, str]] = {
+        "paper": "CONFLICT: TSDAE App. B (and its footnote 5) says mean pooling over the last layer for "
+                 "BERT-flow; the authors' port UKPLab/pytorch-bertflow says first_last_avg is needed to reproduce "
+                 "the paper's numbers; this preset keeps the port's first_last_avg (paper-mean: App. B's text). "
+                 "ActNorm's data-dependent init uses the first training batch, 8 sentences at the paper's batch "
+                 "size, as the port does (ddi_batch_size=N for a larger init batch). BERT dropout stays on while u "
+                 "is extracted in training, as the port's .train()",
+        "paper-mean": "App. B's stated mean pooling as the flow's input; otherwise as paper",
     }
     test_overrides: ClassVar[dict[str, Any]] = {"ddi_batch_size": 32}
     st_trust_remote_code: ClassVar[bool] = True  # the flow is methods.flow_st.FlowPooling
@@ -118,6 +130,17 @@ class BertFlow(Method):
 
     def method_json(self, cfg: TrainConfig) -> dict[str, Any]:
         return {"pooler": "methods.bertflow:flow_pooler"}  # the checkpoint names the code of its pooling
+
+    def pooling_writer(self, cfg: TrainConfig) -> STWriter:
+        """sentence-transformers pipeline: the base pooling's modules, then the flow (``flow/``)."""
+        base = builtin_writer(cfg.base_pooling)  # type: ignore[attr-defined]
+
+        def write(out_dir: Path, hf_config: Any) -> list[dict[str, Any]]:
+            entries = base(out_dir, hf_config)
+            idx = 1 + len(entries)
+            return [*entries, {"idx": idx, "name": str(idx), "path": FLOW_DIR, "type": "methods.flow_st.FlowPooling"}]
+
+        return write
 
     def build(self, cfg: TrainConfig, device: torch.device) -> TrainModule:
         return BertFlowModule(cfg)  # type: ignore[arg-type]
@@ -138,11 +161,11 @@ class BertFlow(Method):
         return super().batch_indices(cfg, n, step, seed, rank, world)
 
     def export_extra(self, module: TrainModule, cfg: TrainConfig, out_dir: Path) -> None:
-        save_flow(module.glow, cfg, module.encoder.model.config, out_dir)  # type: ignore[attr-defined]
+        save_flow(module.glow, cfg, out_dir)  # type: ignore[attr-defined]
 
 
-def save_flow(glow: Glow, cfg: Any, hf_config: Any, out_dir: Path) -> None:
-    """Write ``flow/`` and the sentence-transformers pipeline (base pooling modules + the flow module)."""
+def save_flow(glow: Glow, cfg: Any, out_dir: Path) -> None:
+    """Write ``flow/config.json`` (the Glow's shape and base pooling) and ``flow/model.safetensors``."""
     from safetensors.torch import save_file
 
     folder = Path(out_dir) / FLOW_DIR
@@ -150,15 +173,6 @@ def save_flow(glow: Glow, cfg: Any, hf_config: Any, out_dir: Path) -> None:
     write_json_atomic(folder / "config.json", {"dim": glow.dim, "levels": cfg.flow_levels, "depth": cfg.flow_depth,
                                                "width": cfg.flow_width, "base_pooling": cfg.base_pooling})
     save_file({k: v.detach().cpu().contiguous() for k, v in glow.state_dict().items()}, str(folder / FLOW_WEIGHTS))
-    modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
-    modules += ST_POOLING_WRITERS[cfg.base_pooling](Path(out_dir), hf_config)
-    idx = len(modules)
-    modules.append({"idx": idx, "name": str(idx), "path": FLOW_DIR, "type": "methods.flow_st.FlowPooling"})
-    write_json_atomic(Path(out_dir) / "modules.json", modules)
-    if cfg.base_pooling in LAYER_POOLINGS:  # sentence-transformers passes all layers on only when asked
-        config_path = Path(out_dir) / "config.json"
-        hf_json = json.loads(config_path.read_text(encoding="utf-8"))
-        write_json_atomic(config_path, {**hf_json, "output_hidden_states": True})
 
 
 def load_flow(model_dir: str | Path, device: torch.device | str = "cpu") -> tuple[Glow, str]:
@@ -195,7 +209,4 @@ def flow_pooler(model_dir: str, device: torch.device) -> PoolFn:
     return pool
 
 
-# The sentence-transformers pipeline depends on base_pooling, so save_flow (export_extra) writes modules.json;
-# this entry only declares that `flow` is exportable.
-ST_POOLING_WRITERS["flow"] = lambda out_dir, hf_config: []
 METHODS.add("bertflow", BertFlow())

@@ -9,9 +9,16 @@ feature cutoff 0.2, view 2 = token shuffle; see :mod:`methods.augment`), with al
 mean-pooled over the last layer, L2-normalised and compared with the two-direction NT-Xent of SimCLR
 (temperature 0.1, intra-view negatives); the sum of both directions is scaled by ``cl_rate`` 0.15. The exported
 encoder is evaluated with last-2-layer average pooling (the paper's reported numbers).
+
+Training schedule as the reference's ``main.py`` + its sentence-transformers fork (``SentenceTransformer.fit``):
+an epoch is ``len(DataLoader)`` = ceil(n / batch) steps (the last batch of an epoch is smaller); the training
+model is scored on STSb-dev with *its own* pooling (mean, ``train_pooling``) every 200 steps of an epoch and at
+the end of every epoch; the best checkpoint is kept, and training stops after ``dev_patience`` = 10
+evaluations without a new best (``--patience 10``).
 """
 from __future__ import annotations
 
+import math
 import random
 from dataclasses import dataclass
 from typing import Any, ClassVar
@@ -26,8 +33,8 @@ from benchmark.train.plugin import (
     Method,
     SentenceEncoder,
     TrainModule,
+    epoch_permutation,
     load_backbone,
-    set_dropout,
     tokenize,
 )
 from benchmark.eval.pooling import POOLERS, needs_all_layers
@@ -74,6 +81,7 @@ class ConsertConfig(TrainConfig):
     dropout: bool = False  # --no_dropout: hidden and attention dropout 0
     batch_size: int = 96  # --batch_size
     max_length: int = 64  # --max_seq_length
+    eval_max_length: int | None = 64  # main.py sets model.max_seq_length = 64 and saves it; eval.py loads it
     lr: float = 5e-7  # --learning_rate 0.0000005
     max_steps: int | None = None
     epochs: float | None = 10.0  # --num_epochs
@@ -84,7 +92,8 @@ class ConsertConfig(TrainConfig):
     warmup_ratio: float = 0.1  # main.py: 10% of the training steps
     grad_clip: float | None = 1.0  # ST fit max_grad_norm
     dev_task: str | None = "stsb"  # --evaluation_steps 200 on STSb dev, best checkpoint kept
-    dev_every: int = 200
+    dev_every: int = 200  # steps of an epoch (fit counts them per epoch) and at every epoch's end
+    dev_patience: int | None = 10  # --patience 10: stop after 10 evaluations without a new best
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -101,8 +110,7 @@ class ConsertModule(TrainModule):
 
     def __init__(self, cfg: ConsertConfig):
         super().__init__()
-        model, self.tokenizer, _ = load_backbone(cfg.model)
-        set_dropout(model, cfg.dropout)
+        model, self.tokenizer, _ = load_backbone(cfg.model, dropout=cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.pooling)  # exported with the evaluation pooling
         self.train_pool = POOLERS.get(cfg.train_pooling)
         self.all_layers = needs_all_layers(cfg.train_pooling)
@@ -131,13 +139,50 @@ class Consert(Method):
                                "Self-Supervised Sentence Representation Transfer. ACL.")
     Config: ClassVar[type[TrainConfig]] = ConsertConfig
     presets: ClassVar[dict[str, dict[str, Any]]] = {
-        "paper": {},  # the paper's unsupervised setting is the released script's (the dataclass defaults)
-        "official": {},  # scripts/unsup-consert-base.sh; its early-stop patience 10 only shortens the run
+        # The paper's unsupervised setting is the released script's (the dataclass defaults) on bert-base-uncased.
+        "paper": {"model": "bert-base-uncased"},
+        "official": {"model": "bert-base-uncased"},  # scripts/unsup-consert-base.sh
         "smoke": {  # a few CPU minutes with the packaged model; lr raised as 5e-7 would not move in 50 steps
             "model": "minilm", "batch_size": 32, "max_length": 64, "epochs": None, "max_steps": 50,
-            "lr": 5e-6, "dev_task": None, "dev_every": 0, "log_every": 10, "save_every": 0,
+            "lr": 5e-6, "dev_task": None, "dev_every": 0, "dev_patience": None, "log_every": 10, "save_every": 0,
         },
     }
+    preset_notes: ClassVar[dict[str, str]] = {
+        "paper": "scripts/unsup-consert-base.sh on 89,192 STS+SICK sentences; here the task's corpus or --corpus. "
+                 "apex AMP O1 not reproduced (bf16 autocast on a GPU, fp32 on the CPU)",
+    }
+
+    def dev_pooling(self, cfg: TrainConfig) -> str:
+        """main.py's dev evaluator scores the training model, whose pooling is mean (``train_pooling``)."""
+        return cfg.train_pooling  # type: ignore[attr-defined]
+
+    def _steps_per_epoch(self, cfg: TrainConfig, n: int, world: int) -> int:
+        """len(DataLoader(drop_last=False)) = ceil(n / batch): the reference's epoch, last batch smaller. Under
+        DDP whole global batches only (a rank could otherwise get an empty remainder; the reference is 1 GPU)."""
+        if world > 1:
+            return max(1, n // (cfg.batch_size * world))
+        return math.ceil(n / cfg.batch_size)
+
+    def total_steps(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
+        if cfg.epochs is None:
+            return int(cfg.max_steps)  # type: ignore[arg-type]
+        steps = math.ceil(cfg.epochs * self._steps_per_epoch(cfg, n, world))
+        return min(steps, cfg.max_steps) if cfg.max_steps else steps
+
+    def batch_indices(self, cfg: TrainConfig, n: int, step: int, seed: int, rank: int = 0,
+                      world: int = 1) -> list[int]:
+        """Seeded epoch permutations cut into ceil(n / batch) batches; the last one holds the remainder."""
+        if world > 1:
+            return super().batch_indices(cfg, n, step, seed, rank, world)
+        epoch, k = divmod(step, self._steps_per_epoch(cfg, n, world))
+        return epoch_permutation(n, seed, epoch)[k * cfg.batch_size : (k + 1) * cfg.batch_size].tolist()
+
+    def dev_due(self, cfg: TrainConfig, step: int, n: int, world: int = 1) -> bool:
+        """fit evaluates every ``evaluation_steps`` steps *of an epoch* and again at the end of each epoch."""
+        if not cfg.dev_every:
+            return False
+        in_epoch = step % self._steps_per_epoch(cfg, n, world)
+        return in_epoch == 0 or in_epoch % cfg.dev_every == 0
 
     def build(self, cfg: TrainConfig, device: torch.device) -> TrainModule:
         return ConsertModule(cfg)  # type: ignore[arg-type]

@@ -12,7 +12,9 @@ both models, rows 1..K a different random sentence for each model (2K fresh nega
 replacement), BCE mean, dropout off (the TF code calls the models with ``training=False``). ``variant=st``:
 the sentence-transformers data loader (shuffled stream, every (K+1)-th pair positive, a negative pair is two
 consecutive sentences), BCE sum, dropout on. ``ct-ibn`` (UKP's variant, not in the paper): both models encode the
-same B sentences; S = cos(M1(s_i), M2(s_j)) * exp(logit_scale), logit_scale learnable, initialised to ln 20;
+same B sentences; S = sim(M1(s_i), M2(s_j)) * exp(logit_scale), logit_scale learnable; sim = cosine and scale 20
+(the loss's defaults, the smoke preset) or the raw dot product and scale 1 (the [ST] example's
+``ContrastiveTensionLossInBatchNegatives(model, scale=1, similarity_fct=util.dot_score)``: paper, official);
 loss = (CE(S) + CE(S^T)) / 2 with the diagonal as targets. M2 is exported (the TSDAE paper evaluates the second
 encoder; sentence-transformers keeps M2 as the inference model); ``export_model=model1`` picks the other.
 """
@@ -34,7 +36,6 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     tokenize,
 )
 from benchmark.registry import METHODS
@@ -81,7 +82,8 @@ class CTConfig(TrainConfig):
 class CTIBNConfig(TrainConfig):
     """CT with in-batch negatives; defaults are the [ST] example's (CT_In-Batch_Negatives)."""
 
-    logit_scale: float = 20.0  # [ST] scale 20, stored as ln(20) in an nn.Parameter
+    similarity: Literal["cos", "dot"] = "cos"  # [ST] loss default cos_sim (its example passes util.dot_score)
+    logit_scale: float = 20.0  # [ST] loss default scale 20 (the example passes 1), stored as ln(scale)
     learn_scale: bool = True  # [ST] old fit optimises the loss module's parameters, so the scale learns
     export_model: Literal["model1", "model2"] = "model2"
     pooling: str = "mean"
@@ -89,6 +91,7 @@ class CTIBNConfig(TrainConfig):
     max_length: int = 75
     lr: float = 5e-5
     weight_decay: float = 0.01  # [ST] old fit default
+    eps: float = 1e-6  # [ST] old fit: transformers.AdamW (default eps 1e-6; the example passes only lr)
     scheduler: Schedulers = "linear"  # [ST] old fit WarmupLinear
     warmup_steps: int = 1000  # [ST] example
 
@@ -104,9 +107,14 @@ def ct_bce(e1: torch.Tensor, e2: torch.Tensor, labels: torch.Tensor, reduction: 
     return F.binary_cross_entropy_with_logits(logits, labels.float(), reduction=reduction)
 
 
-def ct_in_batch(e1: torch.Tensor, e2: torch.Tensor, log_scale: torch.Tensor) -> torch.Tensor:
-    """Symmetric InfoNCE over cos(e1_i, e2_j) * exp(log_scale), targets on the diagonal."""
-    s = F.normalize(e1.float(), dim=-1) @ F.normalize(e2.float(), dim=-1).T * log_scale.exp()  # (bsz, bsz)
+def ct_in_batch(e1: torch.Tensor, e2: torch.Tensor, log_scale: torch.Tensor,
+                similarity: str = "cos") -> torch.Tensor:
+    """Symmetric InfoNCE over sim(e1_i, e2_j) * exp(log_scale) (sim: cosine or raw dot product), targets on the
+    diagonal."""
+    a, b = e1.float(), e2.float()
+    if similarity == "cos":
+        a, b = F.normalize(a, dim=-1), F.normalize(b, dim=-1)
+    s = a @ b.T * log_scale.exp()  # (bsz, bsz)
     target = torch.arange(s.shape[0], device=s.device)
     return (F.cross_entropy(s, target) + F.cross_entropy(s.T, target)) / 2
 
@@ -116,15 +124,15 @@ class CTModule(TrainModule):
 
     def __init__(self, cfg: CTConfig | CTIBNConfig):
         super().__init__()
-        m1, self.tokenizer, _ = load_backbone(cfg.model)
-        m2, _, _ = load_backbone(cfg.model)
+        m1, self.tokenizer, _ = load_backbone(cfg.model, dropout=cfg.dropout)
+        m2, _, _ = load_backbone(cfg.model, dropout=cfg.dropout)
         self.model1 = SentenceEncoder(m1, cfg.pooling)
         self.model2 = SentenceEncoder(m2, cfg.pooling)
         self.export_which = cfg.export_model
-        set_dropout(self, cfg.dropout)
         self.in_batch = isinstance(cfg, CTIBNConfig)
         if self.in_batch:
             self.log_scale = nn.Parameter(torch.tensor(math.log(cfg.logit_scale)), requires_grad=cfg.learn_scale)
+            self.similarity = cfg.similarity
         else:
             self.reduction = cfg.reduction
 
@@ -135,7 +143,7 @@ class CTModule(TrainModule):
 
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         if self.in_batch:
-            loss = ct_in_batch(self.model1(**batch["a"]), self.model2(**batch["a"]), self.log_scale)
+            loss = ct_in_batch(self.model1(**batch["a"]), self.model2(**batch["a"]), self.log_scale, self.similarity)
             return {"loss": loss, "scale": self.log_scale.detach().exp()}
         return {"loss": ct_bce(self.model1(**batch["a"]), self.model2(**batch["b"]), batch["labels"], self.reduction)}
 
@@ -188,6 +196,12 @@ class CT(Method):
                "scheduler": "linear", "rmsprop_alpha": 0.99, "eps": 1e-8, "epochs": 1.0, "max_steps": None},
         "smoke": {"model": "minilm", "max_steps": 200, "max_length": 64, "log_every": 20, "save_every": 100},
     }
+    preset_notes = {
+        "paper": "App. B gives budget, optimizer, LR schedule, pooling and M2; the rest is the official code's: "
+                 "groups of 1 positive + 7 negatives (one group per batch of 8), BCE mean, dropout off, max length "
+                 "75; RMSprop with torch's defaults (alpha 0.99, eps 1e-8) since the paper's code was PyTorch",
+        "official": "the exported M2 is probed on STSb-dev every 500 steps (the TF code compares both models)",
+    }
 
     def sentences_per_step(self, cfg: CTConfig) -> int:
         groups = cfg.batch_size // (cfg.negatives_k + 1)
@@ -219,20 +233,34 @@ class CTIBN(CT):
     """CT with in-batch negatives (symmetric InfoNCE between M1 and M2)."""
 
     name = "ct-ibn"
-    description = "CT with in-batch negatives: symmetric InfoNCE of cos(M1, M2) x learnable scale (init 20)"
+    description = "CT with in-batch negatives: symmetric InfoNCE of sim(M1, M2) x a learnable scale"
     Config = CTIBNConfig
     presets = {
         # Not in the TSDAE paper; its budget (100K steps, bs 8 would starve in-batch negatives) does not carry
         # over, so `paper` = the [ST] example (bert-base-uncased instead of distilbert, as the paper's base).
-        "paper": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None},
-        # [ST] examples/.../CT_In-Batch_Negatives: bs 128, AdamW lr 5e-5, warm-up 1000, max_len 75, mean pooling.
-        "official": {"model": "distilbert-base-uncased", "epochs": 1.0, "max_steps": None},
+        "paper": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None, "similarity": "dot",
+                  "logit_scale": 1.0},
+        # [ST] examples/.../CT_In-Batch_Negatives/train_stsb_ct-improved.py: distilbert, bs 128, AdamW lr 5e-5,
+        # warm-up 1000, max_len 75, mean pooling, dot product with scale 1; STSb-dev every 1000 steps, best kept.
+        "official": {"model": "distilbert-base-uncased", "epochs": 1.0, "max_steps": None, "similarity": "dot",
+                     "logit_scale": 1.0, "dev_task": "stsb", "dev_every": 1000},
         "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 32, "max_length": 64, "warmup_steps": 20,
                   "log_every": 20, "save_every": 100},
+    }
+    preset_notes = {
+        "paper": "not in the TSDAE paper: the [ST] example's settings (dot product, scale 1; old fit: transformers "
+                 "AdamW eps 1e-6, wd 0.01, 1000 warm-up + linear decay) on bert-base-uncased instead of distilbert, "
+                 "without the example's STSb-dev selection (App. B uses none)",
+        "smoke": "the loss's defaults: cosine similarity, scale 20",
     }
 
     def sentences_per_step(self, cfg: CTIBNConfig) -> int:
         return cfg.batch_size
+
+    def dev_due(self, cfg: CTIBNConfig, step: int, n: int, world: int = 1) -> bool:  # type: ignore[override]
+        """The old fit evaluates every ``evaluation_steps`` and again at the end of each epoch (drop_last)."""
+        per_epoch = max(1, n // (cfg.batch_size * world))
+        return bool(cfg.dev_every) and (step % cfg.dev_every == 0 or step % per_epoch == 0)
 
     def batch_indices(self, cfg: CTIBNConfig, n: int, step: int, seed: int, rank: int = 0,
                       world: int = 1) -> list[int]:

@@ -35,7 +35,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from benchmark.train.checkpoint import ST_POOLING_WRITERS
+from benchmark.train.checkpoint import STWriter, builtin_writer
 from benchmark.train.config import TrainConfig
 from benchmark.eval.encoder import truncate_texts
 from benchmark.errors import BenchError, ConfigError, DataFormatError
@@ -44,12 +44,12 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     tokenize,
 )
 from benchmark.registry import METHODS
 from benchmark.results import write_json_atomic
 from methods.heads import HeadInit, mlm_head
+from methods.losses import info_nce
 
 CITATION = ("@inproceedings{wang2024denosent, title={DenoSent: A Denoising Objective for Self-Supervised Sentence "
             "Representation Learning}, author={Wang, Xinghao and He, Junliang and Wang, Pengyu and Zhou, Yunhua and "
@@ -81,9 +81,7 @@ def prompted_batch(tokenizer: Any, texts: Sequence[str], template: str, max_leng
     prompt = encoder_prompt(template, tokenizer.mask_token)
     filled = [prompt.replace("{text}", t) for t in truncate_texts(tokenizer, texts, max_length)]
     cap = 2 * max_length + prompt_length(tokenizer, template)
-    enc = tokenizer(filled, padding=True, truncation=True, max_length=cap, return_tensors="pt",
-                    return_token_type_ids=False)
-    return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+    return tokenize(tokenizer, filled, cap)
 
 
 def mask_positions(input_ids: torch.Tensor, mask_id: int) -> torch.Tensor:
@@ -179,13 +177,6 @@ def denoising_loss(logits: torch.Tensor, target_ids: torch.Tensor, attention_mas
     return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100)
 
 
-def contrastive_loss(anchors: torch.Tensor, positives: torch.Tensor, temperature: float) -> torch.Tensor:
-    """InfoNCE over cosine similarities, one direction: anchors (bsz, h) vs positives (bsz, h), label i."""
-    sim = F.cosine_similarity(anchors.float().unsqueeze(1), positives.float().unsqueeze(0), dim=-1)  # (bsz, bsz)
-    labels = torch.arange(sim.shape[0], device=sim.device)
-    return F.cross_entropy(sim / temperature, labels)
-
-
 # --- plugin -------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -242,8 +233,7 @@ class DenoSentModule(TrainModule):
 
     def __init__(self, cfg: DenoSentConfig):
         super().__init__()
-        model, self.tokenizer, path = load_backbone(cfg.model)
-        set_dropout(model, cfg.dropout)
+        model, self.tokenizer, path = load_backbone(cfg.model, dropout=cfg.dropout)
         hidden = int(model.config.hidden_size)
         self.encoder = MaskTokenEncoder(model, self.tokenizer.mask_token_id) if cfg.pooling == "mask_token" \
             else SentenceEncoder(model, "cls")
@@ -281,7 +271,7 @@ class DenoSentModule(TrainModule):
             losses["generative"] = denoising_loss(logits, ids[target], mask[target])
             loss = loss + self.cfg.generative_weight * losses["generative"]
         if self.cfg.contrastive_weight > 0:
-            losses["contrastive"] = contrastive_loss(z[:n], z[n:2 * n], self.cfg.temperature)
+            losses["contrastive"] = info_nce(z[:n], z[n:2 * n], self.cfg.temperature)
             loss = loss + self.cfg.contrastive_weight * losses["contrastive"]
         return {"loss": loss, **{k: v.detach() for k, v in losses.items()}}
 
@@ -307,6 +297,12 @@ class DenoSent(Method):
         "smoke": {"model": "minilm", "max_steps": 100, "batch_size": 16, "warmup_steps": 10, "log_every": 10,
                   "save_every": 0},
     }
+    preset_notes: ClassVar[dict[str, str]] = {
+        "paper": "the paper states no batch size, schedule or budget: README values (bs 64, 500 warm-up steps then "
+                 "constant, 5000 steps); without --set paraphrases=true there is no back-translation (the paper's "
+                 "'w/o discrete noise' ablation)",
+        "official": "dev selection on STSb-dev alone (the README averages STSb and SICK-R dev)",
+    }
     st_trust_remote_code: ClassVar[bool] = True  # the export's prompt/[MASK] modules live in methods.denosent_st
 
     def build(self, cfg: DenoSentConfig, device: torch.device) -> DenoSentModule:
@@ -331,6 +327,9 @@ class DenoSent(Method):
         tokenizer = _tokenizer(cfg.model)
         return {"prompt": encoder_prompt(cfg.prompt, tokenizer.mask_token), "prompt_text_max_length": cfg.max_length,
                 "pooler": "methods.denosent:mask_token_pooler"}
+
+    def pooling_writer(self, cfg: DenoSentConfig) -> STWriter:
+        return _write_mask_pooling if cfg.pooling == "mask_token" else builtin_writer(cfg.pooling)
 
     def export_extra(self, module: TrainModule, cfg: TrainConfig, out_dir: Path) -> None:
         if cfg.pooling == "mask_token":
@@ -367,5 +366,4 @@ def write_prompted_st_pipeline(out_dir: Path, meta: dict[str, Any]) -> None:
 
 
 MASK_POOLING_DIR = "1_MaskTokenPooling"
-ST_POOLING_WRITERS["mask_token"] = _write_mask_pooling
 METHODS.add("denosent", DenoSent())

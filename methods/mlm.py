@@ -5,8 +5,9 @@ Understanding", NAACL; used as an unsupervised sentence-embedding baseline in Wa
 (TSDAE, §5.2). Reference code: sentence-transformers ``examples/.../MLM/train_mlm.py`` (HF Trainer +
 ``DataCollatorForWholeWordMask``).
 
-15% of the non-special, non-padding tokens (or whole words) are selected; of those 80% become [MASK], 10% a
-random token, 10% stay (:func:`methods.noise.mask_tokens`); CE only on the selected positions. The MLM head is the
+15% of the non-special, non-padding tokens are selected (``whole_word``: a budget of round(0.15 x tokens) filled
+with whole words, as transformers 4.x's whole-word collator); of those 80% become [MASK], 10% a random token,
+10% stay (:func:`methods.noise.mask_tokens`); CE only on the selected positions. The MLM head is the
 checkpoint's own (``AutoModelForMaskedLM``; newly initialised when the checkpoint has none, e.g. MiniLM), its
 output matrix tied to the word embeddings. The exported encoder (with its BERT pooler, unused) is mean-pooled.
 """
@@ -27,6 +28,7 @@ from benchmark.train.plugin import (
     TrainModule,
     load_backbone,
     set_dropout,
+    tokenize,
 )
 from benchmark.registry import METHODS
 from methods.noise import mask_tokens
@@ -43,7 +45,9 @@ class MLMConfig(TrainConfig):
     mlm_probability: float = 0.15  # BERT: 15% of tokens selected
     mask_frac: float = 0.8  # BERT: 80% of selected -> [MASK]
     random_frac: float = 0.1  # BERT: 10% -> random token (the remaining 10% unchanged)
-    whole_word: bool = False  # BERT original: token-level; [ST] train_mlm.py: whole-word masking
+    # BERT original: token-level; [ST] train_mlm.py: DataCollatorForWholeWordMask (transformers 4.x: a fixed budget
+    # of round(0.15 x tokens) filled with whole words, see methods.noise.select_whole_words)
+    whole_word: bool = False
     min_chars: int = 0  # [ST] train_mlm.py drops lines shorter than 10 characters
     pooling: str = "mean"  # TSDAE paper §5.2
     max_steps: int | None = 100_000  # TSDAE paper §5.2
@@ -68,7 +72,7 @@ class MLMModule(TrainModule):
         super().__init__()
         from transformers import AutoModelForMaskedLM
 
-        model, self.tokenizer, path = load_backbone(cfg.model)
+        model, self.tokenizer, path = load_backbone(cfg.model, dropout=cfg.dropout)
         if self.tokenizer.mask_token_id is None:
             raise ConfigError(f"{cfg.model}: the tokenizer has no mask token; MLM needs one")
         self.mlm = AutoModelForMaskedLM.from_pretrained(path)
@@ -106,18 +110,21 @@ class MLM(Method):
         "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 16, "max_length": 64, "warmup_steps": 20,
                   "log_every": 20, "save_every": 100},
     }
+    preset_notes = {
+        "paper": "§5.2 changes only steps, batch and lr of BERT's setup; the rest is BERT's: token-level 15% masking, "
+                 "Adam without bias correction (eps 1e-6, wd 0.01), 10K warm-up + linear decay, 128 tokens",
+        "official": "whole-word masking with a fixed budget of round(0.15 x tokens), as transformers 4.x's collator",
+    }
 
     def build(self, cfg: MLMConfig, device: torch.device) -> MLMModule:
         return MLMModule(cfg)
 
     def collate(self, cfg: MLMConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
-        enc = tokenizer(texts, padding=True, truncation=True, max_length=cfg.max_length, return_tensors="pt",
-                        return_special_tokens_mask=True, return_token_type_ids=False)
-        special = enc["special_tokens_mask"].bool() | (enc["attention_mask"] == 0)
-        word_ids = [enc.word_ids(i) for i in range(len(texts))] if cfg.whole_word else None
-        ids, labels = mask_tokens(enc["input_ids"], special, rng, mask_id=tokenizer.mask_token_id,
+        enc = tokenize(tokenizer, texts, cfg.max_length, special_tokens_mask=True, word_ids=cfg.whole_word)
+        ids, labels = mask_tokens(enc["input_ids"], enc["special_tokens_mask"], rng, mask_id=tokenizer.mask_token_id,
                                   vocab_size=len(tokenizer), prob=cfg.mlm_probability, mask_frac=cfg.mask_frac,
-                                  random_frac=cfg.random_frac, word_ids=word_ids)
+                                  random_frac=cfg.random_frac, word_ids=enc.get("word_ids"),
+                                  lengths=enc["attention_mask"].sum(dim=1).tolist())
         return {"input_ids": ids, "attention_mask": enc["attention_mask"], "labels": labels}
 
     def filter_corpus(self, cfg: MLMConfig, texts: list[str]) -> list[str]:

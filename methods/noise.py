@@ -3,9 +3,10 @@
 - :func:`delete_words`: TSDAE's deletion noise (``[ST]sentence_transformers/datasets/DenoisingAutoEncoderDataset
   .delete``): each word is dropped independently with probability ``ratio`` (keep iff ``u > ratio``), at least one
   word is kept, and the rest is re-joined by the Treebank detokenizer.
-- :func:`mask_tokens`: BERT's masked-LM corruption: select each non-special, non-padding token (or whole word)
-  with probability ``prob``; of the selected, 80% become [MASK], 10% a random token, 10% stay; labels are -100
-  everywhere else (MLM; PaSeR's auxiliary loss).
+- :func:`mask_tokens`: BERT's masked-LM corruption: select each non-special, non-padding token with probability
+  ``prob`` (or, whole-word, a fixed budget of words as transformers 4.x's ``DataCollatorForWholeWordMask``); of
+  the selected, 80% become [MASK], 10% a random token, 10% stay; labels are -100 everywhere else (MLM; PaSeR's
+  auxiliary loss).
 
 NLTK's ``word_tokenize`` first splits sentences with the ``punkt`` model, a data download that is impossible
 offline; a corpus line is one sentence, so :func:`word_tokenize` applies the same word tokenizer
@@ -48,17 +49,22 @@ def delete_words(text: str, ratio: float, rng: np.random.Generator) -> str:
 
 def mask_tokens(input_ids: torch.Tensor, special_mask: torch.Tensor, rng: np.random.Generator, *, mask_id: int,
                 vocab_size: int, prob: float = 0.15, mask_frac: float = 0.8, random_frac: float = 0.1,
-                word_ids: Sequence[Sequence[int | None]] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                word_ids: Sequence[Sequence[int | None]] | None = None,
+                lengths: Sequence[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(corrupted ids, labels) for masked-LM training. ``special_mask`` (bsz, L) is True at [CLS]/[SEP]/padding,
-    which are never selected. With ``word_ids`` (per row, the word index of each token or None), whole words are
-    selected together (whole-word masking); the 80/10/10 split is still drawn per token, as HF's collator does.
+    which are never selected. Token-level: each eligible token with probability ``prob`` (BERT). With
+    ``word_ids`` (per row, the word index of each token or None) and ``lengths`` (per row, its tokens with the
+    special ones, without padding): whole-word masking as :func:`select_whole_words`. The 80/10/10 split is
+    drawn per selected token either way, as HF's collators do.
     """
     ids = input_ids.clone()
     eligible = ~special_mask.numpy().astype(bool)  # (bsz, L)
     if word_ids is None:
         selected = (rng.random(ids.shape) < prob) & eligible
+    elif lengths is None:
+        raise ValueError("whole-word masking needs the rows' token counts (lengths)")
     else:
-        selected = _select_words(word_ids, eligible, prob, rng)
+        selected = select_whole_words(word_ids, eligible, lengths, prob, rng)
     labels = torch.full_like(ids, -100)
     sel = torch.from_numpy(selected)
     labels[sel] = input_ids[sel]
@@ -72,12 +78,25 @@ def mask_tokens(input_ids: torch.Tensor, special_mask: torch.Tensor, rng: np.ran
     return ids, labels
 
 
-def _select_words(word_ids: Sequence[Sequence[int | None]], eligible: np.ndarray, prob: float,
-                  rng: np.random.Generator) -> np.ndarray:
+def select_whole_words(word_ids: Sequence[Sequence[int | None]], eligible: np.ndarray, lengths: Sequence[int],
+                       prob: float, rng: np.random.Generator, max_predictions: int = 512) -> np.ndarray:
+    """Whole-word selection as transformers 4.x ``DataCollatorForWholeWordMask._whole_word_mask``: per row a
+    budget of ``min(512, max(1, round(prob * tokens)))`` tokens (special tokens counted, padding not), filled by
+    visiting the row's words in random order and taking each word whose pieces still fit (a word that would
+    overflow the budget is skipped, a later shorter one may still fit). Returns selected (bsz, L) booleans."""
     selected = np.zeros_like(eligible)
     for row, wids in enumerate(word_ids):
-        words = sorted({w for w, ok in zip(wids, eligible[row]) if w is not None and ok})
-        chosen = {w for w, u in zip(words, rng.random(len(words))) if u < prob}
+        words: dict[int, list[int]] = {}
         for col, w in enumerate(wids):
-            selected[row, col] = eligible[row, col] and w in chosen
+            if w is not None and eligible[row, col]:
+                words.setdefault(w, []).append(col)
+        budget = min(max_predictions, max(1, int(round(lengths[row] * prob))))
+        covered = 0
+        for w in rng.permutation(sorted(words)):
+            if covered >= budget:
+                break
+            if covered + len(words[int(w)]) > budget:
+                continue
+            selected[row, words[int(w)]] = True
+            covered += len(words[int(w)])
     return selected

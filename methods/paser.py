@@ -40,13 +40,12 @@ from benchmark.train.plugin import (
     SentenceEncoder,
     TrainModule,
     load_backbone,
-    set_dropout,
     tokenize,
 )
 from benchmark.registry import METHODS
 from methods.heads import HeadInit, mlm_head
-from methods.rake import StopList, Token, rank_phrases, stopwords
-from methods.rake import tokenize as word_tokenize
+from methods.noise import mask_tokens
+from methods.rake import StopList, Token, rank_phrases, stopwords, word_spans
 from methods.synonyms import (
     SynonymFn,
     load_wordnet,
@@ -78,7 +77,7 @@ def masked_word_indices(tokens: Sequence[Token], top_k: int, stop: frozenset[str
 def make_example(text: str, top_k: int, mask_token: str, stop: frozenset[str], synonym_ratio: float,
                  rng: random.Random, synonyms: SynonymFn | None) -> PhraseExample:
     """Duplicate-and-mask (paper §3.1.2) plus synonym replacement on both copies (§3.1.3)."""
-    tokens = word_tokenize(text)
+    tokens = word_spans(text)
     masked = masked_word_indices(tokens, top_k, stop)
     target = " ".join(tokens[i].text for i in masked)
     sr0 = synonym_replacements(tokens, synonym_ratio, rng, synonyms) if synonyms else {}
@@ -94,22 +93,6 @@ def decoder_io(target_ids: torch.Tensor, target_mask: torch.Tensor, usable: torc
     inputs = target_ids[:, :-1]
     labels = target_ids[:, 1:].masked_fill(target_mask[:, 1:] == 0, -100)
     labels = labels.masked_fill(~usable.bool().unsqueeze(1), -100)
-    return inputs, labels
-
-
-def mlm_mask(input_ids: torch.Tensor, special: torch.Tensor, probability: float, mask_id: int, vocab: int,
-             rng: np.random.Generator) -> tuple[torch.Tensor, torch.Tensor]:
-    """BERT masking: each non-special token is chosen with ``probability``; chosen ones become [MASK] (80%),
-    a random token (10%) or stay (10%). Returns (inputs, labels with -100 where not chosen)."""
-    shape = tuple(input_ids.shape)
-    chosen = (rng.random(shape) < probability) & ~special.numpy()
-    replace = chosen & (rng.random(shape) < 0.8)
-    randomize = chosen & ~replace & (rng.random(shape) < 0.5)
-    inputs = input_ids.clone()
-    inputs[torch.from_numpy(replace)] = mask_id
-    random_ids = torch.from_numpy(rng.integers(0, vocab, shape))
-    inputs[torch.from_numpy(randomize)] = random_ids[torch.from_numpy(randomize)]
-    labels = input_ids.masked_fill(~torch.from_numpy(chosen), -100)
     return inputs, labels
 
 
@@ -211,8 +194,7 @@ class PaSeRModule(TrainModule):
 
     def __init__(self, cfg: PaSeRConfig):
         super().__init__()
-        model, self.tokenizer, path = load_backbone(cfg.model)
-        set_dropout(model, cfg.dropout)
+        model, self.tokenizer, path = load_backbone(cfg.model, dropout=cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.pooling)
         hidden = self.encoder.dim
         self.projection = nn.Linear(hidden, hidden) if cfg.signal == "code" else None  # code: `projection`
@@ -261,6 +243,11 @@ class PaSeR(Method):
         "smoke": {"model": "minilm", "epochs": None, "max_steps": 100, "batch_size": 16, "log_every": 10,
                   "save_every": 0},
     }
+    preset_notes: ClassVar[dict[str, str]] = {
+        "paper": "batch 64 of the paper's {32, 64, 96} and STSb-dev every 125 steps (the released script); the "
+                 "phrase masking and synonym data are rebuilt here (RAKE top-3, WordNet SR 0.5), as the paper's "
+                 "preprocessing code and data are not released",
+    }
 
     # The contract test stays hermetic (no WordNet files needed); test_paser covers synonym replacement.
     test_overrides: ClassVar[dict[str, Any]] = {"synonym_ratio": 0.0}
@@ -276,7 +263,9 @@ class PaSeR(Method):
         stop = stopwords(cfg.stop_words)
         examples = [make_example(t, cfg.top_k, tokenizer.mask_token, stop, cfg.synonym_ratio, py_rng, synonyms)
                     for t in texts]
-        views = tokenize(tokenizer, [e.view0 for e in examples] + [e.view1 for e in examples], cfg.max_length)
+        views = tokenize(tokenizer, [e.view0 for e in examples] + [e.view1 for e in examples], cfg.max_length,
+                         special_tokens_mask=cfg.mlm_weight > 0)
+        special = views.pop("special_tokens_mask", None)
         lengths = views["attention_mask"].sum(dim=1).view(2, -1)  # (2, bsz)
         usable = torch.tensor([bool(e.target) for e in examples])
         if cfg.drop_truncated:
@@ -284,13 +273,11 @@ class PaSeR(Method):
         target = tokenize(tokenizer, [e.target for e in examples], cfg.max_length)
         dec_in, labels = decoder_io(target["input_ids"], target["attention_mask"], usable)
         batch = {"views": views, "decoder_input_ids": dec_in, "decoder_labels": labels}
-        if cfg.mlm_weight > 0:
-            view0 = {k: v[: len(texts)] for k, v in views.items()}
-            special = torch.tensor([tokenizer.get_special_tokens_mask(ids, already_has_special_tokens=True)
-                                    for ids in view0["input_ids"].tolist()], dtype=torch.bool)
-            ids, mlm_labels = mlm_mask(view0["input_ids"], special, cfg.mlm_probability, tokenizer.mask_token_id,
-                                       len(tokenizer), rng)
-            batch.update({"mlm": {"input_ids": ids, "attention_mask": view0["attention_mask"]},
+        if cfg.mlm_weight > 0:  # BERT masking of view 0 only (the reference's collator)
+            n = len(texts)
+            ids, mlm_labels = mask_tokens(views["input_ids"][:n], special[:n], rng, mask_id=tokenizer.mask_token_id,
+                                          vocab_size=len(tokenizer), prob=cfg.mlm_probability)
+            batch.update({"mlm": {"input_ids": ids, "attention_mask": views["attention_mask"][:n]},
                           "mlm_labels": mlm_labels})
         return batch
 

@@ -76,8 +76,10 @@ class RakePhrase:
         return " ".join(self.words)
 
 
-def tokenize(text: str) -> list[Token]:
-    """Words and punctuation marks of ``text`` with their character spans."""
+def word_spans(text: str) -> list[Token]:
+    """Words and punctuation marks of ``text`` with their character spans. Not TSDAE's NLTK Treebank words
+    (:func:`methods.noise.word_tokenize`): RAKE needs spans to mask in place, and splits hyphens and slashes
+    as rake-nltk's tokenizer does, while Treebank rules would split "don't" and re-quote."""
     return [Token(m.group(), m.start(), m.end(), not _is_punct(m.group())) for m in _TOKEN_RE.finditer(text)]
 
 
@@ -118,7 +120,7 @@ def word_scores(phrases: Sequence[Sequence[str]]) -> dict[str, float]:
 
 def rake(text: str, stop: StopList | frozenset[str] = "nltk") -> list[RakePhrase]:
     """The distinct candidate phrases of ``text``, highest RAKE score first (ties: earlier in the text first)."""
-    return rank_phrases(tokenize(text), stopwords(stop) if isinstance(stop, str) else stop)
+    return rank_phrases(word_spans(text), stopwords(stop) if isinstance(stop, str) else stop)
 
 
 def rank_phrases(tokens: Sequence[Token], stop: frozenset[str]) -> list[RakePhrase]:

@@ -190,14 +190,14 @@ class SupervisedMethod(Method):
             batch["labels"] = torch.tensor([ex[2] for ex in examples], dtype=torch.float32)
         return batch
 
-    def dev_interval(self, cfg: SupervisedConfig, n: int, world: int = 1) -> int:
-        """Steps between dev evaluations: ``dev_every`` steps, or ``dev_every`` epochs of ``n`` examples."""
+    def dev_due(self, cfg: SupervisedConfig, step: int, n: int, world: int = 1) -> bool:  # type: ignore[override]
+        """Every ``dev_every`` steps, or every ``dev_every`` epochs of ``n`` examples (``dev_unit``)."""
         if not cfg.dev_every:
-            return 0
+            return False
         if cfg.dev_unit == "steps":
-            return int(cfg.dev_every)
+            return step % int(cfg.dev_every) == 0
         per_epoch = max(1, n // (self.sentences_per_step(cfg) * world))
-        return max(1, round(cfg.dev_every * per_epoch))
+        return step % max(1, round(cfg.dev_every * per_epoch)) == 0
 
 
 SMOKE = {"model": "minilm", "epochs": None, "max_steps": 100, "batch_size": 16, "log_every": 10, "save_every": 50,
@@ -206,6 +206,9 @@ SMOKE = {"model": "minilm", "epochs": None, "max_steps": 100, "batch_size": 16, 
 # at the end of every epoch as sentence-transformers' fit does (evaluation_steps=0). The run grid replaces
 # dev_task "target" with the unit's target task.
 APP_B = {"model": "bert-base-uncased", "dev_task": "target", "dev_every": 1, "dev_unit": "epochs"}
+APP_B_NOTE = ("App. B gives epochs, step cap, batch size and early stopping; lr, eps, weight decay, WarmupLinear "
+              "and pooling are sentence-transformers v0.3.8 fit/Pooling defaults, warm-up 10% as its examples; "
+              "dev = the target task's dev split at every epoch's end (none for TwitterPara: last checkpoint)")
 
 
 class SbertMNRL(SupervisedMethod):
@@ -218,6 +221,7 @@ class SbertMNRL(SupervisedMethod):
     loss_name = "mnrl"
     # The sentence-transformers fit defaults App. B names are the only recipe: official = paper.
     presets = {"paper": APP_B, "official": APP_B, "smoke": SMOKE}
+    preset_notes = {"paper": APP_B_NOTE}
 
 
 class SbertCosine(SupervisedMethod):
@@ -229,6 +233,7 @@ class SbertCosine(SupervisedMethod):
     example_kind = "graded"
     loss_name = "cosine"
     presets = {"paper": APP_B, "official": APP_B, "smoke": SMOKE}
+    preset_notes = {"paper": APP_B_NOTE}
 
 
 # [ST] examples/training/nli/training_nli_v2.py (the SBERT-base-nli-v2 recipe): 1 epoch, batch 128, 75 tokens,
@@ -247,6 +252,8 @@ class SbertNLI(SbertMNRL):
     name = "sbert-nli"
     description = "SBERT-nli-v2 stage: MNRL on AllNLI with contradiction hard negatives (first stage of nli-sts)"
     presets = {"paper": NLI_V2, "official": NLI_V2, "smoke": {**SMOKE, "train_data": "allnli"}}
+    preset_notes = {"paper": "the paper names the SBERT-nli-stsb recipe, not its settings: these are "
+                             "sentence-transformers' training_nli_v2.py example values"}
 
 
 class SbertSTSb(SbertCosine):
@@ -255,6 +262,8 @@ class SbertSTSb(SbertCosine):
     name = "sbert-stsb"
     description = "SBERT-nli-stsb-v2 stage: cosine MSE on STSb train (second stage of nli-sts)"
     presets = {"paper": STSB_CONTINUE, "official": STSB_CONTINUE, "smoke": {**SMOKE, "train_data": "stsb"}}
+    preset_notes = {"paper": "the paper names the SBERT-nli-stsb recipe, not its settings: these are "
+                             "sentence-transformers' training_stsbenchmark_continue_training.py example values"}
 
 
 for _m in (SbertMNRL(), SbertCosine(), SbertNLI(), SbertSTSb()):

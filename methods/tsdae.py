@@ -53,6 +53,8 @@ class TSDAEConfig(TrainConfig):
     lr: float = 3e-5  # paper App. B
     batch_size: int = 8  # paper App. B
     scheduler: Literal["constant", "linear", "warmup_constant", "piecewise"] = "constant"  # [ST] README
+    # paper App. B: transformers v3.1.0 AdamW, whose default eps is 1e-6 (the [ST] README's fit passes only lr)
+    eps: float = 1e-6
     max_steps: int | None = 100_000  # paper App. B
 
     def __post_init__(self) -> None:
@@ -114,7 +116,7 @@ class TSDAEModule(TrainModule):
 
     def __init__(self, cfg: TSDAEConfig):
         super().__init__()
-        model, self.tokenizer, path = load_backbone(cfg.model)
+        model, self.tokenizer, path = load_backbone(cfg.model, dropout=cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.pooling)
         decoder_path = path if cfg.tie_encoder_decoder else (cfg.decoder_model or path)
         self.decoder = build_decoder(decoder_path)
@@ -150,6 +152,10 @@ class TSDAE(Method):
         # [ST] TSDAE README (the authors' code): bs 8, 1 epoch, AdamW lr 3e-5, constant LR, weight decay 0.
         "official": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None},
         "smoke": {"model": "minilm", "max_steps": 200, "max_length": 64, "log_every": 20, "save_every": 100},
+    }
+    preset_notes = {
+        "paper": "App. B states no max length or schedule: 128 tokens (USEB titles/tweets are far shorter) and the "
+                 "[ST] README's constant LR; AdamW eps 1e-6 as transformers v3.1.0's AdamW",
     }
 
     def build(self, cfg: TSDAEConfig, device: torch.device) -> TSDAEModule:

@@ -25,12 +25,11 @@ from benchmark.errors import DataFormatError
 from benchmark.eval.metrics import average_precision_at_ranks, precision_at, reciprocal_rank
 from benchmark.registry import TASKS
 from benchmark.eval.scorer import Scorer
-from tasks.base import Task, parse_float, split_fields
+from tasks.base import Task, parse_float, read_lines, split_fields
 from tasks.rerank import (
     RerankQuery,
     rank_by_score,
     ranked_hits,
-    read_text_lines,
     rerank_scores,
     rerank_texts,
 )
@@ -61,7 +60,7 @@ class AskUbuntuData:
 def read_eval(path: Path) -> list[EvalLine]:
     """Every line of a dev/test file, candidates sorted by BM25 score (stable, as the reference)."""
     lines = []
-    for lineno, line in enumerate(read_text_lines(path), 1):
+    for lineno, line in enumerate(read_lines(path), 1):
         fields = split_fields(path, lineno, line, 4, 4, "(query id, similar ids, candidate ids, BM25 scores)")
         candidates = fields[2].split()
         scores = [parse_float(path, lineno, s, "BM25 score") for s in fields[3].split()]
@@ -76,7 +75,7 @@ def read_eval(path: Path) -> list[EvalLine]:
 def read_titles(path: Path) -> dict[str, str]:
     """id -> stripped title from text_tokenized.txt (a repeated id keeps its last line, as the reference)."""
     titles = {}
-    for lineno, line in enumerate(read_text_lines(path), 1):
+    for lineno, line in enumerate(read_lines(path), 1):
         qid, title, _body = split_fields(path, lineno, line, 3, 3, "(id, title, body)")
         titles[qid] = title.strip()
     return titles

@@ -12,11 +12,10 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Sequence
 
-from benchmark.data.corpus import read_corpus
+from benchmark.data.corpus import read_corpus, read_lines  # noqa: F401  (read_lines: the adapters' reader)
 from benchmark.errors import BenchError, DataFormatError, MissingDataError
 from benchmark.eval.scorer import Scorer
 
-Split = Literal["dev", "test"]
 Family = Literal["rerank", "retrieval", "pairs", "classification"]  # classification: MTEB tasks only
 
 
@@ -93,8 +92,11 @@ class Task(ABC):
         return {}
 
     # --- training corpus ---------------------------------------------------------------------------------
-    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None) -> list[str]:
-        """The unlabeled in-domain sentences a method trains on (``corpus_file`` overrides)."""
+    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None, *,
+                     include_eval_queries: bool = False) -> list[str]:
+        """The unlabeled in-domain sentences a method trains on (``corpus_file`` overrides). A task whose corpus
+        holds its evaluation queries (BEIR retrieval) leaves them out unless ``include_eval_queries``; the USEB
+        tasks read the release's own training files, which this flag does not change."""
         if corpus_file is not None:
             return read_corpus(corpus_file)
         for rel in self.train_files():
@@ -105,21 +107,6 @@ class Task(ABC):
             f"{self.name} training corpus", Path(data_root) / self.train_files()[0],
             f"bench data download {self.dataset}` or pass `--corpus FILE",
         )
-
-
-def read_lines(path: Path) -> list[str]:
-    """Lines of a UTF-8 text file without their line endings (CRLF tolerated)."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        line = path.read_bytes()[: e.start].count(b"\n") + 1
-        raise DataFormatError(path, line, "UTF-8 text") from None
-    # Split on "\n" only: str.splitlines would also break on \x0c, \x1c-\x1e, \x85 and U+2028, which occur
-    # inside forum and tweet text and must stay part of their line.
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return [line[:-1] if line.endswith("\r") else line for line in lines]
 
 
 def split_fields(path: Path, lineno: int, line: str, n_min: int, n_max: int | None = None, what: str = "") -> list[str]:

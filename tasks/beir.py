@@ -133,12 +133,31 @@ class BeirTask(Task):
     def train_files(self) -> list[str]:
         return [f"beir/{self.beir_name}/corpus.jsonl"]
 
-    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None) -> list[str]:
-        """The corpus documents (unlabeled, in-domain), unless ``corpus_file`` overrides."""
+    def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None, *,
+                     include_eval_queries: bool = False) -> list[str]:
+        """The corpus documents (unlabeled, in-domain), unless ``corpus_file`` overrides.
+
+        The queries judged in the task's evaluation splits are left out, by id and by text: Quora's queries are
+        corpus documents too, and training on the test queries' own text is transductive.
+        ``include_eval_queries=True`` keeps them (the whole corpus, as a transductive setting would use it).
+        """
         if corpus_file is not None:
             return read_corpus(corpus_file)
         path = self.require(data_root, self.splits[0])[0]
-        return list(dict.fromkeys(doc_text(r) for r in read_jsonl(path, ("_id", "text"), ("title",))))
+        docs = read_jsonl(path, ("_id", "text"), ("title",))
+        if not include_eval_queries:
+            ids, texts = self.evaluation_queries(data_root)
+            docs = [r for r in docs if r["_id"] not in ids and doc_text(r) not in texts]
+        return list(dict.fromkeys(doc_text(r) for r in docs))
+
+    def evaluation_queries(self, data_root: str | Path) -> tuple[set[str], set[str]]:
+        """(ids, stripped texts) of the queries judged in any of the task's splits (missing files: an error)."""
+        ids: set[str] = set()
+        for split in self.splits:
+            ids.update(read_qrels(self.require(data_root, split)[2]))
+        queries_path = self.require(data_root, self.splits[0])[1]
+        texts = {q["text"].strip() for q in read_jsonl(queries_path, ("_id", "text")) if q["_id"] in ids}
+        return ids, texts
 
     def load(self, split: str, data_root: str | Path) -> BeirData:
         """The split read by BEIR's own ``GenericDataLoader`` (the `beir` extra), else by our reader, which gives

@@ -65,22 +65,6 @@ def ranked_hits(query: RerankQuery, scores: Sequence[float]) -> np.ndarray:
     return np.array([1 if d in query.relevant else 0 for d in ranked], dtype=np.int64)
 
 
-def read_text_lines(path: Path) -> list[str]:
-    """Lines of a UTF-8 file split as Python's text-mode iteration splits them (``\\n``, ``\\r\\n``, ``\\r``),
-    without their ending. Unlike ``str.splitlines`` this keeps form feeds, ``\\x1c``-``\\x1e``, ``\\x85`` and
-    U+2028 inside a line, as the reference loaders do (forum bodies contain such characters).
-    """
-    try:
-        text = path.read_text(encoding="utf-8")  # newline=None: \r\n and \r become \n
-    except UnicodeDecodeError as e:
-        line = path.read_bytes()[: e.start].count(b"\n") + 1
-        raise DataFormatError(path, line, "UTF-8 text") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 def read_json(path: Path) -> Any:
     """A JSON file; a syntax error names the file and line."""
     try:

@@ -31,7 +31,8 @@ def tasks_cmd() -> None:
 
 @click.command("methods")
 @click.option("--all", "all_fields", is_flag=True, help="Show every config field's default, not just the key ones.")
-def methods_cmd(all_fields: bool) -> None:
+@click.option("--preset", default=None, help="Show this preset's resolved values (e.g. paper) instead of the defaults.")
+def methods_cmd(all_fields: bool, preset: str | None) -> None:
     """List registered training methods with their presets and defaults (change them with --set key=value)."""
     import methods  # noqa: F401
     from benchmark.train.plugin import describe_method
@@ -40,4 +41,4 @@ def methods_cmd(all_fields: bool) -> None:
     if not len(METHODS):
         click.echo("no methods registered yet")
     for name in METHODS.names():
-        click.echo("\n".join(describe_method(METHODS.get(name), all_fields)))
+        click.echo("\n".join(describe_method(METHODS.get(name), all_fields, preset)))

@@ -24,18 +24,20 @@ if TYPE_CHECKING:
 @click.option("--max-length", type=int, default=None, help="Truncate inputs to this many tokens.")
 @click.option("--batch-size", type=int, default=64, show_default=True)
 @click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available).")
+@click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32", show_default=True,
+              help="fp32 on every device; bf16 autocast only when asked (recorded in the run id and the cache key).")
 @click.option("--cache/--no-cache", default=False, show_default=True, help="Cache embeddings on disk.")
 @click.option("--strict", is_flag=True, help="A task with missing data is an error instead of a skip.")
 @click.option("--force", is_flag=True, help="Re-evaluate even if a result for the same config exists.")
 @DATA_ROOT
 @RESULTS_DIR
-def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, cache, strict, force, data_root,
-             results_dir) -> None:
+def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, precision, cache, strict, force,
+             data_root, results_dir) -> None:
     """Evaluate an existing encoder (or a lexical baseline) and store one result per task."""
     from benchmark.run.evaluation import EvalOptions, evaluate_model
 
     opts = EvalOptions(model=model, pooling=pooling, max_length=max_length, batch_size=batch_size, device=device,
-                       cache_dir=default_cache_dir() if cache else None)
+                       cache_dir=default_cache_dir() if cache else None, precision=precision)
     outcome = evaluate_model(opts, task_spec, split, data_root or default_data_root(),
                              results_dir or default_results_dir(), strict=strict, force=force)
     print_summary(outcome, results_dir or default_results_dir())

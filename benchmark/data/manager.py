@@ -7,7 +7,6 @@ Nothing here runs during ``bench eval``/``run``: tasks raise MissingDataError na
 """
 from __future__ import annotations
 
-import shutil
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -342,11 +341,3 @@ def task_status(root: Path, tasks: Sequence[TaskFiles]) -> list[TaskStatus]:
         train = any((root / f).is_file() for f in t.train_files) if t.train_files else None
         out.append(TaskStatus(t.task, t.dataset, ready, missing[0] if missing else None, train))
     return out
-
-
-def remove_temporaries(root: Path) -> list[Path]:
-    """Delete leftovers of killed runs (call only when no other `bench data` command runs on ``root``)."""
-    stale = stale_temporaries(root)
-    for p in stale:
-        shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-    return stale

@@ -1,14 +1,14 @@
 """Sentence encoders: the only thing tasks see is ``encode(texts) -> (n, d) float32``.
 
 :class:`HFEncoder` wraps an HF ``AutoModel`` with a pooling from :mod:`benchmark.eval.pooling`. It encodes each
-unique text once, in length-sorted batches (little padding), under bf16 autocast on a GPU, with an optional
-on-disk cache.
+unique text once, in length-sorted batches (little padding), with an optional on-disk cache. It computes in fp32
+on every device by default, so a score never depends on where it was computed; ``precision="bf16"`` (bf16
+autocast) must be asked for, and is recorded in the result, the run config and the embedding-cache key.
 """
 from __future__ import annotations
 
 import hashlib
-import json
-from typing import Protocol, Sequence
+from typing import Literal, Protocol, Sequence, get_args
 
 import numpy as np
 import torch
@@ -17,9 +17,11 @@ from tqdm.auto import tqdm
 from benchmark.eval.cache import EmbeddingCache
 from benchmark.errors import BenchError
 from benchmark.eval.models import ModelInfo, model_fingerprint, resolve_model
-from benchmark.eval.pooling import BUILTIN_POOLINGS, build_pooler, needs_all_layers
+from benchmark.eval.pooling import build_pooler, needs_all_layers
 
 DEFAULT_MAX_LENGTH = 512  # BERT's position limit; checkpoints usually declare less
+Precision = Literal["fp32", "bf16"]
+PRECISIONS: tuple[str, ...] = get_args(Precision)
 
 
 class Encoder(Protocol):
@@ -32,10 +34,13 @@ class Encoder(Protocol):
     def describe(self) -> dict: ...
 
 
-def pick_device(device: str | None = None) -> torch.device:
+def pick_device(device: str | None = None, local_rank: int | None = None) -> torch.device:
+    """``device`` if given, else the GPU (this rank's, ``local_rank``, under torchrun), else the CPU."""
     if device:
         return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if torch.cuda.is_available():
+        return torch.device("cuda") if local_rank is None else torch.device("cuda", local_rank)
+    return torch.device("cpu")
 
 
 class HFEncoder:
@@ -50,9 +55,12 @@ class HFEncoder:
         device: str | None = None,
         cache_dir: str | None = None,
         show_progress: bool = True,
+        precision: Precision = "fp32",
     ):
         from transformers import AutoModel, AutoTokenizer
 
+        if precision not in PRECISIONS:
+            raise BenchError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
         self.info: ModelInfo = resolve_model(model)
         self.name = model
         self.pooling = pooling or self.info.pooling or "mean"
@@ -62,13 +70,17 @@ class HFEncoder:
         self.prompt_text_max_length: int | None = self.info.method.get("prompt_text_max_length")
         self.batch_size = batch_size
         self.device = pick_device(device)
+        self.precision = precision
+        if precision == "bf16" and self.device.type == "cuda" and not torch.cuda.is_bf16_supported():
+            raise BenchError(f"precision bf16: {self.device} does not support bfloat16; use precision fp32")
         self.show_progress = show_progress
         # Built before the model loads: an unknown pooling or missing pooling weights fail fast.
         factory = self.info.method.get("pooler") if self.pooling == self.info.pooling else None
         self._pool = build_pooler(self.pooling, self.info.path, self.device, factory)
         try:
-            self.tokenizer = AutoTokenizer.from_pretrained(self.info.path)
-            self.model = AutoModel.from_pretrained(self.info.path).to(self.device).eval()
+            local = {"local_files_only": True} if self.info.local else {}
+            self.tokenizer = AutoTokenizer.from_pretrained(self.info.path, **local)
+            self.model = AutoModel.from_pretrained(self.info.path, **local).to(self.device).eval()
         except OSError as e:
             raise BenchError(
                 f"cannot load model {model!r}: {e}. Offline, use a local directory or the packaged alias 'minilm'."
@@ -76,7 +88,10 @@ class HFEncoder:
         self._cache = EmbeddingCache(cache_dir, self.cache_key()) if cache_dir else None
 
     def cache_key(self) -> str:
-        parts = [model_fingerprint(self.info), self.pooling, str(self.max_length), self.prompt or ""]
+        # The precision is part of the key: a bf16 vector (or one an older version computed under GPU autocast,
+        # whose key lacked it) is never served as an fp32 one.
+        parts = [model_fingerprint(self.info), self.pooling, str(self.max_length), self.prompt or "",
+                 self.precision]
         return hashlib.sha256("|".join(parts).encode()).hexdigest()[:32]
 
     def describe(self) -> dict:
@@ -88,13 +103,13 @@ class HFEncoder:
             "max_length": self.max_length,
             "prompt": self.prompt,
             "device": str(self.device),
+            "precision": self.precision,
             "dtype": "bfloat16-autocast" if self._autocast_dtype() else "float32",
         }
 
     def _autocast_dtype(self) -> torch.dtype | None:
-        if self.device.type == "cuda":
-            return torch.bfloat16 if torch.cuda.is_bf16_supported() else torch.float16
-        return None  # fp32 on CPU: bf16 there is slower and changes scores
+        """bf16 autocast only when asked for (on any device); fp32 otherwise."""
+        return torch.bfloat16 if self.precision == "bf16" else None
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Embeddings for ``texts`` in order; duplicates are encoded once. Returns (n, d) float32."""
@@ -164,11 +179,3 @@ def truncate_texts(tokenizer, texts: Sequence[str], max_tokens: int) -> list[str
 def load_encoder(model: str, pooling: str | None = None, **kwargs) -> HFEncoder:
     """The encoder for ``--model``/``--pooling`` (see :class:`HFEncoder` for keyword arguments)."""
     return HFEncoder(model, pooling=pooling, **kwargs)
-
-
-def pooling_choices() -> list[str]:
-    return list(BUILTIN_POOLINGS)
-
-
-def describe_json(encoder: Encoder) -> str:
-    return json.dumps(encoder.describe(), sort_keys=True)

@@ -35,15 +35,6 @@ def binary_average_precision(labels: Sequence[int], scores: Sequence[float]) -> 
     return float(average_precision_score(labels, np.asarray(scores, dtype=np.float64)))
 
 
-def ranked_relevance(ranked_ids: Sequence[str], relevant: set[str] | Mapping[str, int]) -> np.ndarray:
-    """0/1 vector: whether each ranked id is relevant."""
-    return np.array([1 if d in relevant and _gain(relevant, d) > 0 else 0 for d in ranked_ids], dtype=np.int64)
-
-
-def _gain(relevant, doc) -> int:
-    return relevant[doc] if isinstance(relevant, Mapping) else 1
-
-
 def average_precision_at_ranks(rel: Sequence[int], n_relevant: int | None = None) -> float:
     """AP of a ranked 0/1 list: mean of precision@i over relevant positions i.
 

@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -25,6 +24,12 @@ class ModelInfo:
     max_length: int | None
     method: dict  # contents of method.json for usebench checkpoints, else {}
 
+    @property
+    def local(self) -> bool:
+        """Whether the model is a local directory: loaders then pass ``local_files_only=True``, so an alias or a
+        checkpoint never touches the hub, without changing the process's environment."""
+        return Path(self.path).is_dir()
+
 
 def packaged_model_dir(package: str) -> Path:
     """Directory of the model shipped inside an installed Python package."""
@@ -45,9 +50,7 @@ def packaged_model_dir(package: str) -> Path:
 def resolve_model(name: str) -> ModelInfo:
     """Turn ``minilm``, a local checkpoint directory or an HF id into a :class:`ModelInfo`."""
     if name in ALIASES:
-        path = packaged_model_dir(ALIASES[name])
-        # The alias is offline by construction: never let transformers look for a newer revision.
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        path = packaged_model_dir(ALIASES[name])  # a local directory: loaders read it with local_files_only
     else:
         path = Path(name).expanduser()
         if not path.exists():

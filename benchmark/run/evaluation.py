@@ -21,6 +21,7 @@ class EvalOptions:
     batch_size: int = 64
     device: str | None = None
     cache_dir: Path | None = None
+    precision: str = "fp32"  # fp32 on every device; "bf16" (autocast) only when asked for
 
 
 @dataclass
@@ -48,10 +49,11 @@ def build_scorer(opts: EvalOptions) -> tuple[Scorer, dict, dict]:
 
     encoder = load_encoder(opts.model, pooling=opts.pooling, max_length=opts.max_length,
                            batch_size=opts.batch_size, device=opts.device,
-                           cache_dir=str(opts.cache_dir) if opts.cache_dir else None)
+                           cache_dir=str(opts.cache_dir) if opts.cache_dir else None, precision=opts.precision)
     method = {"name": encoder.info.method.get("method", "base"), "base_model": opts.model,
               "pooling": encoder.pooling, "max_length": encoder.max_length}
-    config = {**method, "model_fingerprint": model_fingerprint(encoder.info)[:16]}
+    # The precision is in the config, hence in the run id: a bf16 result is never reused or averaged as fp32.
+    config = {**method, "model_fingerprint": model_fingerprint(encoder.info)[:16], "precision": encoder.precision}
     if not encoder.info.method and encoder.info.pooling and Path(encoder.info.path, "modules.json").is_file():
         method["sentence_encoder"] = True  # an out-of-the-box sentence-transformers model (report block)
     return DenseScorer(encoder), method, config

@@ -76,7 +76,7 @@ def _run_baseline(spec: BaselineSpec, opts: RunOptions, data_root: Path, results
                   outcome: RunOutcome) -> None:
     from benchmark.run.evaluation import EvalOptions, evaluate_model
 
-    ev_opts = EvalOptions(model=spec.model, batch_size=opts.batch_size, device=opts.device)
+    ev_opts = EvalOptions(model=spec.model, pooling=spec.pooling, batch_size=opts.batch_size, device=opts.device)
     res = evaluate_model(ev_opts, ",".join(spec.evals), opts.split, data_root, results_dir, strict=opts.strict,
                          force=opts.force)
     outcome.skipped.extend(res.skipped)

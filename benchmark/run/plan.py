@@ -95,6 +95,7 @@ class BaselineSpec:
     name: str
     model: str
     evals: tuple[str, ...]
+    pooling: str | None = None  # None: the model's own (bm25 has none)
 
 
 @dataclass
@@ -336,10 +337,21 @@ def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: l
 
 
 def _baselines(names: list[str], train_tasks: list[str], extra: list[str], opts: RunOptions) -> list[BaselineSpec]:
-    """Untrained rows, each evaluated once on every task of the run (rank 0 only under torchrun)."""
-    from benchmark.eval.models import DEFAULT_MODEL
+    """Untrained rows, each evaluated once on every task of the run (rank 0 only under torchrun).
+
+    ``base`` is the preset's backbone with the paper's pooling for that row (``paper``: bert-base-uncased, mean),
+    so it is the model the trained rows start from, scored as the paper scores it.
+    """
+    from benchmark.train.baseline import base_encoder
 
     if int(os.environ.get("RANK", "0")) != 0:
         return []
     evals = tuple(dict.fromkeys([*train_tasks, *extra]))
-    return [BaselineSpec(n, "bm25" if n == "bm25" else (opts.model or DEFAULT_MODEL), evals) for n in names]
+    specs = []
+    for name in names:
+        if name == "bm25":
+            specs.append(BaselineSpec(name, "bm25", evals))
+        else:
+            model, pooling = base_encoder(opts.preset, opts.model)
+            specs.append(BaselineSpec(name, model, evals, pooling))
+    return specs

@@ -11,8 +11,9 @@ Export layout (``<run>/checkpoint/``), loadable with ``SentenceTransformer(path)
 - ``method.json``: method, pooling, max_length, config, config_hash, base_model, versions (+ plugin extras such as
   ``prompt``). :class:`benchmark.eval.encoder.HFEncoder` reads pooling, max_length and prompt from it.
 
-A plugin whose pooling is not one of these registers a writer in :data:`ST_POOLING_WRITERS`; a pooling without
-one is refused before training starts (:func:`check_exportable`).
+A plugin whose pooling is not one of these (BERT-flow's ``flow``, DenoSent's ``mask_token``, SimCSE's
+``cls_mlp``) hands its own writer to :func:`export_checkpoint` through ``Method.pooling_writer``, so nothing is
+registered by importing a plugin; any other pooling is refused before training starts (:func:`builtin_writer`).
 The train state (``<run>/train_state/state.pt``) holds the module, optimizer, scheduler, RNG states and the data
 position; it is written atomically and only ever replaced, never half-written.
 """
@@ -36,12 +37,12 @@ from benchmark.results import config_hash, now_iso, write_json_atomic
 METHOD_JSON = "method.json"
 STATE_FILE = "state.pt"
 
-# pooling -> writer(out_dir, hf_config) -> modules.json entries after the Transformer (index 1 onwards).
+# writer(out_dir, hf_config) -> the modules.json entries after the Transformer (index 1 onwards), files written.
 STWriter = Callable[[Path, Any], list[dict[str, Any]]]
-ST_POOLING_WRITERS: dict[str, STWriter] = {}
 
 
-def _pooling_entry(out_dir: Path, idx: int, dim: int, mode: str) -> dict[str, Any]:
+def pooling_entry(out_dir: Path, idx: int, dim: int, mode: str) -> dict[str, Any]:
+    """Write ``<idx>_Pooling/config.json`` for token pooling ``mode`` (cls/mean/max); its modules.json entry."""
     folder = f"{idx}_Pooling"
     flags = {"word_embedding_dimension": dim, "pooling_mode_cls_token": mode == "cls",
              "pooling_mode_mean_tokens": mode == "mean", "pooling_mode_max_tokens": mode == "max",
@@ -52,7 +53,7 @@ def _pooling_entry(out_dir: Path, idx: int, dim: int, mode: str) -> dict[str, An
 
 
 def _token_pooling(mode: str) -> STWriter:
-    return lambda out_dir, cfg: [_pooling_entry(out_dir, 1, cfg.hidden_size, mode)]
+    return lambda out_dir, cfg: [pooling_entry(out_dir, 1, cfg.hidden_size, mode)]
 
 
 def _layer_average(first: Callable[[int], int]) -> STWriter:
@@ -71,24 +72,33 @@ def _layer_average(first: Callable[[int], int]) -> STWriter:
         save_file({"layer_weights": weights}, str(folder / "model.safetensors"))
         entry = {"idx": 1, "name": "1", "path": folder.name,
                  "type": "sentence_transformers.models.WeightedLayerPooling"}
-        pool = _pooling_entry(out_dir, 2, cfg.hidden_size, "mean")
+        pool = pooling_entry(out_dir, 2, cfg.hidden_size, "mean")
         return [entry, pool]
 
     return write
 
 
-ST_POOLING_WRITERS.update({
+BUILTIN_WRITERS: dict[str, STWriter] = {
     "cls": _token_pooling("cls"), "mean": _token_pooling("mean"), "max": _token_pooling("max"),
     "last2avg": _layer_average(lambda n: n - 1), "first_last_avg": _layer_average(lambda n: 0),
-})
-LAYER_POOLINGS = ("last2avg", "first_last_avg")
+}
 
 
-def check_exportable(pooling: str) -> None:
-    """ConfigError (before any training) when ``pooling`` cannot be written in sentence-transformers format."""
-    if pooling not in ST_POOLING_WRITERS:
-        raise ConfigError(f"pooling {pooling!r} has no sentence-transformers export; register a writer in "
-                          f"benchmark.train.checkpoint.ST_POOLING_WRITERS (known: {', '.join(sorted(ST_POOLING_WRITERS))})")
+def builtin_writer(pooling: str) -> STWriter:
+    """The writer of a stateless pooling; a ConfigError (raised before any training) for any other pooling."""
+    if pooling not in BUILTIN_WRITERS:
+        raise ConfigError(f"pooling {pooling!r} has no sentence-transformers export (built in: "
+                          f"{', '.join(BUILTIN_WRITERS)}; a method with its own pooling supplies "
+                          f"Method.pooling_writer)")
+    return BUILTIN_WRITERS[pooling]
+
+
+def declare_all_layers(model_dir: Path, modules: list[dict[str, Any]]) -> None:
+    """Set ``output_hidden_states: true`` in the HF config when a module reads more than the last layer:
+    sentence-transformers passes all layers on only when the config asks for them."""
+    if any(m["type"].endswith("WeightedLayerPooling") for m in modules):
+        cfg_path = model_dir / "config.json"
+        write_json_atomic(cfg_path, {**json.loads(cfg_path.read_text(encoding="utf-8")), "output_hidden_states": True})
 
 
 def versions() -> dict[str, str]:
@@ -109,27 +119,24 @@ def versions() -> dict[str, str]:
 def export_checkpoint(model: nn.Module, tokenizer: Any, out_dir: str | Path, *, method: str, pooling: str,
                       max_length: int, config: dict[str, Any], base_model: str,
                       extra: dict[str, Any] | None = None,
-                      write_extra: Callable[[Path], None] | None = None) -> Path:
+                      write_extra: Callable[[Path], None] | None = None,
+                      pooling_writer: STWriter | None = None) -> Path:
     """Write ``model`` + ``tokenizer`` as a sentence-transformers directory with ``method.json``.
 
     Written into a temporary sibling and renamed into place, so ``out_dir`` is either the old or the new
     checkpoint, never a mix. ``method.json`` goes last: its presence marks a finished export.
+    ``pooling_writer`` writes the pooling modules (default: the built-in one of ``pooling``);
     ``write_extra(dir)`` may add files (a plugin's extra weights) before method.json is written.
     """
-    check_exportable(pooling)
+    pooling_writer = pooling_writer or builtin_writer(pooling)
     out_dir = Path(out_dir)
     tmp = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
     tokenizer.save_pretrained(tmp)
-    hf_config = model.config
-    if pooling in LAYER_POOLINGS:  # sentence-transformers passes all layers on only when the config asks
-        cfg_path = tmp / "config.json"
-        cfg_json = json.loads(cfg_path.read_text(encoding="utf-8"))
-        cfg_json["output_hidden_states"] = True
-        write_json_atomic(cfg_path, cfg_json)
     modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
-    modules += ST_POOLING_WRITERS[pooling](tmp, hf_config)
+    modules += pooling_writer(tmp, model.config)
+    declare_all_layers(tmp, modules)
     write_json_atomic(tmp / "modules.json", modules)
     write_json_atomic(tmp / "sentence_bert_config.json", {"max_seq_length": max_length, "do_lower_case": False})
     write_json_atomic(tmp / "config_sentence_transformers.json",

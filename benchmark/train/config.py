@@ -53,12 +53,13 @@ class TrainConfig:
     grad_clip: float | None = 1.0  # max global grad norm (None: no clipping)
     amp: Amp = "auto"  # auto = bf16 autocast on a GPU, fp32 on the CPU
     pooling: str = "mean"  # the exported encoder's pooling (see benchmark.eval.pooling.POOLERS)
-    dropout: bool = True  # False sets every nn.Dropout of the trained model to p=0
+    dropout: bool = True  # False: every dropout rate is 0, from the config on (plugin.load_backbone)
     max_chars: int = 4000  # longer corpus lines are clipped (tokenizers truncate at max_length anyway)
     log_every: int = 50  # steps per log.jsonl line
     save_every: int = 1000  # steps per resumable train-state checkpoint (0: only at the end)
     dev_task: str | None = None  # task whose dev split selects the best checkpoint (e.g. stsb); None: last
     dev_every: int = 0  # steps between dev evaluations (0: never)
+    dev_patience: int | None = None  # stop after this many dev evaluations without a new best (None: never)
 
     def __post_init__(self) -> None:
         check_literals(self)
@@ -80,6 +81,8 @@ class TrainConfig:
             raise ConfigError(f"lr_milestones must be increasing, got {self.lr_milestones}")
         if self.dev_every and not self.dev_task:
             raise ConfigError("dev_every > 0 needs dev_task (e.g. dev_task=stsb)")
+        if self.dev_patience is not None and (self.dev_patience < 1 or not self.dev_every):
+            raise ConfigError(f"dev_patience must be >= 1 and needs dev_every > 0, got {self.dev_patience}")
 
     def replace(self, **changes: Any) -> typing.Self:
         """A copy with ``changes`` applied (unknown keys: ConfigError)."""
@@ -248,13 +251,3 @@ def _strip_optional(tp: Any) -> Any:
         args = [a for a in get_args(tp) if a is not type(None)]
         return args[0] if len(args) == 1 else tp
     return tp
-
-
-def describe_fields(cls: type, presets: Mapping[str, Mapping[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
-    """(field, default, {preset: value where the preset changes it}) rows for `bench methods`."""
-    rows = []
-    for f in dataclasses.fields(cls):
-        default = f.default if f.default is not dataclasses.MISSING else f.default_factory()  # type: ignore[misc]
-        changed = {p: v[f.name] for p, v in presets.items() if f.name in v}
-        rows.append((f.name, repr(default), changed))
-    return rows

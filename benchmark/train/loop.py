@@ -26,7 +26,7 @@ import numpy as np
 import torch
 
 from benchmark.train.checkpoint import (
-    check_exportable,
+    builtin_writer,
     export_checkpoint,
     load_train_state,
     rng_state,
@@ -107,7 +107,7 @@ def check_trainable(method: Method, cfg: TrainConfig, corpus: Sequence[Any], see
     """What :func:`train` checks about the corpus, without building a model: the examples survive cleaning,
     fill a batch, and the first batch can be drawn (e.g. BERT-flow's larger init batch). Returns the step
     budget. The run grid calls it for every unit before the first one trains."""
-    check_exportable(method.eval_pooling(cfg))
+    method.pooling_writer(cfg)  # an unexportable pooling fails before any training
     texts = _prepare(method, cfg, corpus, method.sentences_per_step(cfg) * world)
     method.batch_indices(cfg, len(texts), 0, seed, 0, world)
     return method.total_steps(cfg, len(texts), world)
@@ -150,7 +150,7 @@ class _Run:
     state_dir: Path
     run_hash: str
     dev_best: dict[str, Any] | None = None
-    dev_every: int = 0  # steps between dev evaluations (Method.dev_interval)
+    dev_stale: int = 0  # dev evaluations since the last new best (early stopping)
 
 
 def _one_step(run: _Run, step: int) -> tuple[float, dict[str, float], float]:
@@ -181,6 +181,7 @@ def _save_state(run: _Run, step: int) -> None:
             "method": run.method.name, "config_hash": run.run_hash, "step": step,
             "module": run.module.state_dict(), "optimizer": run.optimizer.state_dict(),
             "scheduler": run.scheduler.state_dict(), "rng": rng_state(), "dev_best": run.dev_best,
+            "dev_stale": run.dev_stale,
             # The data position is a function of the step (see Method.batch_indices); stored for readers.
             "data_position": {"step": step, "sentences_seen": step * run.method.sentences_per_step(run.cfg)
                               * run.dist.world},
@@ -195,16 +196,22 @@ def _restore(run: _Run, state: dict[str, Any]) -> int:
     run.scheduler.load_state_dict(state["scheduler"])
     set_rng_state(state["rng"])
     run.dev_best = state.get("dev_best")
+    run.dev_stale = int(state.get("dev_stale", 0))
     return int(state["step"])
 
 
-def _export(run: _Run, target: Path, run_config: dict[str, Any], extra: dict[str, Any]) -> Path:
-    model, tokenizer = run.method.export_module(run.module)
-    return export_checkpoint(model, tokenizer, target, method=run.method.name,
-                             pooling=run.method.eval_pooling(run.cfg), max_length=eval_max_length(run.cfg, model),
-                             config=run_config, base_model=run.cfg.model,
-                             extra={**run.method.method_json(run.cfg), **extra},
-                             write_extra=lambda d: run.method.export_extra(run.module, run.cfg, d))
+def _export(run: _Run, target: Path, run_config: dict[str, Any], extra: dict[str, Any],
+            pooling: str | None = None) -> Path:
+    """Export the current weights with the method's pooling, or with the stateless ``pooling`` (a dev probe)."""
+    method, cfg = run.method, run.cfg
+    model, tokenizer = method.export_module(run.module)
+    own = pooling is None or pooling == method.eval_pooling(cfg)
+    return export_checkpoint(model, tokenizer, target, method=method.name,
+                             pooling=method.eval_pooling(cfg) if own else pooling,
+                             max_length=eval_max_length(cfg, model), config=run_config, base_model=cfg.model,
+                             extra={**(method.method_json(cfg) if own else {}), **extra},
+                             write_extra=(lambda d: method.export_extra(run.module, cfg, d)) if own else None,
+                             pooling_writer=method.pooling_writer(cfg) if own else builtin_writer(pooling))
 
 
 def eval_max_length(cfg: TrainConfig, model: Any) -> int:
@@ -218,19 +225,31 @@ def eval_max_length(cfg: TrainConfig, model: Any) -> int:
 
 
 def _dev_step(run: _Run, step: int, out_dir: Path, run_config: dict[str, Any],
-              dev_eval: Callable[[Path], float]) -> None:
-    """Export, score on the dev task, keep the export if it is the best so far (main rank only)."""
+              dev_eval: Callable[[Path], float]) -> bool:
+    """Export, score on the dev task with the method's dev pooling, keep the encoder (exported with its own
+    pooling) if it is the best so far (main rank only). Returns whether patience ran out (early stop)."""
+    stop = torch.zeros(1)
     if run.dist.main:
-        probe = _export(run, out_dir / ".dev_probe", run_config, {"seed": run.seed, "steps": step})
+        info = {"seed": run.seed, "steps": step}
+        dev_pooling = run.method.dev_pooling(run.cfg)
+        probe = _export(run, out_dir / ".dev_probe", run_config, info, pooling=dev_pooling)
         score = float(dev_eval(probe))
         if run.dev_best is None or score > run.dev_best["score"]:
-            run.dev_best = {"task": run.cfg.dev_task, "step": step, "score": score}
+            run.dev_best = {"task": run.cfg.dev_task, "step": step, "score": score, "pooling": dev_pooling}
+            run.dev_stale = 0
             shutil.rmtree(out_dir / BEST_DIR, ignore_errors=True)
-            os.replace(probe, out_dir / BEST_DIR)
+            if dev_pooling == run.method.eval_pooling(run.cfg):
+                os.replace(probe, out_dir / BEST_DIR)
+            else:  # the same weights, exported with the pooling the checkpoint declares
+                _export(run, out_dir / BEST_DIR, run_config, info)
         else:
-            shutil.rmtree(probe, ignore_errors=True)
+            run.dev_stale += 1
+        shutil.rmtree(probe, ignore_errors=True)
+        stop[0] = float(run.cfg.dev_patience is not None and run.dev_stale >= run.cfg.dev_patience)
     if run.dist.world > 1:
-        torch.distributed.barrier()
+        stop = stop.to(run.device)
+        torch.distributed.broadcast(stop, src=0)  # every rank stops at the same step
+    return bool(stop.item())
 
 
 def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str | Path, *, seed: int = 0,
@@ -242,7 +261,9 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     ``run_config`` is the JSON-able description recorded in method.json (its hash identifies the run; default:
     method, config, seed and a corpus fingerprint). With ``resume`` a finished checkpoint of the same run is
     returned as is, and a saved train state is continued. ``dev_eval(checkpoint_dir) -> score`` (higher is
-    better) is called every ``method.dev_interval(...)`` steps (``cfg.dev_every`` unless the plugin says); the best export is kept. ``on_step(step)`` runs after each
+    better) is called when ``method.dev_due`` says (every ``cfg.dev_every`` steps by default); the best export is
+    kept, and with ``cfg.dev_patience`` training stops after that many evaluations without a new best (the
+    result's ``steps`` then counts the steps trained). ``on_step(step)`` runs after each
     step (tests use it to simulate a crash).
     """
     from benchmark.train.checkpoint import finished_checkpoint
@@ -250,7 +271,7 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     t_start = time.perf_counter()
     dist = init_distributed()
     dev = pick_device(device, dist)
-    check_exportable(method.eval_pooling(cfg))
+    method.pooling_writer(cfg)  # an unexportable pooling fails before any training
     out_dir = Path(out_dir)
     texts = _prepare(method, cfg, corpus, method.sentences_per_step(cfg) * dist.world)
     run_config = run_config or {"method": method.name, "config": config_to_dict(cfg), "seed": seed,
@@ -264,7 +285,6 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     if dev_eval is None and cfg.dev_every:
         raise BenchError(f"dev_every={cfg.dev_every} needs a dev evaluator (bench run builds one for dev_task)")
     run = _setup(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash)
-    run.dev_every = method.dev_interval(cfg, len(texts), dist.world)
     state = load_train_state(run.state_dir, method.name, run_hash) if resume else None
     start = _restore(run, state) if state else 0
     if dist.world > 1:  # dropout must differ between ranks; one stream per (seed, start, rank)
@@ -272,38 +292,41 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     if dist.main:
         out_dir.mkdir(parents=True, exist_ok=True)
     log = TrainLog(out_dir / LOG_FILE, cfg.log_every, start, dist.main)
-    value = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
-    ckpt = _finish(run, out_dir, run_config, dev_eval)
+    value, done = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
+    ckpt = _finish(run, out_dir, run_config, dev_eval, done)
     seconds = time.perf_counter() - t_start
-    return TrainResult(ckpt, total, start or None, value, seconds, (total - start) / max(seconds, 1e-9),
+    return TrainResult(ckpt, done, start or None, value, seconds, (done - start) / max(seconds, 1e-9),
                        run.dev_best, log.lines, run.module)
 
 
 def _loop(run: _Run, start: int, log: TrainLog, out_dir: Path, run_config: dict[str, Any],
           dev_eval: Callable[[Path], float] | None, on_step: Callable[[int], None] | None,
-          show_progress: bool) -> float | None:
-    """Steps ``start`` .. ``total``: step, log, dev-evaluate, save state; returns the last loss."""
+          show_progress: bool) -> tuple[float | None, int]:
+    """Steps ``start`` .. ``total``: step, log, dev-evaluate, save state; returns (last loss, steps trained),
+    fewer than ``total`` when the dev patience ran out."""
     from tqdm.auto import tqdm
 
     cfg = run.cfg
     bar = tqdm(total=run.total, initial=start, desc=f"train {run.method.name}", unit="step", dynamic_ncols=True,
                disable=not (show_progress and run.dist.main))
     run.module.train()
-    value, lr = None, cfg.lr
+    value, lr, done = None, cfg.lr, run.total
     for step in range(start, run.total):
         value, extras, lr = _one_step(run, step)
         bar.update(1)
         bar.set_postfix(loss=f"{value:.4f}", refresh=False)
         log.add(step + 1, value, extras, lr)
-        if run.dev_every and (step + 1) % run.dev_every == 0 and dev_eval is not None:
-            _dev_step(run, step + 1, out_dir, run_config, dev_eval)
+        if dev_eval is not None and run.method.dev_due(cfg, step + 1, len(run.texts), run.dist.world):
+            if _dev_step(run, step + 1, out_dir, run_config, dev_eval):
+                done = step + 1  # early stop: patience ran out
+                break
         if cfg.save_every and (step + 1) % cfg.save_every == 0 and step + 1 < run.total:
             _save_state(run, step + 1)
         if on_step is not None:
             on_step(step + 1)
     bar.close()
-    log.flush(run.total, lr)
-    return value
+    log.flush(done, lr)
+    return value, done
 
 
 def _setup(method: Method, cfg: TrainConfig, texts: list[str], seed: int, dist: Dist, dev: torch.device,
@@ -323,21 +346,21 @@ def _setup(method: Method, cfg: TrainConfig, texts: list[str], seed: int, dist: 
                 total, out_dir / STATE_DIR, run_hash)
 
 
-def _finish(run: _Run, out_dir: Path, run_config: dict[str, Any], dev_eval: Any) -> Path:
-    """Export the final (or dev-best) encoder, then drop the train state."""
+def _finish(run: _Run, out_dir: Path, run_config: dict[str, Any], dev_eval: Any, done: int) -> Path:
+    """Export the final (or dev-best) encoder after ``done`` steps, then drop the train state."""
     target = out_dir / CHECKPOINT_DIR
     if run.dist.main:
         best = out_dir / BEST_DIR
-        if run.cfg.dev_every and dev_eval is not None and run.dev_best is not None and best.is_dir():
+        if dev_eval is not None and run.dev_best is not None and best.is_dir():
             from benchmark.results import write_json_atomic
 
             meta = json.loads((best / "method.json").read_text(encoding="utf-8"))
-            meta.update({"dev": run.dev_best, "steps": run.dev_best["step"], "steps_trained": run.total})
+            meta.update({"dev": run.dev_best, "steps": run.dev_best["step"], "steps_trained": done})
             write_json_atomic(best / "method.json", meta)
             shutil.rmtree(target, ignore_errors=True)
             os.replace(best, target)
         else:
-            _export(run, target, run_config, {"seed": run.seed, "steps": run.total})
+            _export(run, target, run_config, {"seed": run.seed, "steps": done})
         shutil.rmtree(run.state_dir, ignore_errors=True)
     if run.dist.world > 1:
         torch.distributed.barrier()

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from benchmark.train.checkpoint import STWriter, builtin_writer
 from benchmark.train.config import TrainConfig, build_config, parse_overrides
 from benchmark.errors import BenchError, ConfigError
 from benchmark.eval.pooling import POOLERS, needs_all_layers
@@ -76,42 +77,80 @@ class SentenceEncoder(nn.Module):
         return self._pool(hidden, attention_mask, input_ids)
 
 
-def load_backbone(name: str, model_class: Any = None, **model_kwargs: Any) -> tuple[nn.Module, Any, str]:
+def load_backbone(name: str, model_class: Any = None, *, dropout: bool = True,
+                  **model_kwargs: Any) -> tuple[nn.Module, Any, str]:
     """(model, tokenizer, resolved path) for ``name`` (alias ``minilm``, a local dir or an HF id).
 
-    ``model_class`` defaults to ``AutoModel``; pass e.g. ``AutoModelForMaskedLM``. The BERT pooler (dense+tanh,
-    never used by our poolings) is frozen so optimizers and DDP ignore it, but it stays in the export.
+    ``model_class`` defaults to ``AutoModel``; pass e.g. ``AutoModelForMaskedLM``. With ``dropout=False`` the
+    config's dropout probabilities are 0 *before* the model is built (as ConSERT's ``--no_dropout`` does), so
+    no transformers version can read a non-zero rate that was copied at construction, and then
+    :func:`set_dropout` switches off whatever is left. The BERT pooler (dense+tanh, never used by our poolings)
+    is frozen so optimizers and DDP ignore it, but it stays in the export.
     """
-    from transformers import AutoModel, AutoTokenizer
+    from transformers import AutoConfig, AutoModel, AutoTokenizer
 
     from benchmark.eval.models import resolve_model
 
     info = resolve_model(name)
+    local = {"local_files_only": True} if info.local else {}
     try:
-        tokenizer = AutoTokenizer.from_pretrained(info.path)
-        model = (model_class or AutoModel).from_pretrained(info.path, **model_kwargs)
+        tokenizer = AutoTokenizer.from_pretrained(info.path, **local)
+        if not dropout:
+            config = AutoConfig.from_pretrained(info.path, **local)
+            zero_dropout_fields(config)
+            model_kwargs = {**model_kwargs, "config": config}
+        model = (model_class or AutoModel).from_pretrained(info.path, **local, **model_kwargs)
     except OSError as e:
         raise BenchError(f"cannot load base model {name!r}: {e}. Offline, pass --model minilm or a local "
                          f"directory (paper presets name bert-base-uncased, which needs the hub or a local copy).")
+    set_dropout(model, dropout)
     pooler = getattr(getattr(model, "base_model", model), "pooler", None)
     if isinstance(pooler, nn.Module):
         pooler.requires_grad_(False)
     return model, tokenizer, info.path
 
 
+# Float attributes that hold a dropout rate: HF configs (hidden_dropout_prob, attention_probs_dropout_prob,
+# dropout, attention_dropout, activation_dropout...) and modules that copy one at construction (transformers
+# 4.4x's BertSdpaSelfAttention.dropout_prob, torch's MultiheadAttention.dropout).
+_DROPOUT_SUFFIXES = ("dropout", "dropout_prob")
+
+
+def zero_dropout_fields(obj: Any) -> None:
+    """Set every float attribute of ``obj`` whose name ends in ``dropout``/``dropout_prob`` to 0."""
+    for key, value in list(vars(obj).items()):
+        if key.endswith(_DROPOUT_SUFFIXES) and isinstance(value, float) and not isinstance(value, bool):
+            setattr(obj, key, 0.0)
+
+
 def set_dropout(module: nn.Module, enabled: bool) -> None:
-    """Switch off every ``nn.Dropout`` (p=0) when ``enabled`` is False; HF attention reads ``dropout.p`` too."""
-    if not enabled:
-        for m in module.modules():
-            if isinstance(m, nn.Dropout):
-                m.p = 0.0
+    """With ``enabled=False``: every ``nn.Dropout`` gets p=0, and every dropout rate stored as a float (HF
+    configs, attention modules that read a rate copied at init) is 0, so a train-mode forward is deterministic
+    on every transformers version. ``enabled=True`` leaves the module as it is."""
+    if enabled:
+        return
+    for m in module.modules():
+        if isinstance(m, nn.Dropout):
+            m.p = 0.0
+        zero_dropout_fields(m)
+        if getattr(m, "config", None) is not None and hasattr(m.config, "to_dict"):
+            zero_dropout_fields(m.config)
 
 
-def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int) -> dict[str, torch.Tensor]:
-    """Pad-to-longest, truncate-to-``max_length`` ids and attention mask (no token_type_ids: all zeros)."""
+def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int, *, special_tokens_mask: bool = False,
+             word_ids: bool = False) -> dict[str, Any]:
+    """Pad-to-longest, truncate-to-``max_length`` ids and attention mask (no token_type_ids: all zeros): every
+    method's batch tokenization. ``special_tokens_mask=True`` adds ``special_tokens_mask`` (bsz, L), True at
+    [CLS]/[SEP]/padding (what masked-LM corruption must never touch); ``word_ids=True`` adds ``word_ids`` (per
+    row, each token's word index or None, for whole-word masking)."""
     enc = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt",
-                    return_token_type_ids=False)
-    return {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+                    return_token_type_ids=False, return_special_tokens_mask=special_tokens_mask)
+    out: dict[str, Any] = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
+    if special_tokens_mask:
+        out["special_tokens_mask"] = enc["special_tokens_mask"].bool() | (enc["attention_mask"] == 0)
+    if word_ids:
+        out["word_ids"] = [enc.word_ids(i) for i in range(len(texts))]
+    return out
 
 
 def shuffled_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0, world: int = 1) -> list[int]:
@@ -123,7 +162,7 @@ def shuffled_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0,
     if per_epoch == 0:
         raise BenchError(f"the corpus has {n} sentences, fewer than one global batch ({global_bs})")
     epoch, k = divmod(step, per_epoch)
-    perm = _epoch_permutation(n, seed, epoch)
+    perm = epoch_permutation(n, seed, epoch)
     start = k * global_bs + rank * batch_size
     return perm[start : start + batch_size].tolist()
 
@@ -131,7 +170,8 @@ def shuffled_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0,
 _PERM_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
 
 
-def _epoch_permutation(n: int, seed: int, epoch: int) -> np.ndarray:
+def epoch_permutation(n: int, seed: int, epoch: int) -> np.ndarray:
+    """The corpus order of ``epoch``: a permutation of range(n) seeded by (seed, epoch)."""
     key = (n, seed, epoch)
     if key not in _PERM_CACHE:
         _PERM_CACHE.clear()  # one epoch at a time is enough
@@ -147,6 +187,8 @@ class Method(ABC):
     citation: ClassVar[str] = ""
     Config: ClassVar[type[TrainConfig]] = TrainConfig
     presets: ClassVar[dict[str, dict[str, Any]]] = {}  # "paper", "official", "smoke" -> field overrides
+    # preset -> where it departs from its source, or a choice the source leaves open (shown by `bench methods`)
+    preset_notes: ClassVar[dict[str, str]] = {}
     default_preset: ClassVar[str] = "paper"
     ddp_find_unused_parameters: ClassVar[bool] = False
     test_overrides: ClassVar[dict[str, Any]] = {}  # extra config for the tiny-BERT contract test
@@ -170,6 +212,21 @@ class Method(ABC):
     def eval_pooling(self, cfg: TrainConfig) -> str:
         """Pooling of the exported encoder (written to method.json and the sentence-transformers modules)."""
         return cfg.pooling
+
+    def pooling_writer(self, cfg: TrainConfig) -> STWriter:
+        """Writes the sentence-transformers pooling modules of the export (default: the built-in writer of
+        :meth:`eval_pooling`; a method with a pooling of its own overrides this). Called before training, so an
+        unexportable pooling fails fast."""
+        return builtin_writer(self.eval_pooling(cfg))
+
+    def dev_pooling(self, cfg: TrainConfig) -> str:
+        """Pooling the dev evaluation scores the training model with (default: the exported one; ConSERT's
+        reference selects with its training pooling and reports another)."""
+        return self.eval_pooling(cfg)
+
+    def dev_due(self, cfg: TrainConfig, step: int, n: int, world: int = 1) -> bool:
+        """Whether to evaluate on the dev task after 1-based ``step`` (default: every ``cfg.dev_every`` steps)."""
+        return bool(cfg.dev_every) and step % cfg.dev_every == 0
 
     # --- training ---------------------------------------------------------------------------------------
     @abstractmethod
@@ -214,10 +271,6 @@ class Method(ABC):
         steps = math.ceil(cfg.epochs * per_epoch)
         return min(steps, cfg.max_steps) if cfg.max_steps else steps
 
-    def dev_interval(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
-        """Steps between dev evaluations for a corpus of ``n`` examples (0: none); default ``cfg.dev_every``."""
-        return int(cfg.dev_every)
-
     def trainable_parameters(self, module: TrainModule) -> list[tuple[str, nn.Parameter]]:
         """(name, parameter) pairs the optimizer updates; tied parameters appear once."""
         return [(n, p) for n, p in module.named_parameters() if p.requires_grad]
@@ -241,6 +294,9 @@ class Method(ABC):
             raise ConfigError(f"method {self.name!r} lacks presets {missing}")
         for p in self.presets:
             self.config(p)
+        stray = [p for p in self.preset_notes if p not in self.presets]
+        if stray:
+            raise ConfigError(f"method {self.name!r} has notes for unknown presets {stray}")
 
 
 def _is_str_seq(x: Any) -> bool:
@@ -261,17 +317,24 @@ def unique_parameters(named: Iterable[tuple[str, nn.Parameter]]) -> list[tuple[s
 KEY_FIELDS = ("model", "pooling", "max_length", "batch_size", "max_steps", "epochs", "lr", "optimizer", "scheduler")
 
 
-def describe_method(method: Method, all_fields: bool = False) -> list[str]:
-    """Lines for `bench methods`: presets with what they change, then defaults (method-specific + key fields)."""
+def describe_method(method: Method, all_fields: bool = False, preset: str | None = None) -> list[str]:
+    """Lines for `bench methods`: presets with what they change (and their notes), then defaults (method-specific
+    + key fields); with ``preset``, that preset's resolved values of the same fields instead of the defaults."""
     import dataclasses
 
     lines = [f"{method.name}: {method.description} (default preset: {method.default_preset})"]
-    for preset, values in method.presets.items():
+    for name, values in method.presets.items():
         shown = " ".join(f"{k}={v}" for k, v in values.items()) or "(class defaults)"
-        lines.append(f"  preset {preset:<9} {shown}")
+        lines.append(f"  preset {name:<9} {shown}")
+        if name in method.preset_notes:
+            lines.append(f"    note: {method.preset_notes[name]}")
     own = {f.name for f in dataclasses.fields(method.Config)} - {f.name for f in dataclasses.fields(TrainConfig)}
-    defaults = method.Config()
     names = [f.name for f in dataclasses.fields(method.Config)
-             if all_fields or f.name in own or f.name in KEY_FIELDS]
-    lines.append("  defaults " + " ".join(f"{n}={getattr(defaults, n)!r}" for n in names))
+             if all_fields or f.name in own or f.name in KEY_FIELDS or f.name in ("eps", "dropout", "dev_task")]
+    if preset is None:
+        lines.append("  defaults " + " ".join(f"{n}={getattr(method.Config(), n)!r}" for n in names))
+    elif preset in method.presets:
+        cfg = method.config(preset)
+        lines.append(f"  {preset} resolved: eval_pooling={method.eval_pooling(cfg)!r} "
+                     + " ".join(f"{n}={getattr(cfg, n)!r}" for n in names))
     return lines

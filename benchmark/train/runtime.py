@@ -57,12 +57,10 @@ def init_distributed() -> Dist:
 
 
 def pick_device(device: str | None, dist: Dist) -> torch.device:
-    """``device`` if given, else this rank's GPU, else the CPU."""
-    if device:
-        return torch.device(device)
-    if torch.cuda.is_available():
-        return torch.device("cuda", dist.local_rank)
-    return torch.device("cpu")
+    """``device`` if given, else this rank's GPU, else the CPU (:func:`benchmark.eval.encoder.pick_device`)."""
+    from benchmark.eval.encoder import pick_device as pick
+
+    return pick(device, dist.local_rank)
 
 
 def autocast_context(cfg: TrainConfig, device: torch.device):

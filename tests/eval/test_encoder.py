@@ -66,3 +66,23 @@ def test_each_unique_text_goes_through_the_model_once(tiny_bert_dir):
     assert sum(rows) == len(set(TEXTS)) == 6 and rows == [3, 3]
     assert np.array_equal(out[0], out[2]) and np.array_equal(out[4], out[6])
     assert encoder.encode([]).shape == (0, 32)
+
+
+def test_evaluation_is_fp32_on_every_device_unless_bf16_is_asked_for(tiny_bert_dir, tmp_path):
+    """The default precision does not depend on the device (it used to switch to bf16 autocast on a GPU); bf16
+    is explicit, changes the vectors, and is in the description and the cache key."""
+    fp32 = HFEncoder(str(tiny_bert_dir), pooling="mean", device="cpu", show_progress=False, cache_dir=str(tmp_path))
+    fp32.device = torch.device("cuda")  # the policy alone: no GPU needed to see which dtype would be used
+    assert fp32._autocast_dtype() is None
+    fp32.device = torch.device("cpu")
+    bf16 = HFEncoder(str(tiny_bert_dir), pooling="mean", device="cpu", show_progress=False, cache_dir=str(tmp_path),
+                     precision="bf16")
+    assert (fp32.describe()["precision"], fp32.describe()["dtype"]) == ("fp32", "float32")
+    assert (bf16.describe()["precision"], bf16.describe()["dtype"]) == ("bf16", "bfloat16-autocast")
+    assert fp32.cache_key() != bf16.cache_key()
+    a, b = fp32.encode(TEXTS), bf16.encode(TEXTS)
+    assert 0 < np.abs(a - b).max() < 0.1  # bf16 keeps ~3 significant digits
+    expected = np.stack([reference(tiny_bert_dir, t, "mean") for t in TEXTS])
+    np.testing.assert_allclose(a, expected, atol=1e-5)
+    with pytest.raises(Exception, match="precision"):
+        HFEncoder(str(tiny_bert_dir), device="cpu", show_progress=False, precision="fp16")

@@ -17,7 +17,6 @@ from benchmark.eval.metrics import (
     ndcg_at,
     pearson,
     precision_at,
-    ranked_relevance,
     reciprocal_rank,
     spearman,
     trec_eval,
@@ -72,11 +71,6 @@ def test_binary_average_precision_by_hand_and_sklearn():
 
 
 # --- ranked-list metrics (AskUbuntu) -------------------------------------------------------------------
-def test_ranked_relevance():
-    assert ranked_relevance(["a", "b", "c"], {"b"}).tolist() == [0, 1, 0]
-    assert ranked_relevance(["a", "b", "c"], {"a": 0, "c": 2}).tolist() == [0, 0, 1]  # graded: gain > 0
-
-
 def test_average_precision_at_ranks_conventions():
     rel = [0, 1, 0, 1]
     # Normalised by the relevant items in the list (useb AskUbuntu / Tao Lei's Evaluation): (1/2 + 2/4) / 2.

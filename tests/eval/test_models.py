@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import numpy as np
 import pytest
@@ -13,7 +14,17 @@ from benchmark.eval.models import model_fingerprint, model_slug, resolve_model
 def test_minilm_alias_resolves_offline_with_its_declared_pooling():
     info = resolve_model("minilm")
     assert info.pooling == "mean" and info.max_length == 256
-    assert info.path.endswith("model")
+    assert info.path.endswith("model") and info.local
+
+
+def test_resolving_the_alias_leaves_the_process_environment_alone(monkeypatch):
+    """The alias is a local directory read with local_files_only; it must not switch the hub off for the rest
+    of the process (a later HF-id model would silently fail to download)."""
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    before = dict(os.environ)
+    resolve_model("minilm")
+    assert dict(os.environ) == before
+    assert not resolve_model("bert-base-uncased").local  # an HF id: the loaders may use the hub
 
 
 def test_method_json_overrides_pooling(tiny_bert_dir, tmp_path):

@@ -23,7 +23,7 @@ def toy_corpus(n: int = 64, seed: int = 0) -> list[str]:
 
 # Overrides that turn any method's smoke preset into a seconds-long run on the tiny random BERT.
 TINY_RUN = {"lr": 1e-3, "max_steps": 20, "batch_size": 8, "max_length": 32, "log_every": 5, "save_every": 0,
-            "warmup_steps": 0, "warmup_ratio": 0.0, "dev_task": None, "dev_every": 0, "epochs": None}
+            "warmup_steps": 0, "warmup_ratio": 0.0, "dev_task": None, "dev_every": 0, "dev_patience": None, "epochs": None}
 
 
 def tiny_config(method: Any, model_dir: Path, **overrides: Any) -> Any:

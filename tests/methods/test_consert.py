@@ -188,3 +188,50 @@ def test_module_has_no_dropout_and_the_loss_is_the_scaled_nt_xent_of_the_two_vie
     v2 = masked_mean(model(**feats, position_ids=shuffle_position_ids(mask, rng)).last_hidden_state, mask)
     assert loss.item() == pytest.approx(0.15 * _reference_nt_xent(v1.detach().double().numpy(),
                                                                   v2.detach().double().numpy(), 0.1), rel=1e-4)
+
+
+def test_epoch_length_rounds_up_and_the_last_batch_holds_the_remainder(tiny_bert_dir):
+    """main.py: DataLoader(batch_size=96) without drop_last, so an epoch is ceil(n / 96) steps (fit's
+    steps_per_epoch = len(dataloader), num_train_steps = steps_per_epoch * epochs)."""
+    from benchmark.registry import METHODS
+
+    method = METHODS.get("consert")
+    paper = method.config("paper")
+    assert method.total_steps(paper, 89_192) == 10 * 930  # ceil(89192 / 96) = 930 (floor would give 929)
+    cfg = paper.replace(batch_size=8)
+    batches = [method.batch_indices(cfg, 20, step, seed=3) for step in range(3)]
+    assert [len(b) for b in batches] == [8, 8, 4] and sorted(sum(batches, [])) == list(range(20))
+    assert method.batch_indices(cfg, 20, 3, seed=3) != batches[0]  # the next epoch is a new permutation
+
+
+def test_dev_evaluations_every_200_steps_of_an_epoch_and_at_its_end():
+    """The fork's fit counts evaluation_steps per epoch and evaluates again after the epoch's last step."""
+    from benchmark.registry import METHODS
+
+    method, cfg = METHODS.get("consert"), METHODS.get("consert").config("paper")
+    due = [s for s in range(1, 2 * 930 + 1) if method.dev_due(cfg, s, 89_192)]
+    assert due == [200, 400, 600, 800, 930, 1130, 1330, 1530, 1730, 1860]
+
+
+def test_dev_selects_with_mean_pooling_exports_last2avg_and_stops_on_patience(tiny_bert_dir, tmp_path):
+    import json
+
+    from benchmark.registry import METHODS
+    from benchmark.train.loop import train
+    from tests.methods.helpers import one_thread, tiny_config, toy_corpus
+
+    method = METHODS.get("consert")
+    cfg = tiny_config(method, tiny_bert_dir, dev_task="stsb", dev_every=2, dev_patience=2, max_steps=20)
+    scores, poolings = iter([0.5, 0.4, 0.3, 0.9]), []
+
+    def dev_eval(ckpt):
+        poolings.append(json.loads((ckpt / "method.json").read_text())["pooling"])
+        return next(scores)
+
+    with one_thread():
+        result = train(method, cfg, toy_corpus(), tmp_path / "run", seed=0, show_progress=False, dev_eval=dev_eval)
+    meta = json.loads((result.checkpoint / "method.json").read_text())
+    assert poolings == ["mean", "mean", "mean"]  # main.py's dev evaluator: the training model's mean pooling
+    assert meta["pooling"] == "last2avg" and meta["dev"]["pooling"] == "mean"
+    assert (meta["steps"], meta["steps_trained"], result.steps) == (2, 6, 6)  # two stale evaluations: stop
+    assert json.loads((result.checkpoint / "config.json").read_text())["output_hidden_states"] is True

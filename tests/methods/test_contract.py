@@ -62,7 +62,8 @@ def test_export_declares_pooling_and_reloads_identically(trained, name):
     method, cfg, result = trained(name)
     meta = json.loads((result.checkpoint / "method.json").read_text())
     assert meta["method"] == name and meta["pooling"] == method.eval_pooling(cfg)
-    assert meta["max_length"] == 128 and meta["base_model"] == cfg.model  # tiny BERT: 512 capped at 128 positions
+    # The method's evaluation length, else the tiny BERT's 512 capped at its 128 positions.
+    assert meta["max_length"] == min(cfg.eval_max_length or 512, 128) and meta["base_model"] == cfg.model
     if meta["pooling"] not in POOLERS:  # a pooling with state: the checkpoint names the code that builds it
         assert meta["pooler"].startswith(f"methods.{name}:"), meta.get("pooler")
     with one_thread():

@@ -84,15 +84,19 @@ def test_bce_matches_contrastive_tension_loss(tiny_bert_dir, st_pair):
     torch.testing.assert_close(mean * len(batch["labels"]), theirs, atol=1e-4, rtol=1e-6)  # [ST] sums, [CTo] means
 
 
-def test_in_batch_negatives_match_reference(tiny_bert_dir, st_pair):
+@pytest.mark.parametrize("similarity, scale", [("cos", 20.0), ("dot", 1.0)])
+def test_in_batch_negatives_match_reference(tiny_bert_dir, st_pair, similarity, scale):
+    """cos x 20: the loss's defaults; dot x 1: the [ST] example (train_stsb_ct-improved.py)."""
+    from sentence_transformers import util
     from sentence_transformers.sentence_transformer.losses import (
         ContrastiveTensionLossInBatchNegatives,
     )
 
     ibn = METHODS.get("ct-ibn")
-    cfg = tiny_config(ibn, tiny_bert_dir)
+    cfg = tiny_config(ibn, tiny_bert_dir, similarity=similarity, logit_scale=scale)
+    fct = util.cos_sim if similarity == "cos" else util.dot_score
     with one_thread():
-        ref_loss = ContrastiveTensionLossInBatchNegatives(st_pair, scale=20.0).eval()
+        ref_loss = ContrastiveTensionLossInBatchNegatives(st_pair, scale=scale, similarity_fct=fct).eval()
         ours = CTModule(cfg).eval()
         _copy_weights(ours, ref_loss)
         texts = toy_corpus(8, seed=2)
@@ -101,7 +105,7 @@ def test_in_batch_negatives_match_reference(tiny_bert_dir, st_pair):
             theirs = ref_loss([st_pair.tokenize(texts)], None)
             out = ours(batch)
     torch.testing.assert_close(out["loss"], theirs, atol=1e-4, rtol=1e-6)
-    assert out["scale"].item() == pytest.approx(20.0) and ours.log_scale.requires_grad
+    assert out["scale"].item() == pytest.approx(scale) and ours.log_scale.requires_grad
 
 
 def test_two_independent_encoders_and_model2_is_exported(tiny_bert_dir):
@@ -129,3 +133,8 @@ def test_ct_presets():
     assert paper.lr_milestones == (500, 1000, 1500, 2000) and paper.export_model == "model2"
     assert (official.reduction, official.dropout, official.rmsprop_alpha, official.eps) == ("mean", False, 0.9, 1e-7)
     assert (st.reduction, st.dropout, st.variant) == ("sum", True, "st")
+    ibn = METHODS.get("ct-ibn")
+    for preset in ("paper", "official"):  # the [ST] example: dot_score, scale=1
+        assert (ibn.config(preset).similarity, ibn.config(preset).logit_scale) == ("dot", 1.0)
+    official = ibn.config("official")
+    assert [s for s in range(1, 2001) if ibn.dev_due(official, s, 128 * 1500)] == [1000, 1500, 2000]

@@ -69,9 +69,30 @@ def test_whole_word_masking_selects_all_pieces_of_a_word():
     ids, special = _batch(bsz=50, length=12, pad_from=12)
     word_ids = [[None] + [i // 2 for i in range(10)] + [None] for _ in range(50)]  # words of 2 pieces
     _, labels = mask_tokens(ids, special, np.random.default_rng(0), mask_id=103, vocab_size=30522, prob=0.3,
-                            word_ids=word_ids)
+                            word_ids=word_ids, lengths=[12] * 50)
     sel = (labels != -100)[:, 1:11].reshape(50, 5, 2)
     assert torch.equal(sel[..., 0], sel[..., 1]) and sel.any()
+    # Budget round(0.3 x 12 tokens, [CLS]/[SEP] counted) = 4 = exactly two 2-piece words in every row.
+    assert ((labels != -100).sum(dim=1) == 4).all()
+
+
+def test_whole_word_budget_is_fixed_and_skips_words_that_would_overflow_it():
+    """transformers 4.x DataCollatorForWholeWordMask: num_to_predict = max(1, round(0.15 x len(tokens)));
+    words are taken in random order while they fit. Hand-computed budgets for single- and multi-piece words."""
+    ids, special = _batch(bsz=200, length=22, pad_from=22)
+    single = [[None] + list(range(20)) + [None] for _ in range(200)]  # 20 one-piece words: budget round(3.3) = 3
+    _, labels = mask_tokens(ids, special, np.random.default_rng(1), mask_id=103, vocab_size=30522,
+                            word_ids=single, lengths=[22] * 200)
+    assert ((labels != -100).sum(dim=1) == 3).all()
+    # One 3-piece word then 17 one-piece words: the 3-piece word fits only when it comes first, else 3 singles.
+    mixed = [[None, 0, 0, 0] + list(range(1, 18)) + [None] for _ in range(200)]
+    _, labels = mask_tokens(ids, special, np.random.default_rng(2), mask_id=103, vocab_size=30522,
+                            word_ids=mixed, lengths=[22] * 200)
+    sel = labels != -100
+    assert (sel.sum(dim=1) == 3).all()
+    long_word = sel[:, 1:4]
+    assert torch.equal(long_word.all(dim=1), long_word.any(dim=1))  # all of its pieces or none
+    assert 0 < long_word.all(dim=1).float().mean() < 0.2  # chosen only when drawn first (~1/18)
 
 
 @pytest.mark.parametrize("prob", [0.0, 1.0])

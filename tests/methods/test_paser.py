@@ -15,9 +15,8 @@ from methods.paser import (
     decoder_io,
     decoding_signal,
     make_example,
-    mlm_mask,
 )
-from methods.rake import NLTK_ENGLISH_STOPWORDS, tokenize
+from methods.rake import NLTK_ENGLISH_STOPWORDS, word_spans
 from methods.synonyms import (
     find_wordnet_dir,
     load_wordnet,
@@ -74,7 +73,7 @@ def test_collate_lines_up_masks_decoder_inputs_and_labels(tokenizer):
 
 def test_synonym_replacement_spares_masked_words_and_counts_by_hand():
     text = "fast cars and slow trucks"
-    tokens = tokenize(text)
+    tokens = word_spans(text)
     fake = lambda word: (f"{word}-syn",)
     # 5 words -> budget max(1, int(0.5 * 5)) = 2 distinct non-stop words replaced.
     out = synonym_replacements(tokens, 0.5, random.Random(0), fake)
@@ -100,18 +99,20 @@ def test_decoding_signal_shapes_and_values():
     assert (code[:, 1] < 0).any()  # the code form keeps signs (no absolute value)
 
 
-def test_mlm_mask_rates_and_specials():
-    ids = torch.full((200, 50), 2000)
-    special = torch.zeros_like(ids, dtype=torch.bool)
-    special[:, 0] = True
-    inputs, labels = mlm_mask(ids, special, 0.15, mask_id=103, vocab=30522, rng=np.random.default_rng(0))
+def test_mlm_masks_view_0_only_never_special_tokens_or_padding(tokenizer):
+    method = METHODS.get("paser")
+    cfg = method.config("smoke", synonym_ratio=0.0, max_length=32)
+    texts = [f"sentence number {i} talks about rivers mountains and the sea" for i in range(60)] + ["short"]
+    batch = method.collate(cfg, tokenizer, texts, np.random.default_rng(0))
+    view0 = {k: v[: len(texts)] for k, v in batch["views"].items()}
+    labels, inputs = batch["mlm_labels"], batch["mlm"]["input_ids"]
+    special = torch.isin(view0["input_ids"], torch.tensor(tokenizer.all_special_ids))
     chosen = labels != -100
-    assert not chosen[:, 0].any() and (labels[chosen] == 2000).all()
-    rate = chosen[:, 1:].float().mean().item()
-    assert 0.13 < rate < 0.17
-    masked = (inputs == 103) & chosen
-    assert 0.75 < masked.sum().item() / chosen.sum().item() < 0.85
-    assert (inputs[~chosen] == 2000).all()
+    assert not chosen[special].any() and torch.equal(labels[chosen], view0["input_ids"][chosen])
+    assert 0.11 < chosen.sum().item() / (~special).sum().item() < 0.19  # 15% of ~600 eligible tokens
+    assert torch.equal(inputs[~chosen], view0["input_ids"][~chosen])
+    masked = (inputs == tokenizer.mask_token_id) & chosen
+    assert 0.7 < masked.sum().item() / chosen.sum().item() < 0.9
 
 
 def test_decoder_shares_word_embeddings_and_is_causal(tiny_bert_dir):

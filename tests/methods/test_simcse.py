@@ -1,13 +1,17 @@
 """SimCSE: duplicated rows, dropout views, MLP in training only, loss parity with MultipleNegativesRankingLoss."""
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 import torch
 
 import methods  # noqa: F401
+from benchmark.errors import ConfigError
 from benchmark.registry import METHODS
-from methods.simcse import SimCSEModule, info_nce
+from methods.losses import info_nce
+from methods.simcse import SimCSEModule
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 
@@ -74,3 +78,45 @@ def test_presets(preset):
     cfg = METHODS.get("simcse").config(preset)
     assert cfg.temperature == 0.05 and cfg.dropout
     assert (cfg.pooling, cfg.variant) == (("mean", "st") if preset == "st" else ("cls", "official"))
+
+
+def test_paper_keeps_the_mlp_at_test_and_official_drops_it():
+    """TSDAE App. B: "a linear layer on the CLS token embedding as the pooling method"; [SC] --mlp_only_train."""
+    method = METHODS.get("simcse")
+    assert method.eval_pooling(method.config("paper")) == "cls_mlp"
+    assert method.eval_pooling(method.config("official")) == "cls"
+    with pytest.raises(ConfigError, match="variant=official"):
+        method.config("st", mlp_only_train=False)
+
+
+def test_cls_mlp_export_is_tanh_of_the_trained_linear_on_cls(tiny_bert_dir, tmp_path):
+    """The exported vectors are tanh(W CLS + b) with the trained MLP, through bench eval's encoder and through
+    SentenceTransformer(path) alike; dev selection scored that same pooling."""
+    from sentence_transformers import SentenceTransformer
+
+    from benchmark.eval.encoder import HFEncoder
+    from benchmark.train.loop import train
+
+    method = METHODS.get("simcse")
+    cfg = tiny_config(method, tiny_bert_dir, pooling="cls", mlp_only_train=False, max_steps=4, dev_task="stsb",
+                      dev_every=2)
+    seen = []
+
+    def dev_eval(ckpt):
+        seen.append(json.loads((ckpt / "method.json").read_text())["pooling"])
+        return float(len(seen))  # every probe is a new best: the last one is exported
+
+    with one_thread():
+        result = train(method, cfg, toy_corpus(), tmp_path / "run", seed=0, show_progress=False, dev_eval=dev_eval)
+        assert seen == ["cls_mlp", "cls_mlp"]
+        texts = ["a dog and a fish", "kite"]
+        ours = HFEncoder(str(result.checkpoint), device="cpu", show_progress=False).encode(texts)
+        st = SentenceTransformer(str(result.checkpoint), device="cpu").encode(texts, convert_to_numpy=True)
+        linear = result.module.mlp[0]
+        result.module.eval()
+        enc = result.module.tokenizer(texts, padding=True, return_tensors="pt")
+        with torch.no_grad():
+            cls = result.module.encoder.model(**enc).last_hidden_state[:, 0]
+            ref = torch.tanh(cls @ linear.weight.T + linear.bias).numpy()
+    np.testing.assert_allclose(ours, ref, atol=1e-5)
+    np.testing.assert_allclose(st, ref, atol=1e-5)

@@ -139,11 +139,15 @@ def test_examples_are_checked(tiny_bert_dir):
         mnrl.prepare_examples(tiny_config(mnrl, tiny_bert_dir), [("a", "b"), ("c", "d", "e")], 1)
 
 
-def test_dev_interval_in_epochs_and_steps(tiny_bert_dir):
+def _dev_steps(method, cfg, n, upto):
+    return [s for s in range(1, upto + 1) if method.dev_due(cfg, s, n)]
+
+
+def test_dev_schedule_in_epochs_and_steps(tiny_bert_dir):
     m = METHODS.get("sbert-cosine")
-    assert m.dev_interval(m.config("paper"), n=6400) == 100  # batch 64: one epoch = 100 steps
-    assert m.dev_interval(m.config("paper", dev_every=0.1), n=6400) == 10
-    assert m.dev_interval(m.config("paper", dev_every=250, dev_unit="steps"), n=6400) == 250
+    assert _dev_steps(m, m.config("paper"), 6400, 300) == [100, 200, 300]  # batch 64: one epoch = 100 steps
+    assert _dev_steps(m, m.config("paper", dev_every=0.1), 6400, 30) == [10, 20, 30]
+    assert _dev_steps(m, m.config("paper", dev_every=250, dev_unit="steps"), 6400, 600) == [250, 500]
     with pytest.raises(ConfigError, match="whole number of steps"):
         m.config("paper", dev_every=0.5, dev_unit="steps")
 
@@ -190,4 +194,4 @@ def test_dev_selection_runs_at_each_epoch_end(tiny_bert_dir, tmp_path):
 
     with one_thread():
         result = train(method, cfg, toy_examples(method), tmp_path, seed=0, show_progress=False, dev_eval=dev_eval)
-    assert len(calls) == 3 and result.dev_best == {"task": "stsb", "step": 8, "score": 0.9}
+    assert len(calls) == 3 and result.dev_best == {"task": "stsb", "step": 8, "score": 0.9, "pooling": "mean"}

@@ -35,3 +35,14 @@ def test_strict_turns_skips_into_errors(tiny_bert_dir, tmp_path):
         evaluate_model(opts, "stsb", "test", tmp_path, tmp_path / "r", strict=True)
     with pytest.raises(BenchError, match="no 'dev' split"):
         evaluate_model(opts, "twitterpara", "dev", ASSETS, tmp_path / "r", strict=True)
+
+
+def test_precision_is_in_the_config_and_the_run_id(tiny_bert_dir, tmp_path):
+    """A bf16 result gets its own run id, so it is never reused or averaged as the fp32 one."""
+    fp32 = evaluate_model(EvalOptions(model=str(tiny_bert_dir)), "stsb", "test", ASSETS, tmp_path)
+    bf16 = evaluate_model(EvalOptions(model=str(tiny_bert_dir), precision="bf16"), "stsb", "test", ASSETS, tmp_path)
+    assert fp32.run_id != bf16.run_id and not bf16.reused
+    records = {r.record["run_id"]: r.record for r in iter_results(tmp_path)}
+    assert records[fp32.run_id]["config"]["precision"] == "fp32"
+    assert records[bf16.run_id]["config"]["precision"] == "bf16"
+    assert records[bf16.run_id]["scorer"]["precision"] == "bf16"

@@ -1,6 +1,7 @@
 """BEIR adapter on a tiny fixture in the exact BEIR format; metrics checked against hand computations."""
 from __future__ import annotations
 
+import json
 import math
 import shutil
 from pathlib import Path
@@ -124,9 +125,21 @@ def test_bm25_end_to_end_on_the_fixture(tiny):
     assert 0.0 < task.metrics(data, run)["ndcg@10"] <= 1.0
 
 
-def test_train_corpus_is_the_documents():
+def test_train_corpus_is_the_documents_without_the_evaluation_queries():
+    """q1 is a test query and a corpus document (as in Quora): it is left out unless asked for."""
     corpus = Tiny().train_corpus(ASSETS)
-    assert len(corpus) == 12 and corpus[2] == "Cooking How do I cook rice in a pan?"
+    assert len(corpus) == 11 and corpus[1] == "Cooking How do I cook rice in a pan?"
+    assert "How do I learn python quickly?" not in corpus
+    everything = Tiny().train_corpus(ASSETS, include_eval_queries=True)
+    assert len(everything) == 12 and everything[0] == "How do I learn python quickly?"
+
+
+def test_train_corpus_drops_a_document_with_a_query_text_under_another_id(tmp_path):
+    root = write_copy(tmp_path)
+    with (root / "corpus.jsonl").open("a", encoding="utf-8") as fh:  # q5 (a dev query) copied as a document
+        fh.write(json.dumps({"_id": "d12", "title": "", "text": "Best programming language for beginners?"}) + "\n")
+    corpus = Tiny().train_corpus(tmp_path)
+    assert len(corpus) == 11 and "Best programming language for beginners?" not in corpus
 
 
 def write_copy(tmp_path: Path) -> Path:

@@ -65,6 +65,18 @@ def mkstemp_shared(dir: str | Path, prefix: str = "", suffix: str = ".tmp") -> t
     return fd, tmp
 
 
+def honour_umask(root: str | Path) -> None:
+    """Give every file under ``root`` the mode an ordinary ``open()`` would (0666 minus the umask), folders
+    0777 minus it: libraries that write through private temp files (safetensors weights are written 0600)
+    would otherwise keep a shared checkpoint unreadable by the group."""
+    mask = current_umask()
+    root = Path(root)
+    for p in [root, *root.rglob("*")]:
+        if p.is_symlink():
+            continue
+        p.chmod((0o777 if p.is_dir() else 0o666) & ~mask)
+
+
 def check_writable(directory: str | Path, what: str, option: str) -> Path:
     """Fail now, before any expensive work, if files cannot be written in ``directory``. Nothing is left
     behind: a folder that does not exist yet is not created, its nearest existing parent is tried instead.

@@ -173,8 +173,8 @@ def _evaluate_one(name: str, counter: str, scorer: Scorer, method: dict[str, Any
 
     say(f"{counter} {name} ({split}): evaluating ...")
     t0 = time.perf_counter()
-    ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial)
     try:
+        ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial)
         save_result(results_dir, to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
                                            config=config))
     except NonFiniteScoreError as e:

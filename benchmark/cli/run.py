@@ -39,8 +39,12 @@ if TYPE_CHECKING:
 def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus_size, max_steps, overrides, split,
         device, batch_size, strict, force, data_root, results_dir) -> None:
     """Train each method on each task's unlabeled corpus, evaluate, and print mean ± std over seeds."""
+    from benchmark.eval.encoder import check_positive, pick_device
     from benchmark.paths import default_data_root, default_results_dir
     from benchmark.run.grid import RunOptions, run_benchmark
+
+    check_positive(batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
+    pick_device(device)
 
     opts = RunOptions(methods=tuple(m.strip() for m in method_spec.split(",") if m.strip()), tasks=task_spec,
                       eval_tasks=eval_tasks, seeds=seeds, preset=preset, model=model, corpus=tuple(corpus),
@@ -59,7 +63,7 @@ def print_run_table(outcome: RunOutcome) -> None:
     from benchmark.report.stats import aggregate
 
     console = Console()
-    for what, reason in outcome.skipped:
+    for what, reason in dict.fromkeys(outcome.skipped):  # once per task, not once per method that skipped it
         console.print(f"[yellow]skipped {what}[/yellow]: {reason}")
     rows = list(dict.fromkeys(r for r, _ in outcome.cells))
     cols = list(dict.fromkeys(t for _, t in outcome.cells))

@@ -133,8 +133,8 @@ def our_settings(index: ResultIndex) -> dict[RowKey, Setting]:
         if key.method in UNTRAINED:
             out[key] = Setting(key.model, "no training", "none (no training)")
             continue
-        steps = sorted({str(find_key(r.get("config", {}), "max_steps")) for r in records})
-        batch = sorted({str(find_key(r.get("config", {}), "batch_size")) for r in records})
+        steps = sorted({str(find_key(r.get("config", {}), "max_steps") or "?") for r in records})
+        batch = sorted({str(find_key(r.get("config", {}), "batch_size") or "?") for r in records})
         corpora = {}
         for r in records:
             c = r.get("config", {}).get("corpus") or {}
@@ -144,7 +144,8 @@ def our_settings(index: ResultIndex) -> dict[RowKey, Setting]:
         corpus = "; ".join(f"{lab} ({', '.join(f'{n:,}' for n in sorted(x for x in ns if x))} sent.)"
                            if any(ns) else lab for lab, ns in corpora.items())
         n = int(steps[0]) if len(steps) == 1 and steps[0].isdigit() else None
-        out[key] = Setting(key.model, f"{'/'.join(steps)} steps at batch {'/'.join(batch)}", corpus, n)
+        words = "steps not recorded" if steps == ["?"] else f"{'/'.join(steps)} steps at batch {'/'.join(batch)}"
+        out[key] = Setting(key.model, words, corpus, n)
     return out
 
 

@@ -53,21 +53,32 @@ def _stored(results: Path, run: str, task: str = "stsb") -> dict:
     return json.loads((results / run / task / "test.json").read_text(encoding="utf-8"))
 
 
-def test_reuse_keys_on_the_data_hash_and_says_reused(tiny_bert_dir, tmp_path):
-    root, results, lines = _copy_assets(tmp_path), tmp_path / "r", []
+def test_reuse_keys_on_the_data_hash(tiny_bert_dir, tmp_path):
+    root, results = _copy_assets(tmp_path), tmp_path / "r"
     opts = EvalOptions(model=str(tiny_bert_dir))
     first = evaluate_model(opts, "stsb", "test", root, results)
     old_sha = _stored(results, first.run_id)["task"]["data_sha256"]
-    again = evaluate_model(opts, "stsb", "test", root, results, log=lines.append)
-    assert again.reused == ["stsb"] and any("reused" in line for line in lines)
+    assert evaluate_model(opts, "stsb", "test", root, results).reused == ["stsb"]
     # Same pairs, one gold score changed: a stored result of the old data must not be reused.
     csv = root / "sts/senteval/STSBenchmark/sts-test.csv"
     csv.write_text(csv.read_text(encoding="utf-8").replace("\t2.500\t", "\t4.500\t", 1), encoding="utf-8")
-    lines.clear()
-    third = evaluate_model(opts, "stsb", "test", root, results, log=lines.append)
+    third = evaluate_model(opts, "stsb", "test", root, results)
     assert third.reused == [] and [ev.task for ev in third.evaluations] == ["stsb"]
-    assert any("not reusing" in line and "data changed" in line for line in lines)
     assert _stored(results, first.run_id)["task"]["data_sha256"] != old_sha
+
+
+def test_reuse_and_its_refusal_are_said(tiny_bert_dir, tmp_path):
+    root, results, lines = _copy_assets(tmp_path), tmp_path / "r", []
+    opts = EvalOptions(model=str(tiny_bert_dir))
+    evaluate_model(opts, "stsb", "test", root, results)
+    evaluate_model(opts, "stsb", "test", root, results, log=lines.append)
+    assert lines == [f"stsb (test): reused {next(results.glob('*/stsb/test.json'))} (same model, configuration and "
+                     "data; --force re-runs)"]
+    csv = root / "sts/senteval/STSBenchmark/sts-test.csv"
+    csv.write_text(csv.read_text(encoding="utf-8").replace("\t2.500\t", "\t4.500\t", 1), encoding="utf-8")
+    lines.clear()
+    evaluate_model(opts, "stsb", "test", root, results, log=lines.append)
+    assert "not reusing" in lines[0] and "the task's data changed (sha256 " in lines[0]
 
 
 def test_reuse_keys_on_the_evaluation_precision(tiny_bert_dir, tmp_path):
@@ -103,12 +114,12 @@ def test_a_non_finite_main_score_fails_the_task_and_stores_nothing(tiny_bert_dir
     from benchmark.eval.encoder import HFEncoder
 
     monkeypatch.setattr(HFEncoder, "encode", lambda self, texts: np.ones((len(texts), 4), np.float32))
-    lines: list[str] = []
-    outcome = evaluate_model(EvalOptions(model=str(tiny_bert_dir)), "stsb", "test", ASSETS, tmp_path / "r",
-                             log=lines.append)
+    try:
+        outcome = evaluate_model(EvalOptions(model=str(tiny_bert_dir)), "stsb", "test", ASSETS, tmp_path / "r")
+    finally:
+        assert not list((tmp_path / "r").rglob("*.json"))  # nothing stored, whatever happened
     assert [t for t, _ in outcome.failed] == ["stsb"] and not outcome.evaluations
     assert "main score spearman = nan is not a finite number" in outcome.failed[0][1]
-    assert any("FAILED" in line for line in lines) and not list((tmp_path / "r").rglob("*.json"))
 
 
 def test_non_finite_embeddings_fail_the_task_before_any_metric(tiny_bert_dir, tmp_path, monkeypatch):

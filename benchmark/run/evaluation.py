@@ -84,9 +84,21 @@ def build_scorer(opts: EvalOptions) -> tuple[Scorer, dict, dict]:
     return DenseScorer(encoder), method, config
 
 
+@dataclass(frozen=True)
+class ReuseKey:
+    """What a stored result must share with this evaluation to be reused (besides its run id and data hash)."""
+
+    config: dict[str, Any]
+    precision: str | None  # None: the scorer has no precision (BM25)
+    allow_partial: bool = False
+
+
 def stale_reason(path: Path, config: dict[str, Any], precision: str | None, data_sha256: str,
                  allow_partial: bool = False) -> str | None:
-    """Why the stored result at ``path`` may not be reused for this evaluation; None when it may."""
+    """Why the stored result at ``path`` may not be reused for this evaluation; None when it may.
+
+    `bench run` can ask the same of its own stored results (config, precision and the task's data_sha256).
+    """
     import json
 
     try:
@@ -122,8 +134,8 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
     method, config, precision = describe_model(opts)
     # The method name comes from a checkpoint's method.json: slug it so the run id is always a safe folder name.
     outcome = EvalOutcome(run_id=run_id(model_slug(method["name"]), model_slug(opts.model), config, seed), split=split)
-    todo = _plan(names, split, data_root, results_dir, outcome, (config, precision, opts.allow_partial), strict,
-                 force, say)
+    todo = _plan(names, split, data_root, results_dir, outcome, ReuseKey(config, precision, opts.allow_partial),
+                 strict, force, say)
     if todo:
         scorer, method, config = build_scorer(opts)
         for i, name in enumerate(todo, 1):
@@ -133,9 +145,8 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
 
 
 def _plan(names: list[str], split: str, data_root: Path, results_dir: Path, outcome: EvalOutcome,
-          reuse_key: tuple[dict[str, Any], str | None, bool], strict: bool, force: bool, say: Log) -> list[str]:
-    """The tasks left to evaluate; skips and reuses are recorded in ``outcome`` (and said once per task).
-    ``reuse_key`` = (run config, precision, allow_partial), see :func:`stale_reason`."""
+          key: ReuseKey, strict: bool, force: bool, say: Log) -> list[str]:
+    """The tasks left to evaluate; skips and reuses are recorded in ``outcome`` (and said once per task)."""
     from benchmark.registry import TASKS
 
     todo = []
@@ -155,7 +166,7 @@ def _plan(names: list[str], split: str, data_root: Path, results_dir: Path, outc
             continue
         path = result_path(results_dir, outcome.run_id, name, split)
         if path.is_file() and not force:
-            reason = stale_reason(path, *reuse_key[:2], sha, allow_partial=reuse_key[2])
+            reason = stale_reason(path, key.config, key.precision, sha, allow_partial=key.allow_partial)
             if reason is None:
                 outcome.reused.append(name)
                 say(f"{name} ({split}): reused {path} (same model, configuration and data; --force re-runs)")
@@ -198,5 +209,5 @@ def nothing_evaluated_reason(outcome: EvalOutcome, n_tasks: int) -> str | None:
         if outcome.skipped else "nothing was evaluated"
 
 
-__all__ = ["EvalOptions", "EvalOutcome", "build_scorer", "describe_model", "evaluate_model",
+__all__ = ["EvalOptions", "EvalOutcome", "ReuseKey", "build_scorer", "describe_model", "evaluate_model",
            "nothing_evaluated_reason", "stale_reason"]

@@ -59,6 +59,10 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
         for line in s.paired:
             click.echo(f"- {line}")
     click.echo(f"wrote {len(rep.files)} files to {out} from {rep.n_results} result files")
+    if rep.partial:
+        click.secho(f"warning: {len(rep.partial)} of them were evaluated with --allow-partial on data that is not the "
+                    f"release (task.partial in the file): {', '.join(str(p) for p in rep.partial[:3])}"
+                    + (" ..." if len(rep.partial) > 3 else ""), fg="yellow")
 
 
 @click.command("check")

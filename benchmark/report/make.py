@@ -42,6 +42,7 @@ class Report:
     plots: list = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     n_results: int = 0
+    partial: list[Path] = field(default_factory=list)  # results made with --allow-partial (not the release's data)
 
     def markdown(self) -> str:
         return "\n".join(section_markdown(s) for s in self.sections)
@@ -105,7 +106,8 @@ def make_report(opts: ReportOptions) -> Report:
         if f not in FORMATS:
             raise BenchError(f"unknown format {f!r} (known: {', '.join(FORMATS)})")
     sections = build_sections(results, opts)
-    report = Report(sections=sections, n_results=len(results))
+    report = Report(sections=sections, n_results=len(results),
+                    partial=[r.path for r in results if r.record["task"].get("partial")])
     out = opts.out
     out.mkdir(parents=True, exist_ok=True)
     for s in sections:

@@ -434,3 +434,16 @@ def test_report_out_must_be_writable_before_anything_is_read(tmp_path, monkeypat
     res = CliRunner().invoke(main, ["report", "--results-dir", str(tmp_path), "--out", str(blocker / "reports")])
     assert res.exit_code == 2 and f"report folder {blocker / 'reports'} is not writable" in res.output
     assert "--out" in res.output
+
+
+def test_report_warns_about_results_made_with_allow_partial(store, tmp_path):
+    from benchmark.cli.main import main
+
+    path = next(store.glob("tsdae__*/askubuntu/test.json"))
+    record = json.loads(path.read_text())
+    record["task"]["partial"] = True
+    path.write_text(json.dumps(record))
+    res = CliRunner().invoke(main, ["report", "--results-dir", str(store), "--out", str(tmp_path / "o"),
+                                    "--no-plots", "--format", "md"])
+    assert res.exit_code == 0 and "warning: 1 of them were evaluated with --allow-partial" in res.output
+    assert str(path) in res.output

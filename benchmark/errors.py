@@ -5,7 +5,19 @@ from pathlib import Path
 
 
 class BenchError(Exception):
-    """Base class: the CLI prints these as one clean line instead of a traceback."""
+    """Base class: the CLI prints these as one clean line instead of a traceback, and exits ``exit_code``."""
+
+    exit_code: int = 2  # bad input or configuration
+
+
+class NothingDoneError(BenchError):
+    """A command ran but did nothing it was asked for (every task skipped, no data root): not a success."""
+
+    exit_code = 1
+
+
+class NonFiniteScoreError(BenchError):
+    """A metric came out NaN or infinite; such a result is never stored (nor reused)."""
 
 
 class DataFormatError(BenchError):
@@ -19,6 +31,10 @@ class DataFormatError(BenchError):
             msg += f", got {shown!r}"
         super().__init__(msg)
         self.path, self.line, self.expected = Path(path), line, expected
+
+
+class ReleaseMismatchError(BenchError):
+    """A data file parses, but does not hold what its release publishes (truncated, edited, another version)."""
 
 
 class MissingDataError(BenchError):

@@ -6,16 +6,18 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import subprocess
 import tempfile
+import threading
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator
 
 from benchmark import __version__
-from benchmark.errors import BenchError
+from benchmark.errors import BenchError, NonFiniteScoreError
 
 SCHEMA_VERSION = 1
 
@@ -29,11 +31,81 @@ def run_id(method: str, model_slug: str, config: dict[str, Any], seed: int) -> s
     return f"{method}__{model_slug}__{config_hash(config)[:8]}__s{seed}"
 
 
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask (Linux: read from /proc, which does not change it; elsewhere set and restored)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def mkstemp_shared(dir: str | Path, prefix: str = "", suffix: str = ".tmp") -> tuple[int, str]:
+    """``tempfile.mkstemp`` whose file gets the mode an ordinary ``open()`` would give (0666 minus the umask).
+
+    mkstemp creates files 0600 whatever the umask; renamed into a shared results directory, data root or
+    embedding cache such a file would be unreadable by the group that the umask means to let in.
+    """
+    fd, tmp = tempfile.mkstemp(dir=dir, prefix=prefix, suffix=suffix)
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+    except BaseException:
+        os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return fd, tmp
+
+
+def honour_umask(root: str | Path) -> None:
+    """Give every file under ``root`` the mode an ordinary ``open()`` would (0666 minus the umask), folders
+    0777 minus it: libraries that write through private temp files (safetensors weights are written 0600)
+    would otherwise keep a shared checkpoint unreadable by the group."""
+    mask = current_umask()
+    root = Path(root)
+    for p in [root, *root.rglob("*")]:
+        if p.is_symlink():
+            continue
+        p.chmod((0o777 if p.is_dir() else 0o666) & ~mask)
+
+
+def check_writable(directory: str | Path, what: str, option: str) -> Path:
+    """Fail now, before any expensive work, if files cannot be written in ``directory``. Nothing is left
+    behind: a folder that does not exist yet is not created, its nearest existing parent is tried instead.
+
+    The error names the folder, the reason and the option that chooses another one.
+    """
+    directory = Path(directory)
+    probe = directory
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        reason = f"{probe} is not a folder"
+    else:
+        try:  # a real write: permission bits, read-only mounts, quotas and root's exceptions all show here
+            fd, tmp = tempfile.mkstemp(dir=probe, prefix=".usebench-write-test-")
+            os.close(fd)
+            os.unlink(tmp)
+            return directory
+        except OSError as e:
+            reason = f"cannot write in {probe}: {e.strerror or e}"
+    raise BenchError(f"{what} {directory} is not writable ({reason}); choose another with {option}")
+
+
 def write_json_atomic(path: str | Path, payload: Any) -> Path:
-    """Write JSON to a temp file in the same folder, fsync, then rename: readers never see half a file."""
+    """Write JSON to a temp file in the same folder, fsync, then rename: readers never see half a file.
+    The file gets the umask's mode (see :func:`mkstemp_shared`)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    fd, tmp = mkstemp_shared(path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(payload, fh, indent=2, sort_keys=True, default=_json_default)
@@ -74,8 +146,21 @@ def result_path(results_dir: str | Path, run: str, task: str, split: str) -> Pat
     return Path(results_dir) / run / task / f"{split}.json"
 
 
+def check_finite_main_score(record: dict[str, Any]) -> None:
+    """A result whose main score is NaN, infinite or not a number is an error, never a stored number."""
+    value = record.get("main_score")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        task = record.get("task", {})
+        raise NonFiniteScoreError(
+            f"{task.get('name')} ({task.get('split')}): main score {record.get('main_metric')} = {value!r} is not a "
+            f"finite number; nothing was stored for run {record.get('run_id')} (a degenerate encoder output or "
+            "an invalid option produces this: check --batch-size, --max-length and the model)")
+
+
 def save_result(results_dir: str | Path, record: dict[str, Any]) -> Path:
-    """Write one result record (see :func:`make_record`) to its place in the store."""
+    """Write one result record (see :func:`make_record`) to its place in the store; a non-finite main score
+    raises :class:`~benchmark.errors.NonFiniteScoreError` and writes nothing."""
+    check_finite_main_score(record)
     path = result_path(results_dir, record["run_id"], record["task"]["name"], record["task"]["split"])
     return write_json_atomic(path, record)
 
@@ -88,7 +173,7 @@ def make_record(
     """A result in the schema of DESIGN.md (scores unrounded, 0-1)."""
     if main_metric not in scores:
         raise BenchError(f"main metric {main_metric!r} missing from scores {sorted(scores)}")
-    return {
+    record = {
         "schema_version": SCHEMA_VERSION,
         "run_id": run,
         "task": task,
@@ -106,6 +191,8 @@ def make_record(
         "git_sha": git_sha(),
         "created_at": now_iso(),
     }
+    check_finite_main_score(record)
+    return record
 
 
 @dataclass(frozen=True)
@@ -138,4 +225,9 @@ def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
             raise BenchError(f"{path}:{e.lineno}: corrupt result file ({e.msg}); delete it and re-run") from None
         if not isinstance(record, dict) or record.get("schema_version") != SCHEMA_VERSION:
             raise BenchError(f"{path}: not a usebench result (schema_version {SCHEMA_VERSION} expected)")
+        try:
+            check_finite_main_score(record)
+        except NonFiniteScoreError:
+            raise BenchError(f"{path}: stored main score {record.get('main_score')!r} is not a finite number "
+                             "(written before usebench refused such results); delete it and re-run") from None
         yield StoredResult(path, record)

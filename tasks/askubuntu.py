@@ -26,6 +26,7 @@ from benchmark.eval.metrics import average_precision_at_ranks, precision_at, rec
 from benchmark.registry import TASKS
 from benchmark.eval.scorer import Scorer
 from tasks.base import Task, parse_float, read_lines, split_fields
+from tasks.release import Count
 from tasks.rerank import (
     RerankQuery,
     rank_by_score,
@@ -36,6 +37,9 @@ from tasks.rerank import (
 
 ROOT = "useb/data-eval/askubuntu"
 POOL_FILE = "text_tokenized.txt"
+# Lines (queries) of dev.txt / test.txt in the release: 200 each (TSDAE paper Table 1 "#queries 200";
+# taolei87/askubuntu dev.txt and test.txt), of which 189 / 186 have a similar id and are evaluated.
+RELEASE_LINES = 200
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,10 @@ class AskUbuntu(Task):
         if not queries:
             raise DataFormatError(eval_path, None, "at least one query with similar ids")
         return AskUbuntuData(split, tuple(queries), len(lines) - len(queries))
+
+    def release_counts(self, split: str, data: AskUbuntuData) -> list[Count]:
+        return [Count(f"{ROOT}/{split}.txt", "lines", len(data.queries) + data.n_skipped, RELEASE_LINES,
+                      "AskUbuntu release (Lei et al. 2016; TSDAE paper Table 1)")]
 
     def texts(self, data: AskUbuntuData) -> list[str]:
         return rerank_texts(data.queries)

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Literal, Sequence
 from benchmark.data.corpus import read_corpus, read_lines  # noqa: F401  (read_lines: the adapters' reader)
 from benchmark.errors import BenchError, DataFormatError, MissingDataError
 from benchmark.eval.scorer import Scorer
+from tasks.release import Count, check_release
 
 Family = Literal["rerank", "retrieval", "pairs", "classification"]  # classification: MTEB tasks only
 
@@ -58,13 +59,30 @@ class Task(ABC):
 
     def data_sha256(self, data_root: str | Path, split: str) -> str:
         """One hash over the split's files, so results on different data are never averaged together."""
-        h = hashlib.sha256()
-        for p in self.require(data_root, split):
-            h.update(p.name.encode())
+        return self.data_digests(data_root, split)[0]
+
+    def data_digests(self, data_root: str | Path, split: str) -> tuple[str, dict[str, str]]:
+        """(:meth:`data_sha256`, sha256 of each file keyed by its path under the data root), in one read."""
+        combined, per_file = hashlib.sha256(), {}
+        for rel, p in zip(self.files(split), self.require(data_root, split)):
+            combined.update(p.name.encode())
+            one = hashlib.sha256()
             with p.open("rb") as fh:
                 for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-        return h.hexdigest()
+                    combined.update(chunk)
+                    one.update(chunk)
+            per_file[rel] = one.hexdigest()
+        return combined.hexdigest(), per_file
+
+    # --- the release ---------------------------------------------------------------------------------------
+    def release_counts(self, split: str, data: Any) -> list[Count]:
+        """The counts the release publishes for the split's files, with what ``data`` holds (none by default)."""
+        return []
+
+    def check_release(self, split: str, data: Any, data_root: str | Path, file_sha256: dict[str, str],
+                      allow_partial: bool = False) -> dict[str, Any]:
+        """Refuse data that is not the release (see :mod:`tasks.release`); the result's ``release`` block."""
+        return check_release(self, self.release_counts(split, data), file_sha256, data_root, allow_partial)
 
     # --- protocol ----------------------------------------------------------------------------------------
     @abstractmethod

@@ -32,6 +32,7 @@ from benchmark.eval.metrics import mean_measure, trec_eval
 from benchmark.registry import TASKS
 from benchmark.eval.scorer import Scorer
 from tasks.base import Family, Task, read_lines, split_fields
+from tasks.release import Count
 
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
 # our metric name -> pytrec_eval measure
@@ -125,6 +126,10 @@ class BeirTask(Task):
     main_metric: ClassVar[str] = "ndcg@10"
     metric_names: ClassVar[tuple[str, ...]] = tuple(MEASURES)
     beir_name: ClassVar[str]
+    # Published sizes: documents in corpus.jsonl and judged queries per split (qrels/<split>.tsv); none by default.
+    release_documents: ClassVar[int | None] = None
+    release_queries: ClassVar[dict[str, int]] = {}
+    release_source: ClassVar[str] = ""
 
     def files(self, split: str) -> list[str]:
         root = f"beir/{self.beir_name}"
@@ -199,6 +204,16 @@ class BeirTask(Task):
         return BeirData(qids, tuple(query_text[q] for q in qids), tuple(doc_ids),
                         tuple(doc_text(r) for r in corpus), qrels)
 
+    def release_counts(self, split: str, data: BeirData) -> list[Count]:
+        root, out = f"beir/{self.beir_name}", []
+        if self.release_documents is not None:
+            out.append(Count(f"{root}/corpus.jsonl", "documents", len(data.doc_ids), self.release_documents,
+                             self.release_source))
+        if split in self.release_queries:
+            out.append(Count(f"{root}/qrels/{split}.tsv", "judged queries", len(data.query_ids),
+                             self.release_queries[split], self.release_source))
+        return out
+
     def texts(self, data: BeirData) -> list[str]:
         return list(dict.fromkeys((*data.query_texts, *data.doc_texts)))
 
@@ -223,6 +238,9 @@ class Quora(BeirTask):
     splits = ("dev", "test")
     dataset = "quora"
     description = "Quora duplicate-question retrieval (BEIR format; nDCG@10, MAP@100, Recall@100, P@10)"
+    release_documents = 522931  # BEIR paper Table 1 (Thakur et al. 2021): corpus 522,931
+    release_queries = {"dev": 5000, "test": 10000}  # BEIR paper Table 1: dev 5,000, test 10,000 queries
+    release_source = "BEIR quora release (Thakur et al. 2021, Table 1)"
 
 
 TASKS.add("quora", Quora())

@@ -30,6 +30,7 @@ from benchmark.errors import BenchError
 from benchmark.registry import TASKS
 from benchmark.eval.scorer import DenseScorer, Scorer
 from tasks.base import Task
+from tasks.release import Count
 
 Normalisation = Literal["none", "minmax", "zscore"]
 THESIS_ALPHAS = (0.0, 1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 100.0, 120.0)
@@ -216,6 +217,14 @@ class BM25Rescore(Task):
         main = self.inner.load(split, data_root)
         dev_data = main if dev == split else self.inner.load(dev, data_root) if dev else None
         return RescoreData(split, main, dev_data)
+
+    def release_counts(self, split: str, data: RescoreData) -> list[Count]:
+        """The wrapped task's counts for the evaluated split, and for the dev split alpha is chosen on."""
+        counts = list(self.inner.release_counts(split, data.main))
+        dev = self._dev_split(split)
+        if data.dev is not None and data.dev is not data.main and dev:
+            counts += self.inner.release_counts(dev, data.dev)
+        return counts
 
     def texts(self, data: RescoreData) -> list[str]:
         extra = self.inner.texts(data.dev) if data.dev is not None and data.dev is not data.main else []

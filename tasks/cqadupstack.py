@@ -30,12 +30,14 @@ from benchmark.eval.metrics import ndcg_at, truncated_average_precision
 from benchmark.registry import TASKS
 from benchmark.eval.scorer import Scorer
 from tasks.base import Task
+from tasks.release import Count
 from tasks.rerank import expect_type, read_json
 
 ROOT = "useb/data-eval/cqadupstack"
 SPLIT_KEYS = {"dev": "valid", "test": "test"}  # our split name -> key in retrieval_split.json
 MAP_K = 100  # reference: map_k
 NDCG_K = 10  # reference: ndcg_k
+RELEASE_FORUMS = 12  # TSDAE paper Table 1: "CQADupStack has one sub-dataset for each of the 12 forums"
 
 
 @dataclass(frozen=True)
@@ -139,6 +141,10 @@ class CQADupStack(Task):
                 raise DataFormatError(split_path, None, f"forum {forum!r} under {SPLIT_KEYS[split]!r}")
             forums.append(build_forum(split_path, forum, questions, split_data[forum]))
         return tuple(forums)
+
+    def release_counts(self, split: str, data: tuple[ForumData, ...]) -> list[Count]:
+        return [Count(f"{ROOT}/corpus.json", "forums", len(data), RELEASE_FORUMS,
+                      "CQADupStack (Hoogeveen et al. 2015; TSDAE paper Table 1)")]
 
     def texts(self, data: tuple[ForumData, ...]) -> list[str]:
         texts: dict[str, None] = {}

@@ -21,7 +21,7 @@ Per-subset scores are kept in ``subsets()``. Everything is reported x100 at disp
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar, Literal
 
@@ -32,6 +32,7 @@ from benchmark.errors import DataFormatError, MissingDataError
 from benchmark.registry import TASKS
 from benchmark.data.senteval import moses_tokenize
 from tasks.base import parse_float, read_lines, split_fields
+from tasks.release import Count
 from tasks.pairs import (
     PairSet,
     PairTask,
@@ -54,28 +55,46 @@ class StsSpec:
     test: tuple[str, ...]  # "senteval": subset names (STS.input.<subset>.txt); else file names
     dev: tuple[str, ...] = ()
     description: str = ""
+    counts: Mapping[str, int] = field(default_factory=dict)  # scored pairs per subset / file, as released
+    source: str = ""  # where ``counts`` come from
 
 
-# Subsets as SentEval's STS12Eval..STS16Eval list them.
+# Subsets as SentEval's STS12Eval..STS16Eval list them, each with the scored pairs its release publishes (the
+# STS task papers, Agirre et al. 2012-2016; totals STS12 3108, STS13 1500, STS14 3750, STS15 3000, STS16 1186;
+# STSb dev 1500 / test 1379, Cer et al. 2017; SICK trial 500 / test 4927, Marelli et al. 2014).
 SPECS: tuple[StsSpec, ...] = (
     StsSpec("sts12", "senteval", "sts/senteval/STS12-en-test",
             ("MSRpar", "MSRvid", "SMTeuroparl", "surprise.OnWN", "surprise.SMTnews"),
-            description="STS 2012, 3108 pairs"),
+            description="STS 2012, 3108 pairs",
+            counts={"MSRpar": 750, "MSRvid": 750, "SMTeuroparl": 459, "surprise.OnWN": 750, "surprise.SMTnews": 399},
+            source="STS 2012 release (Agirre et al. 2012)"),
     StsSpec("sts13", "senteval", "sts/senteval/STS13-en-test", ("FNWN", "headlines", "OnWN"),
-            description="STS 2013 without SMT, 1500 pairs"),
+            description="STS 2013 without SMT, 1500 pairs", counts={"FNWN": 189, "headlines": 750, "OnWN": 561},
+            source="STS 2013 release (Agirre et al. 2013)"),
     StsSpec("sts14", "senteval", "sts/senteval/STS14-en-test",
             ("deft-forum", "deft-news", "headlines", "images", "OnWN", "tweet-news"),
-            description="STS 2014, 3750 pairs"),
+            description="STS 2014, 3750 pairs",
+            counts={"deft-forum": 450, "deft-news": 300, "headlines": 750, "images": 750, "OnWN": 750,
+                    "tweet-news": 750},
+            source="STS 2014 release (Agirre et al. 2014)"),
     StsSpec("sts15", "senteval", "sts/senteval/STS15-en-test",
             ("answers-forums", "answers-students", "belief", "headlines", "images"),
-            description="STS 2015, 3000 pairs"),
+            description="STS 2015, 3000 pairs",
+            counts={"answers-forums": 375, "answers-students": 750, "belief": 375, "headlines": 750, "images": 750},
+            source="STS 2015 release (Agirre et al. 2015)"),
     StsSpec("sts16", "senteval", "sts/senteval/STS16-en-test",
             ("answer-answer", "headlines", "plagiarism", "postediting", "question-question"),
-            description="STS 2016, 1186 pairs"),
+            description="STS 2016, 1186 pairs",
+            counts={"answer-answer": 254, "headlines": 249, "plagiarism": 230, "postediting": 244,
+                    "question-question": 209},
+            source="STS 2016 release (Agirre et al. 2016)"),
     StsSpec("stsb", "stsb", "sts/senteval/STSBenchmark", ("sts-test.csv",), ("sts-dev.csv",),
-            description="STS-benchmark, test 1379 / dev 1500 pairs"),
+            description="STS-benchmark, test 1379 / dev 1500 pairs", counts={"sts-test.csv": 1379, "sts-dev.csv": 1500},
+            source="STS-benchmark release (Cer et al. 2017)"),
     StsSpec("sickr", "sick", "sick", ("SICK_test_annotated.txt",), ("SICK_trial.txt",),
-            description="SICK relatedness, test 4927 / trial (dev) 500 pairs"),
+            description="SICK relatedness, test 4927 / trial (dev) 500 pairs",
+            counts={"SICK_test_annotated.txt": 4927, "SICK_trial.txt": 500},
+            source="SICK SemEval-2014 release (Marelli et al. 2014)"),
 )
 
 
@@ -152,6 +171,13 @@ class StsTask(PairTask):
     def load(self, split: str, data_root: str | Path) -> dict[str, PairSet]:
         directory, read = Path(data_root) / self.spec.directory, READERS[self.spec.fmt]
         return {part: read(directory, part) for part in self.parts(split)}
+
+    def release_counts(self, split: str, data: Mapping[str, PairSet]) -> list[Count]:
+        """Scored pairs per gold file (``senteval``) or data file, against the release's numbers."""
+        d = self.spec.directory
+        where = (lambda part: f"{d}/STS.gs.{part}.txt") if self.spec.fmt == "senteval" else (lambda part: f"{d}/{part}")
+        return [Count(where(part), "scored pairs", len(data[part]), self.spec.counts[part], self.spec.source)
+                for part in self.parts(split) if part in self.spec.counts]
 
     def metrics(self, data: Mapping[str, PairSet], scores: Mapping[str, np.ndarray]) -> dict[str, float]:
         # SentEval's "all": concatenate every subset's pairs, then one correlation (SimCSE reports this).

@@ -24,6 +24,7 @@ import numpy as np
 from benchmark.errors import DataFormatError
 from benchmark.registry import TASKS
 from tasks.base import parse_float, read_lines, split_fields
+from tasks.release import Count
 from tasks.pairs import (
     UNLABELLED,
     PairSet,
@@ -39,6 +40,10 @@ DIR = "useb/data-eval/twitterpara"
 URL_FILE, PIT_DATA, PIT_LABEL = "Twitter_URL_Corpus_test.txt", "test.data", "test.label"
 VOTES = re.compile(r"\((\d),\s*6\)")  # "(n,6)": n of the 6 annotators judged the pair a paraphrase
 PIT_WORDS = {"true", "false", "----"}
+# Pairs per file in the releases: Twitter URL test 10120 labelled lines (9334 without n == 3, "9334 for testing"
+# in the corpus README; Lan et al. 2017), PIT-2015 test 972 lines (838 binary; Xu et al. 2015).
+RELEASE_PAIRS = {URL_FILE: (10120, "Twitter URL corpus test release (Lan et al. 2017)"),
+                 PIT_DATA: (972, "SemEval-2015 PIT test release (Xu et al. 2015)")}
 
 
 def binary_label(grade: int, middle: int) -> int:
@@ -122,6 +127,10 @@ class TwitterPara(PairTask):
         self.check_split(split)
         root = Path(data_root) / DIR
         return {"twitterurl": read_twitter_url(root / URL_FILE), "pit": read_pit(root / PIT_DATA, root / PIT_LABEL)}
+
+    def release_counts(self, split: str, data: Mapping[str, PairSet]) -> list[Count]:
+        found = {URL_FILE: len(data["twitterurl"]), PIT_DATA: len(data["pit"])}
+        return [Count(f"{DIR}/{name}", "pairs", found[name], n, source) for name, (n, source) in RELEASE_PAIRS.items()]
 
     def metrics(self, data: Mapping[str, PairSet], scores: Mapping[str, np.ndarray]) -> dict[str, float]:
         out: dict[str, float] = {}

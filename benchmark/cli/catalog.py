@@ -8,8 +8,9 @@ import click
 def tasks_cmd() -> None:
     """List registered tasks, their groups, splits and main metrics."""
     import tasks  # noqa: F401  (enrols the adapters)
-    from rich.console import Console
     from rich.table import Table
+
+    from benchmark.cli.options import print_wide
 
     from benchmark.registry import TASKS
     from tasks import GROUPS
@@ -21,12 +22,11 @@ def tasks_cmd() -> None:
         t = TASKS.get(name)
         table.add_row(name, t.group, t.family, ",".join(t.splits), t.main_metric, ", ".join(t.metric_names),
                       f"bench data download {t.dataset}")
-    console = Console()
-    console.print(table)
+    print_wide(table)
     for group, members in GROUPS.items():
-        console.print(f"group [bold]{group}[/bold]: {', '.join(members)}")
-    console.print("and mteb:<TaskName> for any MTEB re-ranking, retrieval, pair-classification, classification or "
-                  "STS task (the `mteb` extra: pip install -e '.\\[mteb]')")
+        click.echo(f"group {group}: {', '.join(members)}")
+    click.echo("and mteb:<TaskName> for any MTEB re-ranking, retrieval, pair-classification, classification or "
+               "STS task (the `mteb` extra: pip install -e '.[mteb]')")
 
 
 @click.command("methods")

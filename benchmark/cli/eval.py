@@ -29,37 +29,52 @@ if TYPE_CHECKING:
 @click.option("--cache/--no-cache", default=False, show_default=True, help="Cache embeddings on disk.")
 @click.option("--strict", is_flag=True, help="A task with missing data is an error instead of a skip.")
 @click.option("--force", is_flag=True, help="Re-evaluate even if a result for the same config exists.")
+@click.option("--allow-partial", is_flag=True,
+              help="Evaluate data files that do not hold their release's published counts or recorded checksums "
+                   "(e.g. cut on purpose); each result records that it is partial.")
 @DATA_ROOT
 @RESULTS_DIR
 def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, precision, cache, strict, force,
-             data_root, results_dir) -> None:
+             allow_partial, data_root, results_dir) -> None:
     """Evaluate an existing encoder (or a lexical baseline) and store one result per task."""
-    from benchmark.run.evaluation import EvalOptions, evaluate_model
+    from benchmark.errors import BenchError, NothingDoneError
+    from benchmark.run.evaluation import EvalOptions, evaluate_model, nothing_evaluated_reason
+    from tasks import expand_tasks
 
     opts = EvalOptions(model=model, pooling=pooling, max_length=max_length, batch_size=batch_size, device=device,
-                       cache_dir=default_cache_dir() if cache else None, precision=precision)
-    outcome = evaluate_model(opts, task_spec, split, data_root or default_data_root(),
-                             results_dir or default_results_dir(), strict=strict, force=force)
-    print_summary(outcome, results_dir or default_results_dir())
+                       cache_dir=default_cache_dir() if cache else None, precision=precision,
+                       allow_partial=allow_partial)
+    root, results = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
+    names = expand_tasks(task_spec)
+    if not root.is_dir():
+        raise NothingDoneError(f"data root {root} does not exist (set --data-root or $BENCH_DATA, or fetch the data "
+                               "with `bench data download`); nothing was evaluated")
+    outcome = evaluate_model(opts, task_spec, split, root, results, strict=strict, force=force,
+                             log=lambda line: click.echo(line))
+    print_summary(outcome, results)
+    reason = nothing_evaluated_reason(outcome, len(names))
+    if reason:
+        raise NothingDoneError(reason) if not outcome.failed else BenchError(reason)
+    if outcome.failed:
+        raise BenchError(f"{len(outcome.failed)} task(s) failed and stored nothing: "
+                         f"{', '.join(t for t, _ in outcome.failed)} (see above)")
 
 
 def print_summary(outcome: EvalOutcome, results_dir: Path | None = None) -> None:
     """A readable table (x100, 2 decimals) of this run's results, new and reused."""
-    from rich.console import Console
+    import json
+
     from rich.table import Table
 
-    from benchmark.results import iter_results
+    from benchmark.cli.options import print_wide
+    from benchmark.results import result_path
 
-    console = Console()
-    for task, reason in outcome.skipped:
-        console.print(f"[yellow]skipped {task}[/yellow]: {reason}")
     rows = [(ev.task, ev.split, ev.main_metric, ev.scores) for ev in outcome.evaluations]
-    if outcome.reused and results_dir is not None:
-        for r in iter_results(results_dir):
-            if r.record["run_id"] == outcome.run_id and r.task in outcome.reused:
-                rows.append((r.task, r.split, r.record["main_metric"], r.record["scores"]))
+    for task in outcome.reused if results_dir is not None else ():
+        record = json.loads(result_path(results_dir, outcome.run_id, task, outcome.split).read_text(encoding="utf-8"))
+        rows.append((task, outcome.split, record["main_metric"], record["scores"]))
     if not rows:
-        console.print(f"run {outcome.run_id}: no task evaluated (all skipped; see above)")
+        click.echo(f"run {outcome.run_id}: no task evaluated (see above)")
         return
     table = Table(title=f"run {outcome.run_id}")
     for col in ("task", "split", "main", "metrics (x100)"):
@@ -67,6 +82,7 @@ def print_summary(outcome: EvalOutcome, results_dir: Path | None = None) -> None
     for task, split, main_metric, scores in rows:
         others = "  ".join(f"{k} {v * 100:.2f}" for k, v in scores.items() if k != main_metric)
         table.add_row(task, split, f"{main_metric} {scores[main_metric] * 100:.2f}", others)
-    console.print(table)
-    if outcome.reused:
-        console.print(f"reused existing results for: {', '.join(outcome.reused)} (use --force to re-run)")
+    print_wide(table)
+    click.echo(f"{len(outcome.evaluations)} evaluated, {len(outcome.reused)} reused, {len(outcome.skipped)} skipped"
+                  + (f", {len(outcome.failed)} failed" if outcome.failed else "")
+                  + (f"; reused: {', '.join(outcome.reused)} (--force re-runs)" if outcome.reused else ""))

@@ -13,15 +13,25 @@ from benchmark.cli.run import run
 from benchmark.errors import BenchError
 
 
+# Exit codes: 0 done, 1 nothing done (every task skipped, no data root) or a check failed, 2 bad input or an
+# error (a BenchError), 130 interrupted (SIGINT, the shell's 128 + 2).
+EXIT_INTERRUPTED = 130
+
+
 class BenchGroup(click.Group):
-    """Turns BenchError into one clean `error:` line and exit code 2 instead of a traceback."""
+    """Turns BenchError into one clean `error:` line and its exit code (2, or 1 when nothing was done) instead
+    of a traceback, and Ctrl-C into exit 130 (results already written are complete: every write is atomic)."""
 
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
         except BenchError as e:
             click.secho(f"error: {e}", fg="red", err=True)
-            sys.exit(2)
+            sys.exit(e.exit_code)
+        except KeyboardInterrupt:
+            click.secho("interrupted: stopped before finishing; results already written are complete", fg="red",
+                        err=True)
+            sys.exit(EXIT_INTERRUPTED)
 
 
 @click.group(cls=BenchGroup)

@@ -43,6 +43,7 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     from benchmark.report.make import ReportOptions, make_report
     from benchmark.report.render import grid_of, grid_of_comparison, to_markdown
     from benchmark.report.tables import TABLES
+    from benchmark.results import check_writable
 
     names = tuple(TABLES.names()) if tables == "all" else _csv_list(tables)
     for name in names:
@@ -50,6 +51,7 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     pair = _csv_list(compare_) if compare_ else None
     if pair is not None and len(pair) != 2:
         raise BenchError(f"--compare takes two method names, A,B (got {compare_!r})")
+    check_writable(out, "report folder", "--out")  # before reading the store, not after building every table
     order = [n for n in ("paper-table2", "sts-table", "specific-vs-sts") if n in names]
     opts = ReportOptions(results_dir=results_dir or default_results_dir(), out=out,
                          tables=tuple(order + [n for n in names if n not in order]), formats=_csv_list(formats),
@@ -66,6 +68,10 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
         if f.name == "pretraining-breakeven.md":
             click.echo(f.read_text(encoding="utf-8"))
     click.echo(f"wrote {len(rep.files)} files to {out} from {rep.n_results} result files")
+    if rep.partial:
+        click.secho(f"warning: {len(rep.partial)} of them were evaluated with --allow-partial on data that is not the "
+                    f"release (task.partial in the file): {', '.join(str(p) for p in rep.partial[:3])}"
+                    + (" ..." if len(rep.partial) > 3 else ""), fg="yellow")
 
 
 @click.command("check")

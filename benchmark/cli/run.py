@@ -46,9 +46,13 @@ if TYPE_CHECKING:
 def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus_size, max_steps, overrides, split,
         device, batch_size, strict, force, setting, labeled_sizes, dry_run, data_root, results_dir) -> None:
     """Train each method (or chain) on each task's data, evaluate, and print mean ± std over seeds."""
-    from benchmark.errors import BenchError
+    from benchmark.errors import NothingDoneError
+    from benchmark.eval.encoder import check_positive, pick_device
     from benchmark.paths import default_data_root, default_results_dir
     from benchmark.run.grid import RunOptions, plan_run, run_benchmark
+
+    check_positive(batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
+    pick_device(device)
 
     opts = RunOptions(methods=tuple(m.strip() for m in method_spec.split(",") if m.strip()), tasks=task_spec,
                       eval_tasks=eval_tasks, seeds=seeds, preset=preset, model=model, corpus=tuple(corpus),
@@ -72,7 +76,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     print_run_table(outcome)
     if not outcome.cells:
         reasons = "; ".join(f"{w}: {r}" for w, r in outcome.skipped) or "no unit or baseline produced a result"
-        raise BenchError(f"nothing was trained or evaluated ({reasons})")
+        raise NothingDoneError(f"nothing was trained or evaluated ({reasons})")
 
 
 def _sizes(spec: str | None) -> tuple[int, ...]:
@@ -123,7 +127,7 @@ def print_run_table(outcome: RunOutcome) -> None:
     from benchmark.report.stats import aggregate
 
     console = Console()
-    for what, reason in dict.fromkeys(outcome.skipped):  # a task skipped by every unit is said once
+    for what, reason in dict.fromkeys(outcome.skipped):  # once per task, not once per method that skipped it
         console.print(f"[yellow]skipped {what}[/yellow]: {reason}")
     if outcome.units:
         trained = [n for u in outcome.units for n in u.training]

@@ -17,6 +17,7 @@ from benchmark.data.sources import ChecksumStore, Component, Manifest, load_mani
 from benchmark.data.download import (ChecksumError, Digests, archive_format, check_digests, copy_into, extract, fetch,
                                 file_digests, place, stale_temporaries, staging)
 from benchmark.errors import BenchError
+from benchmark.results import honour_umask
 
 Action = Literal["downloaded", "imported", "derived", "present", "failed"]
 State = Literal["ok", "mismatch", "missing", "unverified", "absent"]
@@ -165,6 +166,7 @@ class DataManager:
                 raise ChecksumError(f"{source}: {rel} has sha256 {digests[rel]}, expected {want} "
                                     "(pinned in the manifest)")
         self._check_record(c, digests, source, retrust)
+        honour_umask(item)  # archives and copied folders may carry 0600/0700 modes; a data root is often shared
         place(item, self.root / c.dest, replace=force)
         self.store.record(c.id, how, source, digests, archive)
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -20,6 +19,7 @@ from typing import Any
 
 from benchmark.data.download import file_digests
 from benchmark.errors import BenchError, ConfigError
+from benchmark.results import mkstemp_shared
 
 MANIFEST = Path(__file__).parent / "sources.json"
 STORE_NAME = ".usebench-checksums.json"
@@ -188,6 +188,10 @@ class ChecksumStore:
                 self._data = {"schema_version": 1, "components": {}}
         return self._data
 
+    def components(self) -> dict[str, dict[str, Any]]:
+        """Every component's record (see :meth:`get`), by component id."""
+        return dict(self._load()["components"])
+
     def get(self, cid: str) -> dict[str, Any] | None:
         """The record of a component: how, source, recorded_at, archive digests (or None), files."""
         return self._load()["components"].get(cid)
@@ -201,7 +205,7 @@ class ChecksumStore:
             "archive": dict(archive) if archive else None, "files": dict(sorted(files.items())),
         }
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=".usebench-tmp-checksums-", dir=self.path.parent)
+        fd, tmp = mkstemp_shared(self.path.parent, prefix=".usebench-tmp-checksums-", suffix="")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             json.dump(data, fh, indent=1)
             fh.write("\n")

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import os
-import tempfile
 import uuid
 from pathlib import Path
 
 import numpy as np
+
+from benchmark.results import mkstemp_shared
 
 
 def text_key(text: str) -> str:
@@ -44,7 +45,7 @@ class EmbeddingCache:
             return
         self.dir.mkdir(parents=True, exist_ok=True)
         keys = np.array([text_key(t) for t in texts])
-        fd, tmp = tempfile.mkstemp(dir=self.dir, suffix=".tmp")
+        fd, tmp = mkstemp_shared(self.dir, suffix=".tmp")  # group-readable in a shared cache
         with os.fdopen(fd, "wb") as fh:
             np.savez(fh, keys=keys, vectors=vectors.astype(np.float32))
         os.replace(tmp, self.dir / f"shard-{uuid.uuid4().hex}.npz")

@@ -35,12 +35,51 @@ class Encoder(Protocol):
 
 
 def pick_device(device: str | None = None, local_rank: int | None = None) -> torch.device:
-    """``device`` if given, else the GPU (this rank's, ``local_rank``, under torchrun), else the CPU."""
-    if device:
-        return torch.device(device)
-    if torch.cuda.is_available():
-        return torch.device("cuda") if local_rank is None else torch.device("cuda", local_rank)
-    return torch.device("cpu")
+    """``--device`` checked against this machine (a clear error, not a CUDA traceback mid-run); None = the GPU
+    (this rank's, ``local_rank``, under torchrun), else the CPU."""
+    if not device:
+        if torch.cuda.is_available():
+            return torch.device("cuda") if local_rank is None else torch.device("cuda", local_rank)
+        return torch.device("cpu")
+    try:
+        dev = torch.device(device)
+    except RuntimeError:
+        raise BenchError(f"--device {device}: unknown device (expected cpu, cuda or cuda:N)") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            build = "a CPU-only build" if torch.version.cuda is None else f"CUDA {torch.version.cuda}, no GPU visible"
+            raise BenchError(f"--device {device}: CUDA is not available here (torch {torch.__version__}, {build}); "
+                             "use --device cpu or leave --device out")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise BenchError(f"--device {device}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    elif dev.type != "cpu":
+        raise BenchError(f"--device {device}: unsupported device type {dev.type!r} (expected cpu, cuda or cuda:N)")
+    return dev
+
+
+def check_positive(value: int | None, option: str) -> None:
+    """A count option (``--batch-size``, ``--max-length``) must be a positive integer: 0 or -4 would encode
+    nothing and store NaN scores."""
+    if value is None:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise BenchError(f"{option} must be a positive integer, got {value!r}")
+
+
+def check_precision(precision: str) -> None:
+    if precision not in PRECISIONS:
+        raise BenchError(f"--precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+
+
+def resolve_settings(info: ModelInfo, pooling: str | None, max_length: int | None) -> tuple[str, int]:
+    """(pooling, max length) an encoder of ``info`` uses: the options, else what the checkpoint declares."""
+    return pooling or info.pooling or "mean", int(max_length or info.max_length or DEFAULT_MAX_LENGTH)
+
+
+def precision_label(precision: str) -> str:
+    """How embeddings are computed for ``--precision`` (recorded in results as ``scorer.dtype``; a stored result
+    of another precision is not reused). The same on every device: fp32 unless bf16 was asked for."""
+    return "bfloat16-autocast" if precision == "bf16" else "float32"
 
 
 class HFEncoder:
@@ -59,12 +98,12 @@ class HFEncoder:
     ):
         from transformers import AutoModel, AutoTokenizer
 
-        if precision not in PRECISIONS:
-            raise BenchError(f"precision must be one of {', '.join(PRECISIONS)}, got {precision!r}")
+        check_precision(precision)
+        check_positive(batch_size, "--batch-size")
+        check_positive(max_length, "--max-length")
         self.info: ModelInfo = resolve_model(model)
         self.name = model
-        self.pooling = pooling or self.info.pooling or "mean"
-        self.max_length = int(max_length or self.info.max_length or DEFAULT_MAX_LENGTH)
+        self.pooling, self.max_length = resolve_settings(self.info, pooling, max_length)
         self.prompt: str | None = self.info.method.get("prompt")  # e.g. DenoSent's '"{text}" means [MASK].'
         # DenoSent cuts the text to N tokens (special tokens counted) and decodes it before filling the prompt.
         self.prompt_text_max_length: int | None = self.info.method.get("prompt_text_max_length")
@@ -85,6 +124,9 @@ class HFEncoder:
             raise BenchError(
                 f"cannot load model {model!r}: {e}. Offline, use a local directory or the packaged alias 'minilm'."
             ) from None
+        positions = getattr(self.model.config, "max_position_embeddings", None)
+        if max_length and positions and max_length > positions:
+            raise BenchError(f"--max-length {max_length} exceeds the {positions} positions of {model!r}")
         self._cache = EmbeddingCache(cache_dir, self.cache_key()) if cache_dir else None
 
     def cache_key(self) -> str:
@@ -104,7 +146,7 @@ class HFEncoder:
             "prompt": self.prompt,
             "device": str(self.device),
             "precision": self.precision,
-            "dtype": "bfloat16-autocast" if self._autocast_dtype() else "float32",
+            "dtype": precision_label(self.precision),
         }
 
     def _autocast_dtype(self) -> torch.dtype | None:

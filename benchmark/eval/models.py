@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
@@ -23,6 +24,7 @@ class ModelInfo:
     pooling: str | None
     max_length: int | None
     method: dict  # contents of method.json for usebench checkpoints, else {}
+    hub_id: str | None = None  # an HF id served from the local hub cache (``path`` is its snapshot folder)
 
     @property
     def local(self) -> bool:
@@ -47,6 +49,59 @@ def packaged_model_dir(package: str) -> Path:
     return model_dir
 
 
+HUB_PROBE_TIMEOUT_S = 3.0  # one HEAD request; transformers' own retries take ~50 s to give up offline
+_TRUE = {"1", "on", "yes", "true"}
+
+
+def hub_offline_declared() -> bool:
+    """``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` set (read now, not at import, so it can be changed)."""
+    return any(os.environ.get(v, "").strip().lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def hub_endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
+@lru_cache(maxsize=4)
+def hub_reachable(endpoint: str) -> bool:
+    """Whether the hub answers at all (any HTTP status counts); asked once per process and endpoint."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=HUB_PROBE_TIMEOUT_S)
+        return True
+    except urllib.error.HTTPError:
+        return True  # the server is there; whatever it said, transformers will get an answer quickly
+    except (OSError, ValueError):  # URLError, timeouts, DNS failures
+        return False
+
+
+def cached_snapshot(hub_id: str) -> Path | None:
+    """The local hub cache's snapshot folder of ``hub_id`` (its default revision), None if it is not cached."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(hub_id, "config.json")
+    return Path(found).parent if isinstance(found, str) else None
+
+
+def _offline_hub_model(name: str) -> Path | None:
+    """For an HF id when the hub cannot be reached: its cached snapshot, or an immediate, actionable error.
+
+    Without this, transformers retries for ~50 s before failing. None: the hub is reachable or declared offline
+    (then transformers' own offline mode applies); the environment is never changed here.
+    """
+    if hub_offline_declared() or hub_reachable(hub_endpoint()):
+        return None
+    snapshot = cached_snapshot(name)
+    if snapshot is None:
+        raise BenchError(
+            f"model {name!r}: the Hugging Face hub ({hub_endpoint()}) cannot be reached from here and {name!r} is "
+            "not in the local hub cache; use `--model minilm` (all-MiniLM-L6-v2, packaged, works offline) or "
+            "`--model PATH` to a local model directory")
+    return snapshot
+
+
 def resolve_model(name: str) -> ModelInfo:
     """Turn ``minilm``, a local checkpoint directory or an HF id into a :class:`ModelInfo`."""
     if name in ALIASES:
@@ -57,13 +112,21 @@ def resolve_model(name: str) -> ModelInfo:
             # An HF id is `name` or `org/name`; anything else that does not exist is a mistyped path.
             if name.startswith((".", "/", "~")) or name.count("/") > 1:
                 raise BenchError(f"model directory {name!r} does not exist")
-            return ModelInfo(name=name, path=name, pooling=None, max_length=None, method={})
+            snapshot = _offline_hub_model(name)
+            if snapshot is None:
+                return ModelInfo(name=name, path=name, pooling=None, max_length=None, method={})
+            return _local_info(name, snapshot, hub_id=name)
+    return _local_info(name, path)
+
+
+def _local_info(name: str, path: Path, hub_id: str | None = None) -> ModelInfo:
+    """What a local model directory declares (pooling, max length, method.json)."""
     if not (path / "config.json").is_file():
         raise BenchError(f"{path} is not a model directory: no config.json (expected a HF/sentence-transformers checkpoint)")
     method = _read_json(path / "method.json") if (path / "method.json").is_file() else {}
     pooling = method.get("pooling") or _st_pooling(path)
     max_length = method.get("max_length") or _st_max_length(path)
-    return ModelInfo(name=name, path=str(path), pooling=pooling, max_length=max_length, method=method)
+    return ModelInfo(name=name, path=str(path), pooling=pooling, max_length=max_length, method=method, hub_id=hub_id)
 
 
 def _read_json(path: Path) -> dict:
@@ -115,8 +178,8 @@ def model_fingerprint(info: ModelInfo) -> str:
     cache key), so the hash is memoised per directory while its files' sizes and mtimes stay the same.
     """
     path = Path(info.path)
-    if not path.is_dir():
-        return hashlib.sha256(info.path.encode()).hexdigest()
+    if info.hub_id or not path.is_dir():  # a hub model is named by its id, from the hub or from the cache alike
+        return hashlib.sha256((info.hub_id or info.path).encode()).hexdigest()
     signature = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in _fingerprint_files(path))
     return _hash_files(path, signature)
 

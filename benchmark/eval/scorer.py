@@ -11,6 +11,7 @@ from typing import Protocol, Sequence
 
 import numpy as np
 
+from benchmark.errors import NonFiniteScoreError
 from benchmark.eval.encoder import Encoder
 
 
@@ -40,6 +41,16 @@ class Scorer(Protocol):
         """What a result file records about the scorer (model, pooling, backend, device...)."""
 
 
+def finite_embeddings(x: np.ndarray, model: str) -> np.ndarray:
+    """``x`` itself; NaN or infinite embeddings (an overflowing model, a broken checkpoint) are an error here,
+    before they turn into NaN metrics or into a library's ValueError deep inside a metric."""
+    bad = ~np.isfinite(x).all(axis=1) if x.size else np.zeros(0, dtype=bool)
+    if bad.any():
+        raise NonFiniteScoreError(f"model {model!r} produced non-finite embeddings for {int(bad.sum())} of "
+                                  f"{len(x)} texts; nothing is scored or stored from them")
+    return x
+
+
 def l2_normalize(x: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(x, axis=1, keepdims=True)
     return x / np.maximum(norms, 1e-12)
@@ -61,7 +72,8 @@ class DenseScorer:
         unique = list(dict.fromkeys(texts))
         self._last_backend = self._last_device = None  # a new task: report only searches it makes
         self._index = {t: i for i, t in enumerate(unique)}
-        self._vectors = l2_normalize(self.encoder.encode(unique)) if unique else self._vectors
+        if unique:
+            self._vectors = l2_normalize(finite_embeddings(self.encoder.encode(unique), self.name))
 
     def use_collection(self, name: str, texts: Sequence[str]) -> None:
         """Nothing: a cosine has no collection statistics."""
@@ -71,7 +83,7 @@ class DenseScorer:
         missing = [t for t in dict.fromkeys(texts) if t not in self._index]
         if missing:
             start = len(self._index)
-            extra = l2_normalize(self.encoder.encode(missing))
+            extra = l2_normalize(finite_embeddings(self.encoder.encode(missing), self.name))
             self._vectors = extra if start == 0 else np.concatenate([self._vectors, extra])
             self._index.update({t: start + i for i, t in enumerate(missing)})
         return self._vectors[[self._index[t] for t in texts]]

@@ -65,6 +65,18 @@ def read_vectors(path: Path) -> tuple[dict[str, int], np.ndarray]:
     return index, np.stack(rows)
 
 
+def vectors_sha256(path: str | Path) -> str:
+    """Content hash of a vectors file, read in chunks (the run id is known before the vectors are loaded)."""
+    path = Path(path).expanduser()
+    if not path.is_file():
+        raise BenchError(f"word-vector file {path} does not exist (--model wordvec:PATH takes a local GloVe-format file)")
+    h = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 class WordVecEncoder:
     """Mean of the word vectors of a sentence's tokens (see the module docstring)."""
 
@@ -101,11 +113,7 @@ class WordVecEncoder:
     def sha256(self) -> str:
         """Content hash of the vectors file (the model's identity in run ids)."""
         if self._sha is None:
-            h = hashlib.sha256()
-            with self.path.open("rb") as fh:
-                for chunk in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(chunk)
-            self._sha = h.hexdigest()
+            self._sha = vectors_sha256(self.path)
         return self._sha
 
     def describe(self) -> dict:

@@ -8,7 +8,7 @@ from typing import Literal
 
 from benchmark.errors import BenchError
 from benchmark.report.build import Built, build_table
-from benchmark.report.reference import compare, published
+from benchmark.report.reference import compare, our_settings, published
 from benchmark.report.page import write_page
 from benchmark.report.pretraining import break_even, break_even_csv, break_even_markdown, pretraining_figure
 from benchmark.report.render import comparison_csv, to_csv, to_json
@@ -43,6 +43,7 @@ class Report:
     plots: list = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
     n_results: int = 0
+    partial: list[Path] = field(default_factory=list)  # results made with --allow-partial (not the release's data)
 
     def markdown(self) -> str:
         return "\n".join(section_markdown(s) for s in self.sections)
@@ -59,17 +60,39 @@ def paired_lines(built: Built, a: str, b: str) -> list[str]:
                     continue
                 pc = paired_comparison(SeedStats(ca.per_seed), SeedStats(cb.per_seed))
                 lines.append(f"{ra.label} (A) vs {rb.label} (B), {c.group} {c.header}: {pc.summary(scale=1.0)}")
-    return lines or [f"no rows of both {a!r} and {b!r} with common cells"]
+    return lines or [explain_no_pairs(built, a, b)]
+
+
+def explain_no_pairs(built: Built, a: str, b: str) -> str:
+    """Why ``--compare a,b`` found nothing to pair in this table, and what would make a pair."""
+    rows = {m: [r for r in built.rows if r.key and r.key.method == m] for m in (a, b)}
+    present = sorted({r.key.method for r in built.rows if r.key})
+    absent = [m for m in (a, b) if not rows[m]]
+    if absent:
+        return (f"--compare {a},{b}: nothing to compare in {built.name}: no results of method "
+                f"{' or '.join(repr(m) for m in absent)} in its columns (methods with results here: "
+                f"{', '.join(present) or 'none'})")
+    same = [(ra, rb) for ra in rows[a] for rb in rows[b] if rb.key.same_experiment(ra.key)]
+    if not same:
+        def where(r):
+            k = r.key
+            return f"{r.label} [block {k.group}, model {k.model}, corpus {k.corpus or 'own'}, size {k.corpus_size}]"
+        return (f"--compare {a},{b}: nothing to compare in {built.name}: pairs need the same block, base model, "
+                f"training corpus and corpus size, and none match: A rows {'; '.join(map(where, rows[a]))}; "
+                f"B rows {'; '.join(map(where, rows[b]))}")
+    return (f"--compare {a},{b}: nothing to compare in {built.name}: the matching rows have no column with results "
+            "of both methods")
 
 
 def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Section]:
     """Build every requested table from the results (no files written)."""
     index: ResultIndex = index_results(results, opts.split_configs)
+    settings = our_settings(index)
     sections = []
     for name in opts.tables:
         spec = TABLES.get(name)
         built = build_table(spec, index, opts.split)
-        comparison = compare(built, spec, opts.reference_source)
+        comparison = compare(built, spec, opts.reference_source, settings)
         paired = paired_lines(built, *opts.compare) if opts.compare else []
         sections.append(Section(built, comparison, published(spec), paired))
     return sections
@@ -84,7 +107,8 @@ def make_report(opts: ReportOptions) -> Report:
         if f not in FORMATS:
             raise BenchError(f"unknown format {f!r} (known: {', '.join(FORMATS)})")
     sections = build_sections(results, opts)
-    report = Report(sections=sections, n_results=len(results))
+    report = Report(sections=sections, n_results=len(results),
+                    partial=[r.path for r in results if r.record["task"].get("partial")])
     out = opts.out
     out.mkdir(parents=True, exist_ok=True)
     for s in sections:

@@ -101,18 +101,30 @@ def loss_curves(results: list[StoredResult], out_dir: Path) -> Plot | None:
     if not curves:
         return None
     fig, (ax,) = _figure(1, width=7.0, height=4.0)
-    data = []
-    for log, rec, points in curves:
-        label = f"{rec['method']['name']} s{rec['seed']}"
-        ax.plot([p[0] for p in points], [p[1] for p in points], linewidth=1, label=label)
-        data += [(log.parent.name, rec["method"]["name"], rec["seed"], s, v) for s, v in points]
-    ax.set_xlabel("step")
-    ax.set_ylabel("training loss")
-    ax.legend(fontsize=7)
+    data = draw_loss_curves(ax, curves)
     png, csv_path = out_dir / "loss-curves.png", out_dir / "loss-curves.csv"
     fig.savefig(png)
     _write_csv(csv_path, ("run", "method", "seed", "step", "loss"), data)
     return Plot("loss-curves", png, csv_path, "Training loss per run (from log.jsonl)")
+
+
+# A run logged at fewer points than this is drawn with markers: a line through one point is invisible, and a
+# sparse log (short smoke runs, large log_every) should show where its values actually are.
+MARKER_BELOW = 30
+
+
+def draw_loss_curves(ax, curves: list[tuple[Path, dict, list[tuple[int, float]]]]) -> list[tuple]:
+    """One line per run on ``ax`` (markers where a run has few points); returns the CSV rows drawn."""
+    data = []
+    for log, rec, points in curves:
+        label = f"{rec['method']['name']} s{rec['seed']}"
+        style = {"marker": "o", "markersize": 4} if len(points) < MARKER_BELOW else {}
+        ax.plot([p[0] for p in points], [p[1] for p in points], linewidth=1, label=label, **style)
+        data += [(log.parent.name, rec["method"]["name"], rec["seed"], s, v) for s, v in points]
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss")
+    ax.legend(fontsize=7)
+    return data
 
 
 def _corpus_split(index: ResultIndex, key: RowKey, task: str) -> str:

@@ -3,6 +3,8 @@ ours-vs-paper comparison (a column set per column: ours, paper, difference), and
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -10,7 +12,7 @@ from typing import Any
 
 from benchmark.errors import BenchError
 from benchmark.report.build import Built, Cell, Row, rank_correlation_note
-from benchmark.report.rows import RowKey
+from benchmark.report.rows import UNTRAINED, ResultIndex, RowKey, find_key
 from benchmark.report.tables import COLUMNS, Column, TableSpec
 
 
@@ -35,6 +37,7 @@ class RefEntry:
     std: dict[str, float]
     marks: dict[str, str]
     note: str | None = None
+    setting: dict[str, Any] | None = None  # the table's training setting (corpus, steps), see paper_setting
 
 
 def entries(table_id: str) -> list[RefEntry]:
@@ -46,7 +49,8 @@ def entries(table_id: str) -> list[RefEntry]:
     source = f"{table['source'].replace('tsdae', 'TSDAE').replace('denosent', 'DenoSent').replace('paser', 'PaSeR')}"
     return [RefEntry(table_id=table_id, source=f"{source} {table['table']}", label=r["label"], block=r["block"],
                      model=r.get("model"), match=r.get("match"), values=r["values"], std=r.get("std", {}),
-                     marks=r.get("marks", {}), note=r.get("note")) for r in table["rows"]]
+                     marks=r.get("marks", {}), note=r.get("note"), setting=table.get("setting"))
+            for r in table["rows"]]
 
 
 def same_model(ours: str, ref: str | None) -> bool:
@@ -92,8 +96,77 @@ class Comparison:
         return None if ours.missing or paper is None else ours.mean - paper
 
 
-def compare(built: Built, spec: TableSpec, source: str | None = None) -> Comparison:
-    """Pair each of our rows with its published counterpart (``source`` restricts to one reference table)."""
+@dataclass(frozen=True)
+class Setting:
+    """How a row was trained: backbone, steps (with batch size) and training corpus, as words."""
+
+    backbone: str
+    steps: str
+    corpus: str
+    n_steps: int | None = None  # the step count, where one is known (to flag a gap)
+
+
+def _lookup(field_: Any, key: RowKey) -> str:
+    """A setting field: a string, or a map looked up by method, then ``group:<block>``, then ``default``."""
+    if not isinstance(field_, dict):
+        return str(field_ or "not stated")
+    for k in (key.method, f"group:{key.group}", "default"):
+        if k in field_:
+            return str(field_[k])
+    return "not stated"
+
+
+def paper_setting(entry: RefEntry, key: RowKey) -> Setting:
+    """The published row's setting (its model; the table's corpus and steps for our row's method/block)."""
+    setting = entry.setting or {}
+    steps = _lookup(setting.get("steps"), key)
+    m = re.match(r"\s*(\d+(?:\.\d+)?)\s*([KkM]?)\s+steps", steps)
+    n = int(float(m.group(1)) * {"": 1, "k": 1000, "K": 1000, "M": 10**6}[m.group(2)]) if m else None
+    return Setting(entry.model or "not stated", steps, _lookup(setting.get("corpus"), key), n)
+
+
+def our_settings(index: ResultIndex) -> dict[RowKey, Setting]:
+    """Our rows' settings from their results' configs (steps and batch size; corpus label and size)."""
+    out = {}
+    for key, cells in index.rows.items():
+        records = [r.record for results in cells.values() for r in results]
+        if key.method in UNTRAINED:
+            out[key] = Setting(key.model, "no training", "none (no training)")
+            continue
+        steps = sorted({str(find_key(r.get("config", {}), "max_steps") or "?") for r in records})
+        batch = sorted({str(find_key(r.get("config", {}), "batch_size") or "?") for r in records})
+        corpora = {}
+        for r in records:
+            c = r.get("config", {}).get("corpus") or {}
+            own = c.get("label") == r["task"]["name"]
+            label = "each task's own unlabeled sentences (in-domain)" if own else str(c.get("label") or "not recorded")
+            corpora.setdefault(label, set()).add(c.get("sentences"))
+        corpus = "; ".join(f"{lab} ({', '.join(f'{n:,}' for n in sorted(x for x in ns if x))} sent.)"
+                           if any(ns) else lab for lab, ns in corpora.items())
+        n = int(steps[0]) if len(steps) == 1 and steps[0].isdigit() else None
+        words = "steps not recorded" if steps == ["?"] else f"{'/'.join(steps)} steps at batch {'/'.join(batch)}"
+        out[key] = Setting(key.model, words, corpus, n)
+    return out
+
+
+def setting_gap(label: str, entry: RefEntry, ours: Setting, paper: Setting) -> str:
+    """One line: our row's backbone, steps and corpus beside the paper's, with the differences named."""
+    gaps = []
+    if not same_model(ours.backbone, paper.backbone):
+        gaps.append("backbone")
+    if ours.n_steps is not None and paper.n_steps is not None and ours.n_steps != paper.n_steps:
+        gaps.append("steps")
+    if ours.corpus.startswith("none") != paper.corpus.startswith("none"):
+        gaps.append("corpus")
+    verdict = f"differs in {', '.join(gaps)}" if gaps else "no gap detected in backbone or steps; compare corpora"
+    return (f"Setting of {label} vs {entry.source} {entry.label}: {verdict}. Ours: {ours.backbone}; {ours.steps}; "
+            f"corpus {ours.corpus}. Paper: {paper.backbone}; {paper.steps}; corpus {paper.corpus}.")
+
+
+def compare(built: Built, spec: TableSpec, source: str | None = None,
+            settings: Mapping[RowKey, Setting] | None = None) -> Comparison:
+    """Pair each of our rows with its published counterpart (``source`` restricts to one reference table);
+    with ``settings`` (ours, see :func:`our_settings`) the notes state each pair's setting gap."""
     table_ids = (source,) if source else spec.references
     pairs = []
     for row in built.rows:
@@ -107,6 +180,9 @@ def compare(built: Built, spec: TableSpec, source: str | None = None) -> Compari
         notes.append("Different base model than the paper: " + "; ".join(mismatched) + ".")
     if not pairs:
         notes.append("None of these rows has a published counterpart (see the published table).")
+    for row, entry in pairs:
+        if settings and row.key in settings:
+            notes.append(setting_gap(row.label, entry, settings[row.key], paper_setting(entry, row.key)))
     return Comparison(name=f"{built.name}-vs-paper", title=f"{built.title}: ours vs paper",
                       columns=built.columns, rows=tuple(pairs), decimals=built.decimals, notes=tuple(notes))
 

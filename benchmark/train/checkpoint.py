@@ -32,7 +32,7 @@ import torch
 from torch import nn
 
 from benchmark.errors import BenchError, ConfigError
-from benchmark.results import config_hash, now_iso, write_json_atomic
+from benchmark.results import config_hash, honour_umask, now_iso, write_json_atomic
 
 METHOD_JSON = "method.json"
 STATE_FILE = "state.pt"
@@ -148,6 +148,7 @@ def export_checkpoint(model: nn.Module, tokenizer: Any, out_dir: str | Path, *, 
             "config": config, "config_hash": config_hash(config), "versions": versions(), "created_at": now_iso(),
             **(extra or {})}
     write_json_atomic(tmp / METHOD_JSON, meta)
+    honour_umask(tmp)  # safetensors writes the weights 0600; a shared results store must let the group read them
     _swap_into_place(tmp, out_dir)
     return out_dir
 

@@ -47,3 +47,65 @@ def test_corrupt_result_is_named(tmp_path):
     bad.write_text('{"schema_version": 1, ')
     with pytest.raises(BenchError, match=str(bad)):
         list(iter_results(tmp_path))
+
+
+# --- issue 14: no non-finite main score is ever stored; files honour the umask ---------------------------------
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), None, "0.5"])
+def test_a_non_finite_main_score_is_never_made_or_saved(tmp_path, value):
+    from benchmark.errors import NonFiniteScoreError
+
+    with pytest.raises(NonFiniteScoreError, match="stsb .test.: main score spearman = .* is not a finite number"):
+        _record(value=value)
+    record = _record()
+    record["main_score"] = value  # a record built elsewhere, bypassing make_record
+    with pytest.raises(NonFiniteScoreError):
+        save_result(tmp_path, record)
+    assert not list(tmp_path.rglob("*.json"))
+
+
+def test_a_stored_nan_result_is_refused_when_read(tmp_path):
+    path = save_result(tmp_path, _record())
+    path.write_text(path.read_text().replace('"main_score": 0.5', '"main_score": NaN'))
+    with pytest.raises(BenchError, match=f"{path}: stored main score nan is not a finite number"):
+        list(iter_results(tmp_path))
+
+
+@pytest.fixture()
+def group_umask():
+    import os
+
+    old = os.umask(0o002)  # a shared results store: group members may read and write
+    yield 0o002
+    os.umask(old)
+
+
+def test_results_and_json_files_honour_the_umask(tmp_path, group_umask):
+    path = save_result(tmp_path, _record())
+    assert path.stat().st_mode & 0o777 == 0o664  # mkstemp alone gives 0o600
+    assert write_json_atomic(tmp_path / "config.json", {"a": 1}).stat().st_mode & 0o777 == 0o664
+
+
+def test_embedding_cache_and_checksum_store_honour_the_umask(tmp_path, group_umask):
+    import numpy as np
+
+    from benchmark.data.sources import ChecksumStore
+    from benchmark.eval.cache import EmbeddingCache
+
+    EmbeddingCache(tmp_path / "cache", "k").put_many(["a"], np.zeros((1, 2), np.float32))
+    (shard,) = (tmp_path / "cache" / "k").glob("shard-*.npz")
+    assert shard.stat().st_mode & 0o777 == 0o664
+    store = ChecksumStore(tmp_path)
+    store.record("c", "import", "src", {"f": "0" * 64})
+    assert store.path.stat().st_mode & 0o777 == 0o664
+
+
+def test_check_writable_names_the_folder_and_the_option(tmp_path):
+    from benchmark.results import check_writable
+
+    blocker = tmp_path / "file"
+    blocker.write_text("x")
+    with pytest.raises(BenchError, match=f"results directory {blocker}/r is not writable .* --results-dir"):
+        check_writable(blocker / "r", "results directory", "--results-dir")
+    assert check_writable(tmp_path / "new" / "deep", "x", "--x") == tmp_path / "new" / "deep"
+    assert not (tmp_path / "new").exists()  # checking creates nothing

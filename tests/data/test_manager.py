@@ -424,3 +424,23 @@ def test_import_allnli_as_downloaded_or_unpacked(tmp_path):
     other = DataManager(tmp_path / "root2", MANIFEST, progress=False)
     assert [o.action for o in other.import_paths([tmp_path / "dl" / "AllNLI.tsv"])] == ["imported"]
     assert (tmp_path / "root2" / "nli" / "AllNLI.tsv").read_bytes() == text
+
+
+def test_imported_and_downloaded_data_honour_the_umask(tmp_path, mirror):
+    """A shared data root (umask 002): files copied from a private (0600) folder become group-readable."""
+    import os
+
+    dm = manager(tmp_path / "root", mirror)
+    old = os.umask(0o002)
+    try:
+        dm.download(["sts12"])
+        for p in (tmp_path / "root").rglob("*"):
+            if p.is_file():
+                p.chmod(0o600)  # as an archive or a private copy might leave them
+        dm_b = manager(tmp_path / "root-b", mirror)
+        dm_b.import_paths([tmp_path / "root"])
+    finally:
+        os.umask(old)
+    placed = [p for p in (tmp_path / "root-b" / "sts").rglob("*") if p.is_file()]
+    assert placed and {oct(p.stat().st_mode & 0o777) for p in placed} == {"0o664"}
+    assert oct((tmp_path / "root-b" / STORE_NAME).stat().st_mode & 0o777) == "0o664"

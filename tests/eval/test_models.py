@@ -2,13 +2,14 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from benchmark.eval.cache import EmbeddingCache
 from benchmark.errors import BenchError
-from benchmark.eval.models import model_fingerprint, model_slug, resolve_model
+from benchmark.eval.models import ModelInfo, model_fingerprint, model_slug, resolve_model
 
 
 def test_minilm_alias_resolves_offline_with_its_declared_pooling():
@@ -102,3 +103,54 @@ def test_fingerprint_memo_sees_changed_files(tiny_bert_dir, tmp_path):
     config.write_text(config.read_text().replace("}", ', "note": 1}', 1))
     os.utime(config, ns=(config.stat().st_atime_ns, config.stat().st_mtime_ns + 10**9))
     assert model_fingerprint(resolve_model(str(ckpt))) != before
+
+
+# --- issue 14, item 8: an unreachable hub fails fast (or uses the local cache), without touching os.environ ----
+
+@pytest.fixture()
+def hub_down(monkeypatch, tmp_path):
+    """No HF_HUB_OFFLINE, a hub that does not answer, and an empty local hub cache in tmp_path."""
+    import huggingface_hub.constants
+
+    import benchmark.eval.models as models
+
+    monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setattr(models, "hub_reachable", lambda endpoint: False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hub"))
+    return tmp_path / "hub"
+
+
+def test_unreachable_hub_and_uncached_model_fail_at_once_naming_the_alternatives(hub_down):
+    import os
+    import time
+
+    env = dict(os.environ)
+    t0 = time.perf_counter()
+    with pytest.raises(BenchError, match=r"hub .* cannot be reached.*not in the local hub cache.*--model minilm"):
+        resolve_model("bert-base-uncased")
+    assert time.perf_counter() - t0 < 1.0 and dict(os.environ) == env  # no retries, no environment change
+
+
+def test_unreachable_hub_uses_the_cached_snapshot(hub_down, tiny_bert_dir):
+    import shutil
+
+    from benchmark.eval.encoder import HFEncoder
+
+    snapshot = hub_down / "models--org--tiny" / "snapshots" / "0123abcd"
+    shutil.copytree(tiny_bert_dir, snapshot)
+    (hub_down / "models--org--tiny" / "refs").mkdir()
+    (hub_down / "models--org--tiny" / "refs" / "main").write_text("0123abcd")
+    info = resolve_model("org/tiny")
+    assert Path(info.path) == snapshot and info.hub_id == "org/tiny"
+    # Named by its id, from the hub or the cache alike: run ids do not change with the network.
+    assert model_fingerprint(info) == model_fingerprint(ModelInfo("org/tiny", "org/tiny", None, None, {}))
+    assert HFEncoder("org/tiny", device="cpu", show_progress=False).encode(["a b c"]).shape == (1, 32)
+
+
+def test_declared_offline_is_left_to_transformers(monkeypatch):
+    import benchmark.eval.models as models
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(models, "hub_reachable", lambda endpoint: pytest.fail("probed although offline"))
+    assert resolve_model("bert-base-uncased").path == "bert-base-uncased"

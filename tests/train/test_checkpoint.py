@@ -75,3 +75,24 @@ def test_unknown_pooling_is_refused_before_writing(tiny_model, tmp_path):
         export_checkpoint(model, tok, tmp_path / "c", method="d", pooling="weird", max_length=8, config={},
                           base_model="t")
     assert not (tmp_path / "c").exists()
+
+
+def test_checkpoints_and_train_states_honour_the_umask(tiny_model, tmp_path):
+    """A shared results store (umask 002): every file of an export and of a train state is group-readable;
+    mkstemp-written JSON (method.json, modules.json, ...) used to be 0600."""
+    import os
+
+    from benchmark.train.checkpoint import save_train_state
+
+    model, tok = tiny_model
+    old = os.umask(0o002)
+    try:
+        out = export_checkpoint(model, tok, tmp_path / "ckpt", method="demo", pooling="max", max_length=16,
+                                config={"k": 1}, base_model="tiny")
+        state = save_train_state(tmp_path / "train_state", {"step": 1})
+    finally:
+        os.umask(old)
+    files = [p for p in out.rglob("*") if p.is_file()] + [state]
+    assert {"method.json", "modules.json", "config.json"} <= {p.name for p in files}
+    modes = {str(p.relative_to(tmp_path)): oct(p.stat().st_mode & 0o777) for p in files}
+    assert set(modes.values()) == {"0o664"}, modes

@@ -67,15 +67,18 @@ def status(results_dir: Path | None, states: str | None) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from benchmark.errors import BenchError
+    from benchmark.errors import BenchError, ConfigError
     from benchmark.paths import default_results_dir
-    from benchmark.run.status import grid_status
+    from benchmark.run.status import STATES, grid_status
 
     results_dir = Path(results_dir or default_results_dir())
     if not results_dir.is_dir():
         raise BenchError(f"no results store at {results_dir} (give --results-dir)")
+    wanted = {s.strip() for s in states.split(",") if s.strip()} if states else None
+    unknown = sorted((wanted or set()) - set(STATES))
+    if unknown:
+        raise ConfigError(f"--state {','.join(unknown)}: not a state (states: {', '.join(STATES)})")
     units = grid_status(results_dir)
-    wanted = {s.strip() for s in states.split(",")} if states else None
     shown = [u for u in units if wanted is None or u.state in wanted]
     table = Table(title=f"bench status: {results_dir}")
     for col in ("unit", "method", "seed", "state", "stage", "steps", "last loss", "elapsed", "log"):

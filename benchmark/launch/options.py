@@ -64,10 +64,12 @@ class LaunchOptions:
 def launch_options(given: dict[str, Any], config_file: Path | None = None) -> LaunchOptions:
     """Options given on the command line (None: not given) over ``config_file``'s values over the defaults."""
     values: dict[str, Any] = _read_config(config_file) if config_file else {}
+    where = f"{config_file}" if config_file else "launcher options"
+    if not isinstance(values.get("slurm", {}), dict):
+        raise ConfigError(f"{where}: slurm must be a table ([slurm])")
     slurm = {**values.pop("slurm", {}), **{k[6:]: v for k, v in given.items() if k.startswith("slurm_")
                                            and v is not None}}
     values.update({k: v for k, v in given.items() if not k.startswith("slurm_") and v is not None})
-    where = f"{config_file}" if config_file else "launcher options"
     _check_keys(values, [f.name for f in fields(LaunchOptions) if f.name != "slurm"], where)
     _check_keys(slurm, [f.name for f in fields(SlurmOptions)], f"{where} [slurm]")
     if "additional" in slurm:
@@ -87,12 +89,12 @@ def check_launch_options(opts: LaunchOptions, where: str = "launcher options") -
         raise ConfigError(f"{where}: launcher {opts.launcher!r} is not one of {', '.join(LAUNCHERS)}")
     for name in ("max_parallel", "cpus_per_unit", "slurm.time_min"):
         value = getattr(opts.slurm, name[6:]) if name.startswith("slurm.") else getattr(opts, name)
-        if value is not None and (not isinstance(value, int) or value < 1):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
             raise ConfigError(f"{where}: {name} must be a positive integer, got {value!r}")
     mem = opts.slurm.mem_gb
     if mem is not None and (isinstance(mem, bool) or not isinstance(mem, (int, float)) or mem <= 0):
         raise ConfigError(f"{where}: slurm.mem_gb must be a positive number, got {mem!r}")
-    if not isinstance(opts.retries, int) or opts.retries < 0:
+    if isinstance(opts.retries, bool) or not isinstance(opts.retries, int) or opts.retries < 0:
         raise ConfigError(f"{where}: retries must be an integer >= 0, got {opts.retries!r}")
     if opts.gpus_per_unit not in (None, 0, 1):
         raise ConfigError(f"{where}: gpus_per_unit must be 0 or 1 (a unit is one training process; for several "

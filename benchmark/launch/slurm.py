@@ -27,6 +27,7 @@ import submitit
 
 from benchmark.launch.common import UnitFn, announce, failure, run_attempt
 from benchmark.launch.options import LaunchOptions
+from benchmark.run.lock import release_if_mine
 from benchmark.run.manifest import launch_dir, record_job
 from benchmark.run.plan import UnitSpec
 from benchmark.run.unit import UnitResult, run_unit, say
@@ -43,6 +44,12 @@ class UnitJob(submitit.helpers.Checkpointable):
 
     def __call__(self, spec: UnitSpec, data_root: Path, results_dir: Path) -> UnitResult:
         return run_attempt(self.unit_fn, spec, data_root, results_dir, self.threads)
+
+    def checkpoint(self, spec: UnitSpec, data_root: Path, results_dir: Path) -> Any:
+        """Called in the job when SLURM signals preemption or the time limit: give the unit's lock up (the
+        requeued job may start on another node, which could not tell this process is gone), then requeue."""
+        release_if_mine(Path(results_dir) / spec.run_id)
+        return super().checkpoint(spec, data_root, results_dir)
 
 
 def detect_cluster() -> str:

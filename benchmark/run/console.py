@@ -1,8 +1,9 @@
 """A unit's console log: what a unit prints while it runs, kept in ``<run_dir>/unit.log`` as well.
 
 Whichever launcher runs a unit (this process, a Ray worker, a SLURM job), its progress lines, warnings and, when
-it fails, the full traceback land in one file inside its own run directory, every attempt appended under a
-header line. `bench run` names this file when it reports a failed unit and `bench status` shows it. Progress
+it fails, the full traceback land in one file inside its own run directory, every attempt appended between a
+``=== start <time> on <host> pid <pid>`` and an ``=== end <time> ok|<error type>`` line (no end line: the
+process was killed). `bench run` names this file when it reports a failed unit and `bench status` shows it. Progress
 bars redraw with carriage returns; the file keeps only each line's final state.
 """
 from __future__ import annotations
@@ -13,6 +14,7 @@ import sys
 import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, TextIO
 
@@ -74,12 +76,10 @@ def unit_console(run_dir: Path, enabled: bool = True) -> Iterator[Path | None]:
     if not enabled:
         yield None
         return
-    from benchmark.results import now_iso
-
     path = Path(run_dir) / UNIT_LOG
     path.parent.mkdir(parents=True, exist_ok=True)
     with open(path, "a", encoding="utf-8") as f:
-        f.write(f"=== {now_iso()} attempt on {socket.gethostname()} pid {os.getpid()}\n")
+        f.write(f"=== start {_now()} on {socket.gethostname()} pid {os.getpid()}\n")
         f.flush()
         log = _LineFile(f)
         out, err = sys.stdout, sys.stderr
@@ -89,8 +89,28 @@ def unit_console(run_dir: Path, enabled: bool = True) -> Iterator[Path | None]:
         except BaseException as e:
             log.close()
             f.write("".join(traceback.format_exception(type(e), e, e.__traceback__)))
-            f.flush()
+            f.write(f"=== end {_now()} {type(e).__name__}\n")
             raise
+        else:
+            log.close()
+            f.write(f"=== end {_now()} ok\n")
         finally:
             sys.stdout, sys.stderr = out, err
             log.close()
+
+
+def attempts(log: Path) -> list[tuple[datetime, datetime | None, str]]:
+    """(start, end, how it ended) of every attempt recorded in a unit log; end is None for an attempt that
+    never finished (its process was killed)."""
+    out: list[tuple[datetime, datetime | None, str]] = []
+    for line in Path(log).read_text(encoding="utf-8").splitlines():
+        parts = line.split(" ")
+        if line.startswith("=== start "):
+            out.append((datetime.fromisoformat(parts[2]), None, "killed"))
+        elif line.startswith("=== end ") and out and out[-1][1] is None:
+            out[-1] = (out[-1][0], datetime.fromisoformat(parts[2]), parts[3] if len(parts) > 3 else "")
+    return out
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="milliseconds")

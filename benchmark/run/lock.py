@@ -91,6 +91,17 @@ class UnitLock:
             self.path.unlink(missing_ok=True)
 
 
+def release_if_mine(run_dir: Path) -> bool:
+    """Remove ``run_dir``'s lock if this process holds it (a job about to be preempted and requeued, maybe on
+    another host, must not leave a live-looking lock behind); returns whether it did."""
+    path = Path(run_dir) / LOCK_FILE
+    owner = read_owner(path)
+    if owner and owner.get("pid") == os.getpid() and owner.get("host") == socket.gethostname():
+        path.unlink(missing_ok=True)
+        return True
+    return False
+
+
 def read_owner(path: Path) -> dict[str, Any] | None:
     """The lock's owner, or None when the file is gone or unreadable (a half-written lock counts as stale)."""
     try:

@@ -18,6 +18,9 @@ from benchmark.run.manifest import LAUNCH_DIR, planned_units, read_job
 from benchmark.run.unit import FAILED_FILE, STAGES_DIR
 
 
+STATES = ("done", "running", "failed", "interrupted", "stopped", "submitted", "missing")
+
+
 @dataclass(frozen=True)
 class UnitState:
     run_id: str

@@ -118,7 +118,7 @@ def main() -> None:
         walls = {name: run_grid(name, grid, work) for name in LAUNCHERS}
         stores = {name: scores(work / name.split()[0]) for name in LAUNCHERS}
         same = all(s == stores["local"] for s in stores.values())
-        print(f"\n| launcher | wall (s) | vs local |\n|---|---|---|")
+        print("\n| launcher | wall (s) | vs local |\n|---|---|---|")
         for name, s in walls.items():
             print(f"| {name} | {s:.1f} | {walls['local'] / s:.2f}x |")
         print(f"\nsame run ids and STSb scores in every store: {same} ({len(stores['local'])} units)")

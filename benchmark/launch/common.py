@@ -11,7 +11,7 @@ from typing import Iterator
 from benchmark.errors import BenchError
 from benchmark.run.console import UNIT_LOG
 from benchmark.run.plan import UnitSpec
-from benchmark.run.unit import FAILED_FILE, UnitResult, run_unit, say
+from benchmark.run.unit import FAILED_FILE, UnitResult, say
 
 UnitFn = Callable[[UnitSpec, Path, Path], UnitResult]  # run_unit, or a wrapper of it (tests)
 

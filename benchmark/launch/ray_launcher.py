@@ -4,7 +4,9 @@ A unit asks for ``gpus_per_unit`` GPUs (default: 1 where it trains on a GPU: ``-
 ``--device`` on a cluster with GPUs; Ray then shows it only its own GPU) and ``cpus_per_unit`` CPUs (default: the
 cluster's CPUs divided by the units that run at once), which is also its number of torch threads. Ray schedules
 the tasks on the resources (on a box with N GPUs, N GPU units at once); ``max_parallel`` caps the units in flight.
-A failed or killed task is retried by Ray up to ``retries`` times and resumes from the unit's train state. The
+A failed or killed task is retried by Ray up to ``retries`` times and resumes from the unit's train state (a
+retry on another node, after its node died, finds the dead node's lock fresh for up to ten minutes and skips
+the unit as locked; running the command again then resumes it). The
 workers' output is not streamed to this terminal (parallel progress bars would interleave): this process prints
 one line per unit event, and each unit's output is in ``<run_dir>/unit.log``.
 
@@ -13,11 +15,14 @@ spill files, sockets) in ``<results>/.launch/ray/`` and no file in the home dire
 the environment, not in ``~/.ray``). When the results path is too long for Ray's unix sockets (107 bytes), Ray
 is given a short symlink in the temp folder pointing there. With ``ray_address`` (``auto`` on a cluster node,
 ``ray://head:10001`` from outside) the run joins that cluster; every node must have this package installed and
-see the data root and the results dir at the same paths.
+see the data root and the results dir at the same paths. Before any task is submitted, the request of every
+unit is checked against the live nodes: a unit no node can hold (a GPU on a cluster without one) is an error at
+once, not a task waiting forever (so an autoscaling cluster must have its GPU nodes up).
 """
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import logging
 import os
 import secrets
@@ -107,13 +112,10 @@ def _outcome(result: UnitResult) -> str:
     return f"failed: {result.error}" if result.state == "failed" else f"{result.state} ({result.seconds:.0f} s)"
 
 
-def import_ray() -> Any:
-    """The ray module, or a clear error naming the extra that installs it."""
-    try:
-        import ray
-    except ImportError:
-        raise LaunchError("--launcher ray needs Ray: pip install -e '.[ray]'") from None
-    return ray
+def import_ray() -> None:
+    """A clear error naming the extra when Ray is not installed (Ray itself is imported only when units run)."""
+    if importlib.util.find_spec("ray") is None:
+        raise LaunchError("--launcher ray needs Ray: pip install -e '.[ray]'")
 
 
 @contextmanager
@@ -159,7 +161,7 @@ def _local_ray(results_dir: Path) -> Iterator[None]:
     level, t0 = quiet.level, time.perf_counter()
     quiet.setLevel(logging.ERROR)  # "token authentication is enabled": it is, with a token only this run knows
     try:
-        ray.init(num_cpus=os.cpu_count(), _temp_dir=str(short), include_dashboard=False,
+        ray.init(_temp_dir=str(short), include_dashboard=False,  # CPUs and GPUs as Ray detects them
                  logging_level=logging.WARNING, log_to_driver=False)
         say(f"started a local Ray in {time.perf_counter() - t0:.1f} s ({_describe(ray.cluster_resources())}); "
             f"its files are in {temp}")

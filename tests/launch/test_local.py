@@ -3,7 +3,6 @@ re-run of the same command runs only it; launcher options are checked before any
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner

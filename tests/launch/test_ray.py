@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
-from pathlib import Path
+import re
 
 import pytest
 import torch  # noqa: F401  (the GPU test's skip condition)
@@ -31,7 +31,7 @@ def test_ray_runs_the_grid_two_at_a_time_into_the_same_store_as_local(tiny_bert_
     result = CliRunner().invoke(main, grid_args(tiny_bert_dir, grid_corpus, results, "--launcher", "ray",
                                                 "--max-parallel", "2"))
     assert result.exit_code == 0, result.output
-    assert "started a local Ray" in result.output and "(2 CPU, 0 GPU)" in result.output
+    assert re.search(r"started a local Ray in [\d.]+ s \(\d+ CPU, \d+ GPU\)", result.output), result.output
     assert store_digest(results) == store_digest(local_grid)  # same runs, config hashes, scores and weights
     assert max_overlap(results) == 2  # concurrently, never more than --max-parallel
     assert list((results / ".launch" / "ray").glob("session_*/logs")), "Ray's temp dir is not in the results dir"
@@ -91,5 +91,20 @@ def test_a_gpu_unit_on_a_cluster_without_gpus_fails_fast(tiny_bert_dir, grid_cor
     args[args.index("--device") + 1] = "cuda"
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 2, result.output
-    assert "ask for 1 GPU each" in result.output and "has no GPU (2 CPU, 0 GPU)" in result.output
+    assert "ask for 1 GPU each" in result.output and re.search(r"has no GPU \(\d+ CPU, 0 GPU\)", result.output)
     assert not [p for p in tmp_path.iterdir() if not p.name.startswith(".")]  # no unit started
+
+
+def test_each_unit_asks_for_its_gpu_and_a_share_of_the_cpus():
+    from benchmark.launch.ray_launcher import unit_resources
+
+    box = {"CPU": 64.0, "GPU": 8.0}
+    spec = type("Spec", (), {"device": None})()
+    assert unit_resources(LaunchOptions(launcher="ray"), spec, 100, box) == (8, 1)  # 8 units at once
+    assert unit_resources(LaunchOptions(launcher="ray", max_parallel=4), spec, 100, box) == (16, 1)
+    assert unit_resources(LaunchOptions(launcher="ray", cpus_per_unit=2), spec, 100, box) == (2, 1)
+    spec.device = "cpu"
+    assert unit_resources(LaunchOptions(launcher="ray", max_parallel=2), spec, 100, box) == (32, 0)
+    assert unit_resources(LaunchOptions(launcher="ray"), spec, 4, {"CPU": 2.0}) == (1, 0)
+    spec.device = None
+    assert unit_resources(LaunchOptions(launcher="ray"), spec, 4, {"CPU": 2.0}) == (1, 0)  # no GPU: CPU units

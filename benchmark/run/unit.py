@@ -119,7 +119,8 @@ def finished_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path
                 hashes[name, spec.split] = task.data_sha256(Path(data_root), spec.split)
             except MissingDataError:
                 hashes[name, spec.split] = None
-        if not path.is_file() or _stored_hash(path) != hashes[name, spec.split]:
+        stored = _stored_hash(path)
+        if stored is None or stored != hashes[name, spec.split]:
             return None
         result.results.append((name, path))
     return result

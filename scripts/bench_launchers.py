@@ -5,7 +5,8 @@ length 32) on unlabeled sentences and evaluated on STSb. Each launcher runs it a
 into a fresh store, so every number includes the driver's start-up and planning:
 
 - ``local``: the units one after the other in the driver process (``--cpus-per-unit 2``: both cores, as
-  ``local`` is used);
+  ``local`` is used), and ``local-1thread`` the same with one torch thread (on a busy machine 2 threads can be
+  slower than 1: OpenMP threads wait for each other when the cores are shared);
 - ``ray``: a local Ray started for the run, 2 units at a time with 1 CPU (one torch thread) each;
 - ``submitit local``: submitit's local executor, 2 jobs at a time with 1 CPU each (each job a new process).
 
@@ -31,6 +32,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(os.environ.get("BENCH_DATA", ROOT.parent / "shared" / "data"))
 LAUNCHERS = {"local": ["--launcher", "local", "--cpus-per-unit", "2"],
+             "local-1thread": ["--launcher", "local", "--cpus-per-unit", "1"],
              "ray (2 workers)": ["--launcher", "ray", "--max-parallel", "2", "--cpus-per-unit", "1"],
              "submitit local (2 parallel)": ["--launcher", "slurm", "--max-parallel", "2", "--cpus-per-unit", "1"]}
 
@@ -65,7 +67,7 @@ def corpus(out: Path, n: int = 2000) -> Path:
 
 
 def run_grid(name: str, args: list[str], work: Path) -> float:
-    results = work / name.split()[0]
+    results = work / _folder(name)
     t0 = time.perf_counter()
     proc = subprocess.run([sys.executable, "-m", "benchmark.cli.main", *args, *LAUNCHERS[name],
                            "--results-dir", str(results)], capture_output=True, text=True)
@@ -73,6 +75,10 @@ def run_grid(name: str, args: list[str], work: Path) -> float:
     if proc.returncode != 0:
         raise SystemExit(f"{name} failed ({proc.returncode}):\n{proc.stderr[-3000:]}")
     return seconds
+
+
+def _folder(name: str) -> str:
+    return name.split()[0]
 
 
 def scores(results: Path) -> dict[str, float]:
@@ -117,7 +123,7 @@ def main() -> None:
         print(f"grid: 2 methods x 2 seeds, model {args.model}, {args.steps} steps, STSb test from {data_root}; "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         walls = {name: run_grid(name, grid, work) for name in LAUNCHERS}
-        stores = {name: scores(work / name.split()[0]) for name in LAUNCHERS}
+        stores = {name: scores(work / _folder(name)) for name in LAUNCHERS}
         same = all(set(s) == set(stores["local"]) for s in stores.values())
         delta = max(abs(s[k] - stores["local"][k]) for s in stores.values() for k in s)
         print("\n| launcher | wall (s) | vs local |\n|---|---|---|")

@@ -214,10 +214,11 @@ MODEL_DIRS = frozenset({"checkpoint", "train_state", "dev_best"})
 
 
 def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
-    """Every result file in the store; a corrupt file is an error naming it (never silently skipped)."""
+    """Every result file in the store; a corrupt file is an error naming it (never silently skipped). Hidden
+    folders (``.launch/``: the launchers' state) hold no results."""
     root = Path(results_dir)
     for path in sorted(root.glob("*/*/*.json")):
-        if path.parent.name in MODEL_DIRS:
+        if path.parent.name in MODEL_DIRS or path.relative_to(root).parts[0].startswith("."):
             continue
         try:
             record = json.loads(path.read_text(encoding="utf-8"))

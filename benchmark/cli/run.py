@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from benchmark.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
 from benchmark.cli.options import DATA_ROOT, RESULTS_DIR
 
 if TYPE_CHECKING:
@@ -23,7 +24,8 @@ if TYPE_CHECKING:
 @click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Seeds 0..N-1 per unit.")
 @click.option("--preset", default=None, help="paper | official | smoke (default: each method's default, paper).")
 @click.option("--model", default=None, help="Base model (overrides the preset's; alias minilm works offline).")
-@click.option("--corpus", "corpus", multiple=True, type=click.Path(exists=True, dir_okay=False, path_type=Path),
+@click.option("--corpus", "corpus", multiple=True,
+              type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
               help="Train on this file (one sentence per line) instead of the task corpus; repeat to concatenate.")
 @click.option("--corpus-size", type=click.IntRange(min=1), default=None,
               help="Train on a fixed subsample of N sentences of the corpus (the paper's Fig. 3: 128 ... 65536).")
@@ -41,15 +43,22 @@ if TYPE_CHECKING:
               help="Pre-training (paper Fig. 2): each method then the task's supervised stage on nested labeled "
                    "subsets of these sizes, plus the supervised stage alone.")
 @click.option("--dry-run", is_flag=True, help="Build and check every unit, print the plan, train nothing.")
+@launch_options_decorator
 @DATA_ROOT
 @RESULTS_DIR
 def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus_size, max_steps, overrides, split,
-        device, batch_size, strict, force, setting, labeled_sizes, dry_run, data_root, results_dir) -> None:
-    """Train each method (or chain) on each task's data, evaluate, and print mean ± std over seeds."""
+        device, batch_size, strict, force, setting, labeled_sizes, dry_run, data_root, results_dir, launcher_config,
+        **launch) -> None:
+    """Train each method (or chain) on each task's data, evaluate, and print mean ± std over seeds.
+
+    Exit status: 0 when every unit finished, 1 when some unit failed (each is listed with its log) or nothing
+    was trained or evaluated, 2 on a usage or configuration error."""
     from benchmark.errors import NothingDoneError
     from benchmark.eval.encoder import check_positive, pick_device
+    from benchmark.launch import check_device, launch_options, make_launcher
     from benchmark.paths import default_data_root, default_results_dir
     from benchmark.run.grid import RunOptions, plan_run, run_benchmark
+    from benchmark.run.manifest import write_manifest
 
     check_positive(batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
     pick_device(device)
@@ -60,6 +69,10 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
                       force=force, strict=strict, device=device, batch_size=batch_size, setting=setting,
                       labeled_sizes=_sizes(labeled_sizes))
     data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
+    lopts = launch_options({k: launch[k] for k in LAUNCH_KEYS}, launcher_config)
+    check_device(device, lopts)
+    _check_torchrun(lopts.launcher)
+    execute = make_launcher(lopts)  # a missing extra fails here, before planning
     plan = plan_run(opts, data_root)  # every unit built and checked before anything trains
     if dry_run:
         print_plan(plan, results_dir)
@@ -70,13 +83,28 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
         note = paper_preset_note(plan, device)
         if note:
             click.secho(note, fg="yellow", err=True)
-    outcome = run_benchmark(opts, data_root, results_dir, plan=plan)
-    if int(os.environ.get("RANK", "0")) != 0:  # torchrun: one table, from rank 0
+    main_rank = int(os.environ.get("RANK", "0")) == 0
+    if main_rank and plan.units:
+        write_manifest(plan, results_dir, lopts.launcher)  # `bench status` shows units not started yet
+    outcome = run_benchmark(opts, data_root, results_dir, execute=execute, plan=plan)
+    if not main_rank:  # torchrun: one table, from rank 0
         return
     print_run_table(outcome)
+    failed = [u for u in outcome.units if u.state == "failed"]
+    if failed:
+        print_failures(failed, results_dir)
+        raise SystemExit(1)
     if not outcome.cells:
         reasons = "; ".join(f"{w}: {r}" for w, r in outcome.skipped) or "no unit or baseline produced a result"
         raise NothingDoneError(f"nothing was trained or evaluated ({reasons})")
+
+
+def _check_torchrun(launcher: str) -> None:
+    from benchmark.errors import ConfigError
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and launcher != "local":
+        raise ConfigError(f"--launcher {launcher} under torchrun: torchrun runs one unit on several GPUs; "
+                          "launchers run many units on one GPU each (use one or the other)")
 
 
 def _sizes(spec: str | None) -> tuple[int, ...]:
@@ -153,4 +181,5 @@ def print_run_table(outcome: RunOutcome) -> None:
             std = "—" if stats.n < 2 else f"{stats.std:.2f}"
             cells.append(f"{stats.mean:.2f} ± {std} ({stats.n})")
         table.add_row(r, *cells)
-    console.print(table)
+    if rows:
+        console.print(table)

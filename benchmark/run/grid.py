@@ -16,7 +16,7 @@ from pathlib import Path
 
 from benchmark.results import StoredResult, result_path
 from benchmark.run.plan import BaselineSpec, Plan, RunOptions, UnitSpec, method_overrides, plan_run
-from benchmark.run.unit import UnitResult, run_unit, say
+from benchmark.run.unit import UnitResult, finished_unit, run_unit, say
 
 __all__ = ["RunOptions", "RunOutcome", "method_overrides", "plan_run", "run_benchmark", "run_sequentially"]
 
@@ -50,15 +50,28 @@ def run_sequentially(units: Sequence[UnitSpec], data_root: Path, results_dir: Pa
 
 def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute: Execute | None = None,
                   plan: Plan | None = None) -> RunOutcome:
-    """Plan (unless given), evaluate the baselines, run every unit through ``execute``; returns the table."""
+    """Plan (unless given), evaluate the baselines, run every unit that is not finished yet through ``execute``
+    (finished ones are collected from the store); returns the table."""
     plan = plan or plan_run(opts, Path(data_root))
     outcome = RunOutcome(skipped=list(plan.skipped))
     for note in plan.notes:
         say(note)
     for baseline in plan.baselines:
         _run_baseline(baseline, opts, Path(data_root), Path(results_dir), outcome)
-    for result in (execute or run_sequentially)(plan.units, Path(data_root), Path(results_dir)):
-        collect(outcome, result)
+    todo = []
+    hashes: dict[tuple[str, str], str | None] = {}
+    for unit in plan.units:
+        done = finished_unit(unit, data_root, results_dir, hashes)
+        if done is None:
+            todo.append(unit)
+        else:
+            collect(outcome, done)
+    if len(todo) < len(plan.units):
+        say(f"{len(plan.units) - len(todo)} of {len(plan.units)} unit(s) already done (results kept); "
+            f"{len(todo)} to run")
+    if todo:
+        for result in (execute or run_sequentially)(todo, Path(data_root), Path(results_dir)):
+            collect(outcome, result)
     return outcome
 
 

@@ -4,21 +4,26 @@ Taken by hard-linking a complete temporary file to the lock name (atomic, and ne
 on local and NFS filesystems), so two processes that start the
 same unit (two `bench run` commands, a launcher retry while the first attempt still runs) never both train it
 or interleave lines in one ``log.jsonl``. A lock whose process is gone (same host, pid not alive) is stale and
-is taken over; a lock of another host cannot be checked from here and is respected until removed.
+is taken over. The pid of another host cannot be checked from here, so the holder touches its lock every
+minute (a heartbeat thread) and a lock of another host untouched for ten minutes is stale too: a SLURM job
+preempted on one node and requeued on another, or a Ray task retried after its node died, takes its unit over.
 """
 from __future__ import annotations
 
 import json
 import os
 import socket
+import threading
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from benchmark.errors import BenchError
 
 LOCK_FILE = ".lock"
+HEARTBEAT_S = 60.0  # how often the holder touches its lock
+STALE_AFTER_S = 600.0  # a lock of another host untouched this long belongs to a process that is gone
 
 
 class UnitLockedError(BenchError):
@@ -30,6 +35,7 @@ class UnitLock:
     """Context manager: ``with UnitLock(run_dir): ...`` holds the unit for the block."""
 
     run_dir: Path
+    _stop: threading.Event | None = field(default=None, init=False, repr=False)
 
     @property
     def path(self) -> Path:
@@ -51,10 +57,11 @@ class UnitLock:
             for _ in range(3):  # a stale lock removed by us (or by another taker) is retried
                 try:
                     os.link(tmp, self.path)
+                    self._start_heartbeat()
                     return
                 except FileExistsError:
                     owner = read_owner(self.path)
-                    if owner is not None and owner_alive(owner):
+                    if owner is not None and owner_alive(owner, self.path):
                         raise UnitLockedError(
                             f"{self.run_dir.name} is being run by pid {owner.get('pid')} on {owner.get('host')} "
                             f"(since {owner.get('since')}); skipped. If that process is gone, delete {self.path}"
@@ -64,10 +71,35 @@ class UnitLock:
         finally:
             tmp.unlink(missing_ok=True)
 
+    def _start_heartbeat(self) -> None:
+        self._stop = stop = threading.Event()
+
+        def beat() -> None:
+            while not stop.wait(HEARTBEAT_S):
+                try:
+                    os.utime(self.path)
+                except OSError:
+                    pass  # released or taken over: nothing to keep alive
+
+        threading.Thread(target=beat, name=f"lock-heartbeat {self.run_dir.name}", daemon=True).start()
+
     def release(self) -> None:
+        if self._stop is not None:
+            self._stop.set()
         owner = read_owner(self.path)
         if owner and owner.get("pid") == os.getpid() and owner.get("host") == socket.gethostname():
             self.path.unlink(missing_ok=True)
+
+
+def release_if_mine(run_dir: Path) -> bool:
+    """Remove ``run_dir``'s lock if this process holds it (a job about to be preempted and requeued, maybe on
+    another host, must not leave a live-looking lock behind); returns whether it did."""
+    path = Path(run_dir) / LOCK_FILE
+    owner = read_owner(path)
+    if owner and owner.get("pid") == os.getpid() and owner.get("host") == socket.gethostname():
+        path.unlink(missing_ok=True)
+        return True
+    return False
 
 
 def read_owner(path: Path) -> dict[str, Any] | None:
@@ -78,10 +110,16 @@ def read_owner(path: Path) -> dict[str, Any] | None:
         return None
 
 
-def owner_alive(owner: dict[str, Any]) -> bool:
-    """Whether the owning process may still run: always for another host, else whether its pid exists."""
+def owner_alive(owner: dict[str, Any], lock: Path | None = None) -> bool:
+    """Whether the owning process may still run: on this host whether its pid exists; on another host whether
+    ``lock`` was touched (heartbeat) in the last :data:`STALE_AFTER_S` seconds (always, without ``lock``)."""
     if owner.get("host") != socket.gethostname():
-        return True
+        if lock is None:
+            return True
+        try:
+            return time.time() - Path(lock).stat().st_mtime < STALE_AFTER_S
+        except OSError:
+            return False
     try:
         os.kill(int(owner["pid"]), 0)
     except PermissionError:

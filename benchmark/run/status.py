@@ -1,27 +1,40 @@
 """The state of a run unit, read from its directory alone (so it works from any machine that sees the store):
 done, running (a live lock), failed or interrupted (failed.json), stopped (files but no finished export and no
-marker: killed hard), or missing (no directory); with steps done, last loss and elapsed time from log.jsonl."""
+marker: killed hard), or missing (no directory); with steps done, last loss and elapsed time from log.jsonl.
+
+:func:`grid_status` is `bench status`: every unit the store knows of, the planned ones from the grid manifests
+(:mod:`benchmark.run.manifest`) included; a missing unit that a launcher has handed out is ``submitted``.
+"""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from benchmark.run.console import UNIT_LOG
 from benchmark.run.lock import LOCK_FILE, owner_alive, read_owner
+from benchmark.run.manifest import LAUNCH_DIR, planned_units, read_job
 from benchmark.run.unit import FAILED_FILE, STAGES_DIR
+
+
+STATES = ("done", "running", "failed", "interrupted", "stopped", "submitted", "missing")
 
 
 @dataclass(frozen=True)
 class UnitState:
     run_id: str
-    state: str  # done | running | failed | interrupted | stopped | missing
+    state: str  # done | running | failed | interrupted | stopped | missing (| submitted, from grid_status)
     stage: str = ""  # "2/2 nli-sts" in a chain
     step: int | None = None
     last_loss: float | None = None
     elapsed_s: float | None = None
-    log: Path | None = None
+    log: Path | None = None  # the current stage's log.jsonl
     detail: str = ""  # the error of a failed unit, the owner of a running one
+    console: Path | None = None  # unit.log: what the unit printed, every attempt (or the launcher's job log)
+    total_steps: int | None = None  # of the current stage, when its config sets max_steps
+    label: str = ""  # method or chain
+    seed: int | None = None
 
 
 def unit_state(run_dir: Path) -> UnitState:
@@ -31,10 +44,13 @@ def unit_state(run_dir: Path) -> UnitState:
         return UnitState(run_dir.name, "missing")
     log, stage = _current_log(run_dir)
     last = _last_line(log) if log else {}
+    config = _read(run_dir / "config.json")
+    console = run_dir / UNIT_LOG
     progress = dict(stage=stage, step=last.get("step"), last_loss=last.get("loss"), elapsed_s=last.get("elapsed_s"),
-                    log=log)
+                    log=log, console=console if console.is_file() else None, total_steps=_total(config, stage),
+                    label=str(config.get("method", "")), seed=config.get("seed"))
     owner = read_owner(run_dir / LOCK_FILE)
-    if owner is not None and owner_alive(owner):
+    if owner is not None and owner_alive(owner, run_dir / LOCK_FILE):
         return UnitState(run_dir.name, "running", detail=f"pid {owner.get('pid')} on {owner.get('host')}", **progress)
     failed = _read(run_dir / FAILED_FILE)
     if failed:
@@ -42,6 +58,40 @@ def unit_state(run_dir: Path) -> UnitState:
     if (run_dir / "method.json").is_file():
         return UnitState(run_dir.name, "done", **progress)
     return UnitState(run_dir.name, "stopped", detail="no finished export and no failure marker", **progress)
+
+
+def grid_status(results_dir: Path) -> list[UnitState]:
+    """Every unit of the store: the planned ones (grid manifests, in plan order) then any other run directory
+    of a trained unit; a planned unit without a directory is ``submitted`` when a launcher handed it out."""
+    results_dir = Path(results_dir)
+    out, seen = [], set()
+    for planned in planned_units(results_dir):
+        seen.add(planned.run_id)
+        state = unit_state(results_dir / planned.run_id)
+        if state.state == "missing":
+            job = read_job(results_dir, planned.run_id)
+            if job:
+                log = Path(job["log"]) if job.get("log") else None
+                state = replace(state, state="submitted", console=log,
+                                detail=f"{job.get('launcher')} job {job.get('job_id')} at {job.get('submitted_at')}")
+        out.append(replace(state, label=state.label or planned.label,
+                           seed=planned.seed if state.seed is None else state.seed))
+    others = sorted(p for p in results_dir.iterdir() if p.is_dir() and p.name not in seen
+                    and p.name != LAUNCH_DIR) if results_dir.is_dir() else []
+    out += [unit_state(p) for p in others if _read(p / "config.json").get("run_id") == p.name]
+    return out
+
+
+def _total(config: dict[str, Any], stage: str) -> int | None:
+    """Planned steps of the current stage (``stage`` is "k/n method" in a chain, "" for one stage)."""
+    if "config" in config:
+        entry = config["config"]
+    else:
+        stages = config.get("stages") or [{}]
+        k = int(stage.split("/", 1)[0]) - 1 if stage else 0
+        entry = stages[min(k, len(stages) - 1)].get("config", {})
+    steps = entry.get("max_steps")
+    return steps if isinstance(steps, int) else None
 
 
 def _current_log(run_dir: Path) -> tuple[Path | None, str]:
@@ -68,6 +118,7 @@ def _last_line(log: Path) -> dict[str, Any]:
 
 def _read(path: Path) -> dict[str, Any]:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, dict) else {}
     except (OSError, json.JSONDecodeError):
         return {}

@@ -8,7 +8,8 @@ reads its inputs from the data root and writes only into its own run directory `
   a chain keeps each stage in ``stages/<k>-<method>/`` with its own ``config.json``, log and checkpoint;
   stage k+1 starts from stage k's exported checkpoint;
 - ``.lock`` while a process runs the unit (:mod:`benchmark.run.lock`); ``failed.json`` when it failed (the
-  error and where to look), removed by the next successful run.
+  error and where to look), removed by the next successful run; ``unit.log``, everything the unit printed, every
+  attempt appended (:mod:`benchmark.run.console`).
 A killed unit resumes: finished stages are reused (their export is checked against the stage's config hash),
 the stage that was running continues from its last train state, and finished evaluations are kept.
 """
@@ -26,6 +27,7 @@ from typing import Any
 
 from benchmark.errors import BenchError, MissingDataError
 from benchmark.results import now_iso, result_path, save_result, write_json_atomic
+from benchmark.run.console import UNIT_LOG, unit_console
 from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError
 from benchmark.run.plan import StageSpec, UnitSpec
 
@@ -46,6 +48,8 @@ class UnitResult:
     training: list[str] = field(default_factory=list)  # per stage: trained | resumed at N | reused
     seconds: float = 0.0
     error: str | None = None
+    log: Path | None = None  # the unit's console log (a launcher's own log when the unit never started)
+    attempts: int = 1
 
 
 def say(message: str) -> None:
@@ -55,6 +59,8 @@ def say(message: str) -> None:
 
 def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> UnitResult:
     """Train (or resume, or reuse) and evaluate one unit; a unit another process holds is skipped."""
+    import methods  # noqa: F401  (enrols the plugins: a launcher's worker process starts with none)
+    import tasks  # noqa: F401
     from benchmark.train.runtime import init_distributed
 
     data_root, run_dir = Path(data_root), Path(results_dir) / spec.run_id
@@ -70,11 +76,13 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
         result.skipped.append((spec.run_id, str(e)))
         return result
     try:
-        _prepare_dir(spec, run_dir, dist)
-        checkpoint = _train_chain(spec, data_root, run_dir, dist, result)
-        if dist.main:
-            _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
-            (run_dir / FAILED_FILE).unlink(missing_ok=True)
+        with unit_console(run_dir, enabled=dist.main) as log:
+            result.log = log
+            _prepare_dir(spec, run_dir, dist)
+            checkpoint = _train_chain(spec, data_root, run_dir, dist, result)
+            if dist.main:
+                _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
+                (run_dir / FAILED_FILE).unlink(missing_ok=True)
     except BaseException as e:
         if dist.main:
             mark_failed(run_dir, e)
@@ -86,11 +94,51 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
     return result
 
 
+def finished_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
+                  data_hashes: dict[tuple[str, str], str | None] | None = None) -> UnitResult | None:
+    """The unit's stored outcome when there is nothing left to do (trained, not failed, not held by a process,
+    and every evaluation stored on the data now in the data root), else None. Launchers hand out only units
+    for which this is None, so re-running a command runs only what is missing."""
+    from benchmark.registry import TASKS
+
+    run_dir = Path(results_dir) / spec.run_id
+    if spec.force or not (run_dir / "method.json").is_file() or (run_dir / FAILED_FILE).exists() \
+            or (run_dir / LOCK_FILE).exists():
+        return None
+    result = UnitResult(spec.run_id, run_dir, spec.row, training=["done earlier"], log=run_dir / UNIT_LOG)
+    hashes = {} if data_hashes is None else data_hashes
+    for name in spec.evals:
+        task = TASKS.get(name)
+        if spec.split not in task.splits and not spec.strict:
+            result.skipped.append((name, f"task {name!r} has no {spec.split!r} split (it has: "
+                                         f"{', '.join(task.splits)})"))
+            continue
+        path = result_path(results_dir, spec.run_id, name, spec.split)
+        if (name, spec.split) not in hashes:
+            try:
+                hashes[name, spec.split] = task.data_sha256(Path(data_root), spec.split)
+            except MissingDataError:
+                hashes[name, spec.split] = None
+        stored = _stored_hash(path)
+        if stored is None or stored != hashes[name, spec.split]:
+            return None
+        result.results.append((name, path))
+    return result
+
+
+def _stored_hash(path: Path) -> str | None:
+    """The data sha256 a stored result was computed on (None when the file is absent or unreadable)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["task"]["data_sha256"]
+    except (OSError, KeyError, ValueError):
+        return None
+
+
 def _prepare_dir(spec: UnitSpec, run_dir: Path, dist: Any) -> None:
     if dist.main:
-        if spec.force:  # start over, keeping the lock this process holds
+        if spec.force:  # start over, keeping the lock this process holds and the log it writes
             for child in run_dir.iterdir():
-                if child.name != LOCK_FILE:
+                if child.name not in (LOCK_FILE, UNIT_LOG):
                     shutil.rmtree(child) if child.is_dir() else child.unlink()
         run_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(run_dir / "config.json", {**spec.config, "seed": spec.seed, "run_id": spec.run_id})
@@ -212,10 +260,10 @@ def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Pa
 
 def _same_data(path: Path, task: Any, split: str, data_root: Path) -> bool:
     """Whether a stored result was computed on the data now in the data root (else it is re-computed)."""
+    stored = _stored_hash(path)
     try:
-        stored = json.loads(path.read_text(encoding="utf-8"))["task"]["data_sha256"]
-        return stored == task.data_sha256(data_root, split)
-    except (OSError, KeyError, ValueError, MissingDataError):
+        return stored is not None and stored == task.data_sha256(data_root, split)
+    except (OSError, MissingDataError):
         return False
 
 

@@ -1,0 +1,48 @@
+"""The `local` launcher: every unit in this process, one after the other, in plan order.
+
+Unlike :func:`benchmark.run.grid.run_sequentially` (the library default, which raises at the first failure so a
+caller sees the exception), a unit that fails here is retried up to ``retries`` times and then reported, and
+the next unit runs: a grid is a set of independent units, and one bad unit should not cost the night's other
+results. Ctrl-C (KeyboardInterrupt) still stops the whole run at once; the interrupted unit is marked.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from benchmark.launch.common import UnitFn, announce, failure, run_attempt
+from benchmark.launch.options import LaunchOptions
+from benchmark.run.plan import UnitSpec
+from benchmark.run.unit import UnitResult, run_unit
+
+
+class LocalLauncher:
+    """``execute`` for :func:`benchmark.run.grid.run_benchmark`: units in this process, failures isolated."""
+
+    name = "local"
+
+    def __init__(self, opts: LaunchOptions, unit_fn: UnitFn = run_unit):
+        self.opts, self.unit_fn = opts, unit_fn
+
+    def __call__(self, units: Sequence[UnitSpec], data_root: Path, results_dir: Path) -> list[UnitResult]:
+        out = []
+        for i, spec in enumerate(units, 1):
+            announce(i, len(units), spec, "running")
+            result = self._run(spec, data_root, results_dir, i, len(units))
+            announce(i, len(units), spec, result.state if result.state != "failed" else f"failed: {result.error}")
+            out.append(result)
+        return out
+
+    def _run(self, spec: UnitSpec, data_root: Path, results_dir: Path, i: int, n: int) -> UnitResult:
+        since = time.time()
+        for attempt in range(1, self.opts.retries + 2):
+            try:
+                result = run_attempt(self.unit_fn, spec, data_root, results_dir, self.opts.cpus_per_unit)
+                result.attempts = attempt
+                return result
+            except Exception as e:  # noqa: BLE001  (any failure of one unit is that unit's; Ctrl-C is not caught)
+                report = failure(spec, results_dir, e, attempt, since)
+                if attempt <= self.opts.retries:
+                    announce(i, n, spec, f"attempt {attempt} failed ({report.error}); retrying")
+        return report

@@ -1,0 +1,110 @@
+"""The `ray` launcher on a local Ray with 2 CPUs: the grid runs two units at a time and fills the same store as
+`--launcher local`; a unit killed mid-training is retried and ends with the same weights; a unit asking for a
+GPU where there is none fails at once."""
+from __future__ import annotations
+
+import functools
+import os
+import re
+
+import pytest
+import torch  # noqa: F401  (the GPU test's skip condition)
+from click.testing import CliRunner
+
+from benchmark.cli.main import main
+from benchmark.launch import LaunchOptions
+from benchmark.run.console import attempts
+from benchmark.run.grid import run_benchmark
+from benchmark.run.manifest import read_job
+from tests.launch.helpers import ASSETS, grid_args, grid_options, kill_once_at_step, max_overlap, store_digest
+
+ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
+
+
+def test_ray_runs_the_grid_two_at_a_time_into_the_same_store_as_local(tiny_bert_dir, grid_corpus, local_grid,
+                                                                      tmp_path, monkeypatch):
+    assert not ray.is_initialized()  # this command starts its own local Ray
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    results = tmp_path / "a-results-dir-whose-path-is-too-long-for-ray-unix-sockets" / "results"
+    result = CliRunner().invoke(main, grid_args(tiny_bert_dir, grid_corpus, results, "--launcher", "ray",
+                                                "--max-parallel", "2"))
+    assert result.exit_code == 0, result.output
+    assert re.search(r"started a local Ray in [\d.]+ s \(\d+ CPU, \d+ GPU\)", result.output), result.output
+    assert store_digest(results) == store_digest(local_grid)  # same runs, config hashes, scores and weights
+    assert max_overlap(results) == 2  # concurrently, never more than --max-parallel
+    assert list((results / ".launch" / "ray").glob("session_*/logs")), "Ray's temp dir is not in the results dir"
+    assert not list(home.iterdir()), f"files in the home directory: {list(home.rglob('*'))}"
+    assert not ray.is_initialized()  # stopped after the run
+    assert all(read_job(results, run)["launcher"] == "ray" for run in store_digest(results))
+
+
+@pytest.fixture(scope="module")
+def local_ray(tmp_path_factory):
+    """One local Ray for the tests below (started the way the launcher starts it; the launcher then joins it)."""
+    from benchmark.launch.ray_launcher import ray_session
+
+    results = tmp_path_factory.mktemp("ray-session")
+    home, saved = tmp_path_factory.mktemp("home"), os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    try:
+        with ray_session(LaunchOptions(launcher="ray"), results):
+            yield results
+    finally:
+        if saved is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = saved
+    assert not list(home.iterdir())
+
+
+def test_a_unit_killed_mid_training_is_retried_and_ends_with_the_same_weights(tiny_bert_dir, grid_corpus,
+                                                                             local_grid, local_ray, tmp_path):
+    from benchmark.launch.ray_launcher import RayLauncher
+
+    opts = grid_options(tiny_bert_dir, grid_corpus, methods=("simcse",), seeds=1)
+    marker = tmp_path / "killed"
+    launcher = RayLauncher(LaunchOptions(launcher="ray", retries=1, cpus_per_unit=1),
+                           unit_fn=functools.partial(kill_once_at_step, marker, 2))
+    outcome = run_benchmark(opts, ASSETS, tmp_path / "results", execute=launcher)
+    (unit,) = outcome.units
+    assert marker.is_file(), "the first attempt was not killed"
+    assert unit.state == "done" and unit.training == ["resuming from its last train state"]
+    assert [a[2] for a in attempts(unit.log)] == ["killed", "ok"]  # SIGKILL: no end line, then the retry
+    assert store_digest(tmp_path / "results")[unit.run_id] == store_digest(local_grid)[unit.run_id]
+
+
+def test_a_killed_unit_without_retries_is_reported_with_its_log(tiny_bert_dir, grid_corpus, local_ray, tmp_path):
+    from benchmark.launch.ray_launcher import RayLauncher
+
+    opts = grid_options(tiny_bert_dir, grid_corpus, methods=("simcse",), seeds=1)
+    launcher = RayLauncher(LaunchOptions(launcher="ray", cpus_per_unit=1),
+                           unit_fn=functools.partial(kill_once_at_step, tmp_path / "killed", 1))
+    (unit,) = run_benchmark(opts, ASSETS, tmp_path / "results", execute=launcher).units
+    assert unit.state == "failed" and "Worker" in unit.error and unit.log == unit.run_dir / "unit.log"
+
+
+@pytest.mark.skipif("torch.cuda.is_available()", reason="this machine has a GPU")
+def test_a_gpu_unit_on_a_cluster_without_gpus_fails_fast(tiny_bert_dir, grid_corpus, local_ray, tmp_path):
+    args = grid_args(tiny_bert_dir, grid_corpus, tmp_path, "--launcher", "ray")
+    args[args.index("--device") + 1] = "cuda"
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 2, result.output
+    assert "ask for 1 GPU each" in result.output and re.search(r"has no GPU \(\d+ CPU, 0 GPU\)", result.output)
+    assert not [p for p in tmp_path.iterdir() if not p.name.startswith(".")]  # no unit started
+
+
+def test_each_unit_asks_for_its_gpu_and_a_share_of_the_cpus():
+    from benchmark.launch.ray_launcher import unit_resources
+
+    box = {"CPU": 64.0, "GPU": 8.0}
+    spec = type("Spec", (), {"device": None})()
+    assert unit_resources(LaunchOptions(launcher="ray"), spec, 100, box) == (8, 1)  # 8 units at once
+    assert unit_resources(LaunchOptions(launcher="ray", max_parallel=4), spec, 100, box) == (16, 1)
+    assert unit_resources(LaunchOptions(launcher="ray", cpus_per_unit=2), spec, 100, box) == (2, 1)
+    spec.device = "cpu"
+    assert unit_resources(LaunchOptions(launcher="ray", max_parallel=2), spec, 100, box) == (32, 0)
+    assert unit_resources(LaunchOptions(launcher="ray"), spec, 4, {"CPU": 2.0}) == (1, 0)
+    spec.device = None
+    assert unit_resources(LaunchOptions(launcher="ray"), spec, 4, {"CPU": 2.0}) == (1, 0)  # no GPU: CPU units

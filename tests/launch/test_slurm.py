@@ -1,0 +1,81 @@
+"""The `slurm` launcher: without SLURM, submitit's local executor runs the grid as jobs, two at a time, into the
+same store as `--launcher local`; on a cluster the options become the job script's #SBATCH lines."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchmark.cli.main import main
+from benchmark.launch import LaunchOptions, launch_options
+from benchmark.run.manifest import read_job
+from tests.launch.helpers import grid_args, max_overlap, store_digest
+
+submitit = pytest.importorskip("submitit", reason="the slurm extra is not installed (pip install -e '.[slurm]')")
+
+
+def test_submitit_local_executor_runs_the_grid_two_at_a_time(tiny_bert_dir, grid_corpus, local_grid, tmp_path,
+                                                            monkeypatch):
+    monkeypatch.setattr("benchmark.launch.slurm.detect_cluster", lambda: "local")  # as where sbatch is absent
+    results = tmp_path / "results"
+    result = CliRunner().invoke(main, grid_args(tiny_bert_dir, grid_corpus, results, "--launcher", "slurm",
+                                                "--max-parallel", "2"))
+    assert result.exit_code == 0, result.output
+    assert "local executor: no sbatch here" in result.output and "at most 2 at once" in result.output
+    assert store_digest(results) == store_digest(local_grid)
+    assert max_overlap(results) == 2
+    for run in store_digest(results):  # each job's own stdout/stderr, recorded for `bench status`
+        job = read_job(results, run)
+        assert job["launcher"] == "submitit-local" and Path(job["log"]).is_file()
+        assert Path(job["log"]).parent == results / ".launch" / "slurm"
+
+
+def test_options_become_the_sbatch_script(tmp_path, monkeypatch):
+    from benchmark.launch.slurm import SlurmLauncher, detect_cluster, executor_parameters
+
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("sbatch", "srun"):  # present but never run: only the job script is rendered
+        (bin_dir / tool).write_text("#!/bin/sh\nexit 1\n")
+        (bin_dir / tool).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    assert detect_cluster() == "slurm" and SlurmLauncher(LaunchOptions(launcher="slurm")).cluster == "slurm"
+    config = tmp_path / "launch.toml"
+    config.write_text('[slurm]\npartition = "gpu"\naccount = "nlp"\nsetup = ["module load cuda/12.1"]\n'
+                      '[slurm.additional]\nexclude = "node17"\n')
+    opts = launch_options({"launcher": "slurm", "max_parallel": 4, "slurm_time_min": 90, "slurm_mem_gb": 32.0},
+                          config)
+    params = executor_parameters(opts, "slurm", device=None)
+    assert params["cpus_per_task"] == 8 and params["gpus_per_node"] == 1 and params["slurm_array_parallelism"] == 4
+    assert executor_parameters(opts, "slurm", device="cpu")["gpus_per_node"] == 0
+    executor = submitit.AutoExecutor(folder=tmp_path / "jobs", cluster="slurm")
+    executor.update_parameters(**params)
+    script = executor._executor._make_submission_file_text("python -m job", "uid")  # submitit's own renderer
+    for line in ("#SBATCH --partition=gpu", "#SBATCH --time=90", "#SBATCH --gpus-per-node=1",
+                 "#SBATCH --cpus-per-task=8", "#SBATCH --mem=32GB", "#SBATCH --account=nlp",
+                 "#SBATCH --exclude=node17", "#SBATCH --job-name=usebench", "module load cuda/12.1"):
+        assert line in script, f"{line!r} not in:\n{script}"
+
+
+def test_the_local_executor_divides_the_cpus_among_the_jobs():
+    from benchmark.launch.slurm import executor_parameters
+
+    n = os.cpu_count() or 1
+    params = executor_parameters(LaunchOptions(launcher="slurm", max_parallel=1), "local", device="cpu")
+    assert params["cpus_per_task"] == n and params["gpus_per_node"] == 0 and "slurm_partition" not in params
+    assert executor_parameters(LaunchOptions(launcher="slurm", max_parallel=2 * n), "local", "cpu")["cpus_per_task"] == 1
+
+
+def test_a_preempted_job_gives_its_lock_up_before_it_is_requeued(tmp_path):
+    from benchmark.launch.slurm import UnitJob
+    from benchmark.run.lock import UnitLock
+    from benchmark.run.unit import run_unit
+
+    spec = type("Spec", (), {"run_id": "simcse__x__1__s0"})()
+    UnitLock(tmp_path / spec.run_id).acquire()  # as run_unit holds it while training
+    job = UnitJob(run_unit, threads=1)
+    resubmission = job.checkpoint(spec, tmp_path, tmp_path)
+    assert not (tmp_path / spec.run_id / ".lock").exists()
+    assert resubmission.function is job and resubmission.args == (spec, tmp_path, tmp_path)

@@ -1,0 +1,128 @@
+"""`bench status` from the store alone (planned, submitted, running, failed, done units), the lock heartbeat that
+lets another host take over a dead unit, and the unit console log."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchmark.cli.main import main
+from benchmark.results import iter_results, write_json_atomic
+from benchmark.run import lock as lock_module
+from benchmark.run.console import attempts, unit_console
+from benchmark.run.lock import LOCK_FILE, STALE_AFTER_S, UnitLock, UnitLockedError
+from benchmark.run.manifest import SCHEMA, record_job
+from benchmark.run.status import grid_status
+
+
+def _unit_dir(results: Path, run_id: str, steps_done: int | None, *, method: str = "simcse", seed: int = 0,
+              files: tuple[str, ...] = ()) -> Path:
+    """A run directory as run_unit leaves it: config.json, log.jsonl up to ``steps_done``, and ``files``."""
+    run = results / run_id
+    run.mkdir(parents=True)
+    write_json_atomic(run / "config.json", {"method": method, "config": {"max_steps": 10}, "seed": seed,
+                                            "run_id": run_id})
+    if steps_done:
+        lines = [{"step": s, "loss": 1.0 / s, "elapsed_s": 2.0 * s} for s in range(1, steps_done + 1)]
+        (run / "log.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (run / "unit.log").write_text("=== start ...\n")
+    for name in files:
+        (run / name).write_text("{}")
+    return run
+
+
+def test_status_shows_every_planned_unit_from_the_store_alone(tmp_path):
+    results = tmp_path / "results"
+    units = [f"simcse__tiny__0000000{i}__s0" for i in range(5)]
+    write_json_atomic(results / ".launch" / "grid-abc.json", {
+        "schema": SCHEMA, "written_at": "2026-01-01T00:00:00+00:00", "argv": ["bench", "run"], "launcher": "slurm",
+        "units": [{"run_id": u, "label": "simcse", "seed": 0, "task": "stsb", "evals": ["stsb"]} for u in units]})
+    _unit_dir(results, units[0], 10, files=("method.json",))
+    _unit_dir(results, units[1], 4)
+    (results / units[1] / LOCK_FILE).write_text(json.dumps({"host": socket.gethostname(), "pid": os.getppid()}))
+    _unit_dir(results, units[2], 3)
+    write_json_atomic(results / units[2] / "failed.json", {"state": "failed", "error": "OutOfMemoryError: CUDA"})
+    record_job(results, units[3], "submitit-slurm", "4242_3", results / ".launch" / "slurm" / "4242_3_0_log.err")
+    _unit_dir(results, "mlm__tiny__99999999__s1", 2, method="mlm", seed=1)  # run earlier, not in the manifest
+    (results / "base__minilm__12345678__s0" / "stsb").mkdir(parents=True)  # a `bench eval` store: not a unit
+
+    states = {u.run_id: u for u in grid_status(results)}
+    assert [(states[u].state, states[u].step, states[u].total_steps) for u in units] == [
+        ("done", 10, 10), ("running", 4, 10), ("failed", 3, 10), ("submitted", None, None), ("missing", None, None)]
+    assert states[units[2]].console == results / units[2] / "unit.log" and states[units[1]].elapsed_s == 8.0
+    assert "4242_3" in states[units[3]].detail and states[units[3]].console.name == "4242_3_0_log.err"
+    assert states["mlm__tiny__99999999__s1"].state == "stopped" and set(states) == {*units, "mlm__tiny__99999999__s1"}
+
+    out = CliRunner().invoke(main, ["status", "--results-dir", str(results)])
+    assert out.exit_code == 0, out.output
+    assert "6 unit(s): 1 done, 1 failed, 1 missing, 1 running, 1 stopped, 1 submitted" in out.output
+    assert "OutOfMemoryError: CUDA" in out.output and "4/10" in out.output and "0:00:08" in out.output
+    failed_only = CliRunner().invoke(main, ["status", "--results-dir", str(results), "--state", "failed"])
+    assert units[2] in failed_only.output and units[0] not in failed_only.output
+
+
+def test_status_of_a_store_that_is_not_there_or_a_bad_state_is_an_error(tmp_path):
+    out = CliRunner().invoke(main, ["status", "--results-dir", str(tmp_path / "nowhere")])
+    assert out.exit_code == 2 and "no results store" in out.output
+    out = CliRunner().invoke(main, ["status", "--results-dir", str(tmp_path), "--state", "done,faild"])
+    assert out.exit_code == 2 and "--state faild: not a state" in out.output
+
+
+def test_the_launchers_folder_holds_no_results(tmp_path):
+    record_job(tmp_path, "simcse__x__1__s0", "ray", "abc", None)  # .launch/jobs/<run>.json is */*/*.json
+    assert list(iter_results(tmp_path)) == []
+
+
+def test_a_lock_of_another_host_is_stale_once_its_heartbeat_stops(tmp_path):
+    run = tmp_path / "unit"
+    run.mkdir()
+    (run / LOCK_FILE).write_text(json.dumps({"host": "node-17", "pid": 1, "since": "then"}))
+    with pytest.raises(UnitLockedError, match="on node-17"):
+        UnitLock(run).acquire()  # touched just now: alive
+    old = time.time() - STALE_AFTER_S - 5
+    os.utime(run / LOCK_FILE, (old, old))
+    lock = UnitLock(run)
+    lock.acquire()  # the node died or the job was preempted: taken over
+    assert json.loads((run / LOCK_FILE).read_text())["host"] == socket.gethostname()
+    lock.release()
+    assert not (run / LOCK_FILE).exists()
+
+
+def test_the_holder_keeps_its_lock_fresh(tmp_path, monkeypatch):
+    monkeypatch.setattr(lock_module, "HEARTBEAT_S", 0.05)
+    with UnitLock(tmp_path / "unit") as lock:
+        old = time.time() - 3600
+        os.utime(lock.path, (old, old))
+        deadline = time.time() + 10
+        while lock.path.stat().st_mtime < time.time() - 60 and time.time() < deadline:
+            time.sleep(0.05)
+        assert lock.path.stat().st_mtime > time.time() - 60
+
+
+def test_the_unit_log_keeps_final_lines_and_the_traceback(tmp_path, capsys):
+    with unit_console(tmp_path):
+        print("progress 1/3\rprogress 2/3\rprogress 3/3")
+        print("a warning", file=sys.stderr)
+    with pytest.raises(ValueError):
+        with unit_console(tmp_path):
+            raise ValueError("bad value in unit")
+    text = (tmp_path / "unit.log").read_text()
+    assert "progress 3/3\na warning\n" in text and "progress 1/3" not in text
+    assert "Traceback" in text and "ValueError: bad value in unit" in text
+    assert [a[2] for a in attempts(tmp_path / "unit.log")] == ["ok", "ValueError"]
+    assert "progress 1/3" in capsys.readouterr().out  # the terminal still sees everything
+
+
+def test_a_stream_kept_from_a_finished_unit_writes_into_the_next_units_log(tmp_path):
+    with unit_console(tmp_path / "a"):
+        kept = sys.stderr  # as a logging handler created during unit a would keep it
+    with unit_console(tmp_path / "b"):
+        kept.write("from a handler\n")
+    assert "from a handler" in (tmp_path / "b" / "unit.log").read_text()
+    assert "from a handler" not in (tmp_path / "a" / "unit.log").read_text()

@@ -61,8 +61,6 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     from benchmark.run.manifest import write_manifest
 
     check_positive(batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
-    pick_device(device)
-
     opts = RunOptions(methods=tuple(m.strip() for m in method_spec.split(",") if m.strip()), tasks=task_spec,
                       eval_tasks=eval_tasks, seeds=seeds, preset=preset, model=model, corpus=tuple(corpus),
                       corpus_size=corpus_size, max_steps=max_steps, overrides=tuple(overrides), split=split,
@@ -70,7 +68,9 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
                       labeled_sizes=_sizes(labeled_sizes))
     data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
     lopts = launch_options({k: launch[k] for k in LAUNCH_KEYS}, launcher_config)
-    check_device(device, lopts)
+    if lopts.launcher == "local":
+        pick_device(device)  # this machine runs the units: `--device cuda` without CUDA is a one-line error
+    check_device(device, lopts)  # Ray / SLURM: the cluster's GPUs, not the driver's, decide
     _check_torchrun(lopts.launcher)
     execute = make_launcher(lopts)  # a missing extra fails here, before planning
     plan = plan_run(opts, data_root)  # every unit built and checked before anything trains

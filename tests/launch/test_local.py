@@ -137,7 +137,7 @@ def test_the_manifest_lists_the_planned_units_for_status(tiny_bert_dir, grid_cor
     monkeypatch.setattr(grid, "run_sequentially", lambda units, data_root, results_dir: [])
     monkeypatch.setattr("benchmark.launch.local.LocalLauncher.__call__", lambda self, units, d, r: [])
     result = CliRunner().invoke(main, grid_args(tiny_bert_dir, grid_corpus, tmp_path))
-    assert result.exit_code == 2  # nothing was trained or evaluated
+    assert result.exit_code == 1  # nothing was trained or evaluated
     (manifest,) = (tmp_path / ".launch").glob("grid-*.json")
     data = json.loads(manifest.read_text())
     assert data["launcher"] == "local" and len(data["units"]) == 4 and data["argv"]

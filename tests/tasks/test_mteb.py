@@ -32,6 +32,7 @@ def tiny_scorer(tiny_bert_dir):
 @pytest.fixture()
 def tp_root(tmp_path):
     shutil.copytree(ASSETS / TP, tmp_path / TP)
+    shutil.copy(ASSETS / "usebench-counts.json", tmp_path)  # the fixture's own counts (tasks/release.py)
     return tmp_path
 
 

@@ -119,6 +119,16 @@ def resolve_model(name: str) -> ModelInfo:
     return _local_info(name, path)
 
 
+def check_model_available(name: str) -> None:
+    """Fail now, not after hours of other work, when ``name`` cannot be loaded here: a missing local directory,
+    an HF id with the hub unreachable and no cached copy, or an HF id not cached under ``HF_HUB_OFFLINE``."""
+    info = resolve_model(name)
+    if not info.local and hub_offline_declared() and cached_snapshot(name) is None:
+        raise BenchError(f"model {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; use "
+                         "`--model minilm` (all-MiniLM-L6-v2, packaged, works offline), `--model PATH` to a local "
+                         "model directory, or unset HF_HUB_OFFLINE on a machine with a network")
+
+
 def _local_info(name: str, path: Path, hub_id: str | None = None) -> ModelInfo:
     """What a local model directory declares (pooling, max length, method.json)."""
     if not (path / "config.json").is_file():

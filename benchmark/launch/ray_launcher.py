@@ -28,13 +28,14 @@ import os
 import secrets
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from benchmark.launch.common import LaunchError, UnitFn, announce, failure, run_attempt
 from benchmark.launch.options import LaunchOptions
+from benchmark.launch.signals import fault_handlers_kept
 from benchmark.run.manifest import launch_dir, record_job
 from benchmark.run.plan import UnitSpec
 from benchmark.run.unit import UnitResult, run_unit, say
@@ -127,25 +128,27 @@ def ray_session(opts: LaunchOptions, results_dir: Path) -> Iterator[None]:
     if ray.is_initialized():
         yield
         return
-    if opts.ray_address:
-        env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
-        try:
-            ray.init(address=opts.ray_address, runtime_env={"env_vars": env}, logging_level=logging.WARNING,
-                     log_to_driver=False)
-        except (ConnectionError, RuntimeError, ValueError) as e:
-            raise LaunchError(f"cannot join the Ray cluster at {opts.ray_address}: {e}") from None
-        say(f"joined the Ray cluster at {opts.ray_address}: {_describe(ray.cluster_resources())}")
-        try:
+    with fault_handlers_kept() as put_back:  # a JVM in this process (Pyserini) needs its SIGSEGV handler
+        if opts.ray_address:
+            env = {k: os.environ[k] for k in FORWARDED_ENV if k in os.environ}
+            try:
+                ray.init(address=opts.ray_address, runtime_env={"env_vars": env}, logging_level=logging.WARNING,
+                         log_to_driver=False)
+            except (ConnectionError, RuntimeError, ValueError) as e:
+                raise LaunchError(f"cannot join the Ray cluster at {opts.ray_address}: {e}") from None
+            put_back()
+            say(f"joined the Ray cluster at {opts.ray_address}: {_describe(ray.cluster_resources())}")
+            try:
+                yield
+            finally:
+                ray.shutdown()
+            return
+        with _local_ray(results_dir, put_back):
             yield
-        finally:
-            ray.shutdown()
-        return
-    with _local_ray(results_dir):
-        yield
 
 
 @contextmanager
-def _local_ray(results_dir: Path) -> Iterator[None]:
+def _local_ray(results_dir: Path, after_init: Callable[[], None]) -> Iterator[None]:
     import ray
 
     temp = launch_dir(results_dir) / "ray"
@@ -163,6 +166,7 @@ def _local_ray(results_dir: Path) -> Iterator[None]:
     try:
         ray.init(_temp_dir=str(short), include_dashboard=False,  # CPUs and GPUs as Ray detects them
                  logging_level=logging.WARNING, log_to_driver=False)
+        after_init()
         say(f"started a local Ray in {time.perf_counter() - t0:.1f} s ({_describe(ray.cluster_resources())}); "
             f"its files are in {temp}")
         yield

@@ -13,6 +13,7 @@ import difflib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -272,6 +273,8 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
         cfg = method.config(preset, values)
     if cfg.dev_every:
         _require_dev(cfg.dev_task, data_root)
+    if k == 0:
+        _require_model(cfg.model)
     data, examples = stage_data(method, cfg, task, corpus, labeled_size, seed, data_root)
     if k == 0 or data["kind"] == "labeled":  # later sentence stages see the same corpus as the first
         check_trainable(method, cfg, examples, seed)
@@ -279,6 +282,14 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
     if k > 0:
         cfg_dict["model"] = f"stage:{k}"  # the previous stage's export (its path is no part of the identity)
     return StageSpec(name, preset, values, data), {"method": name, "preset": preset, "config": cfg_dict}
+
+
+@lru_cache(maxsize=None)
+def _require_model(name: str) -> None:
+    """The first stage's backbone can be loaded here (checked once per name, before anything trains)."""
+    from benchmark.eval.models import check_model_available
+
+    check_model_available(name)
 
 
 def _target_dev(method: str, task: str, notes: list[str]) -> dict[str, Any]:
@@ -353,5 +364,6 @@ def _baselines(names: list[str], train_tasks: list[str], extra: list[str], opts:
             specs.append(BaselineSpec(name, "bm25", evals))
         else:
             model, pooling = base_encoder(opts.preset, opts.model)
+            _require_model(model)
             specs.append(BaselineSpec(name, model, evals, pooling))
     return specs

@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from benchmark.errors import ConfigError, MissingDataError
+from benchmark.errors import BenchError, ConfigError, MissingDataError
 from benchmark.results import run_id
 from benchmark.run.corpus import corpus_note, load_corpus
 from benchmark.run.settings import chain_label, expand_aliases, expand_setting, parse_chain, pretraining_chains
@@ -274,7 +274,14 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
     if cfg.dev_every:
         _require_dev(cfg.dev_task, data_root)
     if k == 0:
-        _require_model(cfg.model)
+        try:
+            _require_model(cfg.model)
+        except BenchError as e:
+            if opts.model:
+                raise
+            default = " (the default)" if opts.preset is None else ""
+            raise BenchError(f"{e} [{cfg.model} is the backbone of {name}'s preset {preset!r}{default}; "
+                             "`--preset smoke` trains the packaged MiniLM]") from None
     data, examples = stage_data(method, cfg, task, corpus, labeled_size, seed, data_root)
     if k == 0 or data["kind"] == "labeled":  # later sentence stages see the same corpus as the first
         check_trainable(method, cfg, examples, seed)

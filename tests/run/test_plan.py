@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from benchmark.cli.main import main
-from benchmark.errors import ConfigError
+from benchmark.errors import BenchError, ConfigError
 from benchmark.run.grid import RunOptions, plan_run, run_benchmark
 from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError
 from benchmark.run.status import unit_state
@@ -77,9 +77,24 @@ def test_nothing_done_is_a_non_zero_exit(tiny_bert_dir, tmp_path):
     assert "bench data download useb" in result.output
 
 
-def test_the_default_paper_preset_is_announced_with_its_cost(tiny_bert_dir, corpus_file):
+def test_a_backbone_that_cannot_be_loaded_fails_the_plan(corpus_file, monkeypatch):
+    """Offline without a cached bert-base-uncased, the default preset fails in the plan, saying why and what to do."""
+    import benchmark.eval.models as models
+
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(models, "cached_snapshot", lambda hub_id: None)
+    with pytest.raises(BenchError, match=r"'bert-base-uncased' is not in the local Hugging Face cache.*"
+                                         r"backbone of tsdae's preset 'paper' \(the default\); `--preset smoke`"):
+        plan_run(RunOptions(methods=("tsdae",), tasks="stsb", corpus=(corpus_file,)), ASSETS)
+    with pytest.raises(BenchError, match="model directory '/no/such/model' does not exist"):
+        plan_run(RunOptions(methods=("tsdae",), tasks="stsb", corpus=(corpus_file,), model="/no/such/model"), ASSETS)
+
+
+def test_the_default_paper_preset_is_announced_with_its_cost(tiny_bert_dir, corpus_file, monkeypatch):
+    import benchmark.run.plan as plan_module
     from benchmark.run.cost import paper_preset_note
 
+    monkeypatch.setattr(plan_module, "_require_model", lambda name: None)  # as with bert-base-uncased cached
     plan = plan_run(RunOptions(methods=("tsdae",), tasks="stsb", corpus=(corpus_file,)), ASSETS)
     note = paper_preset_note(plan, "cpu")
     assert "preset 'paper' (the default)" in note and "bert-base-uncased" in note and "100,000" in note

@@ -74,15 +74,15 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     _check_torchrun(lopts.launcher)
     execute = make_launcher(lopts)  # a missing extra fails here, before planning
     plan = plan_run(opts, data_root)  # every unit built and checked before anything trains
-    if dry_run:
-        print_plan(plan, results_dir)
-        return
-    if preset is None:
+    if preset is None:  # the default is the papers' full budget: say so, with its cost here (also in a dry run)
         from benchmark.run.cost import paper_preset_note
 
         note = paper_preset_note(plan, device)
         if note:
             click.secho(note, fg="yellow", err=True)
+    if dry_run:
+        print_plan(plan, results_dir)
+        return
     main_rank = int(os.environ.get("RANK", "0")) == 0
     if main_rank and plan.units:
         write_manifest(plan, results_dir, lopts.launcher)  # `bench status` shows units not started yet

@@ -109,13 +109,15 @@ def exclude_and_cut(query_ids, doc_ids, scores: np.ndarray, indices: np.ndarray,
     return run
 
 
-def _beir_read_everything(data: BeirData, corpus_path: Path, queries_path: Path, qrels_path: Path) -> bool:
-    """Whether BEIR's loader took every corpus line as a distinct document with an id, and the qrels have the
-    BEIR header (what it does not check)."""
+def _beir_read_everything(data: BeirData, n_queries: int, corpus_path: Path, queries_path: Path,
+                          qrels_path: Path) -> bool:
+    """Whether BEIR's loader took every corpus and query line as a distinct record with an id, and the qrels have
+    the BEIR header (what it does not check)."""
     n_lines = sum(1 for line in read_lines(corpus_path) if line.strip())
+    n_query_lines = sum(1 for line in read_lines(queries_path) if line.strip())
     header = next(iter(read_lines(qrels_path)), "")
     return n_lines == len(data.doc_ids) and None not in data.doc_ids and header == QRELS_HEADER \
-        and None not in data.query_ids
+        and n_query_lines == n_queries and None not in data.query_ids
 
 
 class BeirTask(Task):
@@ -171,17 +173,18 @@ class BeirTask(Task):
         if importlib.util.find_spec("beir") is None:
             return self._load_ours(*paths)
         try:
-            data = self._load_beir(split, *paths)
+            data, n_queries = self._load_beir(split, *paths)
         except Exception:  # noqa: BLE001  BEIR's loader names no line: let our reader say what is wrong where
             self._load_ours(*paths)
             raise
-        if not _beir_read_everything(data, *paths):
+        if not _beir_read_everything(data, n_queries, *paths):
             # BEIR's loader silently merges repeated ids, keys a line without "_id" as None and skips the qrels
             # header unread: our reader names the file and line of such input.
             return self._load_ours(*paths)
         return data
 
-    def _load_beir(self, split: str, corpus_path: Path, queries_path: Path, qrels_path: Path) -> BeirData:
+    def _load_beir(self, split: str, corpus_path: Path, queries_path: Path, qrels_path: Path) -> tuple[BeirData, int]:
+        """(the split as BEIR's loader reads it, how many distinct queries it kept)."""
         from beir.datasets.data_loader import GenericDataLoader
 
         # files() lays the split out as BEIR does: <folder>/{corpus.jsonl, queries.jsonl, qrels/<split>.tsv}
@@ -189,7 +192,7 @@ class BeirTask(Task):
         qids = tuple(qrels)  # judged queries in qrels file order, as BEIR evaluates them
         docs = [{"title": d.get("title") or "", "text": d.get("text") or ""} for d in corpus.values()]
         return BeirData(qids, tuple(queries[q] for q in qids), tuple(corpus), tuple(doc_text(d) for d in docs),
-                        {q: dict(rel) for q, rel in qrels.items()})
+                        {q: dict(rel) for q, rel in qrels.items()}), len(queries)
 
     def _load_ours(self, corpus_path: Path, queries_path: Path, qrels_path: Path) -> BeirData:
         corpus = read_jsonl(corpus_path, ("_id", "text"), ("title",))

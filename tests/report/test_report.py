@@ -22,42 +22,10 @@ from benchmark.report.rows import index_results
 from benchmark.report.tables import COLUMNS, TABLES
 from benchmark.results import iter_results
 from benchmark.report.stats import MixedRunsError
-from tests.report.synthetic_results import add_result, add_useb
+from tests.report.synthetic_results import add_result
+from tests.report.synthetic_results import built_table as _built
 
 PAPERS = Path(__file__).resolve().parents[3] / "shared" / "papers"
-
-
-def _store(root: Path) -> Path:
-    """Hand-chosen scores (0-1) so every expected cell below is a hand computation."""
-    ask = {"tsdae": (0.60, 0.62, 0.61), "ct": (0.55, 0.57, 0.56), "simcse": (0.54, 0.56, 0.58)}
-    turl = {"tsdae": (0.70, 0.72, 0.74), "ct": (0.71,) * 3, "simcse": (0.60,) * 3}
-    pit = {"tsdae": (0.60,) * 3, "ct": (0.65,) * 3, "simcse": (0.50,) * 3}
-    cqa = {"tsdae": 0.10, "ct": 0.12, "simcse": 0.11}
-    sci = {"tsdae": 0.70, "ct": 0.65, "simcse": 0.60}
-    for m in ask:
-        for seed in range(3):
-            add_useb(root, m, seed, ask[m][seed], cqa[m], (turl[m][seed], pit[m][seed]), (sci[m],) * 4)
-            add_result(root, m, seed, "stsb", {"spearman": {"tsdae": 0.66, "ct": 0.74, "simcse": 0.73}[m]})
-    # MLM: AskUbuntu has a third seed that the other tasks lack (per-seed USEB average uses seeds 0, 1 only).
-    for seed, a in enumerate((0.50, 0.52, 0.90)):
-        add_result(root, "mlm", seed, "askubuntu", {"map": a})
-    for seed, t in ((0, 0.60), (1, 0.62)):
-        add_result(root, "mlm", seed, "cqadupstack", {"map@100": 0.10})
-        add_result(root, "mlm", seed, "twitterpara", {"ap_twitterurl": t, "ap_pit": t, "ap_avg": t})
-        add_result(root, "mlm", seed, "scidocs", {k: 0.70 for k in ("map_cite", "map_cocite", "map_coread",
-                                                                     "map_coview", "map_avg")})
-    add_result(root, "base", 0, "askubuntu", {"map": 0.48}, pooling="mean")  # everything else missing
-    add_result(root, "sbert-mnrl", 0, "askubuntu", {"map": 0.90}, setting="supervised")  # the grid's setting name
-    return root
-
-
-@pytest.fixture()
-def store(tmp_path) -> Path:
-    return _store(tmp_path / "results")
-
-
-def _built(store: Path, name: str = "paper-table2"):
-    return build_table(TABLES.get(name), index_results(iter_results(store)))
 
 
 def _row(built, label):
@@ -369,100 +337,3 @@ def test_html_report_in_headless_chromium(store, tmp_path):
     header_px = sum(1 for px in img.getdata() if abs(px[0] - 0xDB) <= 2 and abs(px[1] - 0xE7) <= 2
                     and abs(px[2] - 0xF3) <= 2)
     assert header_px > 5000, header_px
-
-
-def test_difference_to_a_baseline_row_is_paired_per_seed(tmp_path):
-    """denosent-fig3: each row minus SimCSE of the same setting, seed by seed; SimCSE itself is the zero line."""
-    root = tmp_path / "results"
-    values = {"denosent": (0.50, 0.54, 0.58), "simcse": (0.48, 0.50, 0.52)}
-    for method, per_seed in values.items():
-        for seed, v in enumerate(per_seed):
-            add_result(root, method, seed, "mteb:SciDocsRR", {"map_at_1000": v})
-    add_result(root, "tsdae", 0, "mteb:SciDocsRR", {"map_at_1000": 0.9})  # ran with seed 0 only
-    b = _built(root, "denosent-fig3")
-    assert {r.key.method for r in b.rows} == {"denosent", "tsdae"}  # no SimCSE row: it is the zero line
-    deno = next(r for r in b.rows if r.key.method == "denosent").cells["mteb.SciDocsRR"]
-    assert deno.mean == pytest.approx(4.0) and deno.n == 3  # (2 + 4 + 6) / 3 points
-    assert deno.std == pytest.approx(2.0)
-    tsdae = next(r for r in b.rows if r.key.method == "tsdae").cells["mteb.SciDocsRR"]
-    assert tsdae.mean == pytest.approx(42.0) and tsdae.n == 1
-    assert any("differences to simcse" in n for n in b.notes)
-    assert _built(root, "denosent-table2").rows == ()  # no classification result: no row
-
-
-# --- issue 14, item 14: the setting gap beside each compared row, markers, --compare that finds nothing ---------
-
-def test_the_vs_paper_block_states_each_rows_setting_gap(tmp_path):
-    from benchmark.report.make import build_sections
-
-    train = {"config": {"max_steps": 200, "batch_size": 8}}
-    for seed in range(2):
-        for task in ("askubuntu", "twitterpara"):
-            scores = {"map": 0.5} if task == "askubuntu" else {"ap_twitterurl": 0.7, "ap_pit": 0.6, "ap_avg": 0.65}
-            add_result(tmp_path, "tsdae", seed, task, scores, model="minilm", train_corpus=task,
-                       config={**train, "corpus": {"label": task, "sentences": {"askubuntu": 1000}.get(task, 500)}})
-    add_result(tmp_path, "base", 0, "askubuntu", {"map": 0.48}, pooling="mean")
-    (section, *_) = build_sections(list(iter_results(tmp_path)), ReportOptions(results_dir=tmp_path,
-                                                                               tables=("paper-table2",)))
-    notes = [n for n in section.comparison.notes if n.startswith("Setting of")]
-    tsdae = next(n for n in notes if n.startswith("Setting of TSDAE"))
-    assert "vs TSDAE Table 2 TSDAE: differs in backbone, steps." in tsdae
-    assert "Ours: minilm; 200 steps at batch 8; corpus each task's own unlabeled sentences (in-domain) (500, 1,000 " \
-           "sent.)" in tsdae
-    assert "Paper: bert-base-uncased; 100K steps at batch 8 (App. B); corpus the task's own unlabeled" in tsdae
-    base = next(n for n in notes if n.startswith("Setting of bert-base-uncased (mean)"))
-    assert "no gap detected" in base and "Ours: bert-base-uncased; no training" in base
-
-
-def test_loss_curves_with_one_point_per_run_draw_markers(tmp_path):
-    from matplotlib.figure import Figure
-
-    from benchmark.report.plots import draw_loss_curves
-
-    ax = Figure().add_subplot()
-    rec = {"method": {"name": "simcse"}, "seed": 0}
-    draw_loss_curves(ax, [(tmp_path / "a" / "log.jsonl", rec, [(12, 0.7)]),
-                          (tmp_path / "b" / "log.jsonl", rec, [(s, 1.0 / s) for s in range(1, 200)])])
-    assert ax.lines[0].get_marker() == "o"  # a single point is visible
-    assert ax.lines[1].get_marker() in ("None", None, "")  # a dense curve stays a line
-
-
-def test_compare_explains_why_there_is_nothing_to_compare(store, tmp_path):
-    from benchmark.cli.main import main
-
-    out = tmp_path / "o"
-    res = CliRunner().invoke(main, ["report", "--results-dir", str(store), "--out", str(out), "--table",
-                                    "paper-table2", "--compare", "tsdae,consert", "--no-plots", "--format", "md"])
-    assert res.exit_code == 0
-    assert "--compare tsdae,consert: nothing to compare in paper-table2: no results of method 'consert' in its " \
-           "columns (methods with results here: base, ct, mlm, sbert-supervised, simcse, tsdae)" in res.output
-    add_result(store, "consert", 0, "askubuntu", {"map": 0.5}, model="distilbert-base-uncased")
-    res = CliRunner().invoke(main, ["report", "--results-dir", str(store), "--out", str(out), "--table",
-                                    "paper-table2", "--compare", "tsdae,consert", "--no-plots", "--format", "md"])
-    assert "pairs need the same block, base model, training corpus and corpus size, and none match" in res.output
-    assert "model distilbert-base-uncased" in res.output and "model bert-base-uncased" in res.output
-
-
-def test_report_out_must_be_writable_before_anything_is_read(tmp_path, monkeypatch):
-    import benchmark.report.make as make
-    from benchmark.cli.main import main
-
-    monkeypatch.setattr(make, "iter_results", lambda d: pytest.fail("the store was read"))
-    blocker = tmp_path / "file"
-    blocker.write_text("x")
-    res = CliRunner().invoke(main, ["report", "--results-dir", str(tmp_path), "--out", str(blocker / "reports")])
-    assert res.exit_code == 2 and f"report folder {blocker / 'reports'} is not writable" in res.output
-    assert "--out" in res.output
-
-
-def test_report_warns_about_results_made_with_allow_partial(store, tmp_path):
-    from benchmark.cli.main import main
-
-    path = next(store.glob("tsdae__*/askubuntu/test.json"))
-    record = json.loads(path.read_text())
-    record["task"]["partial"] = True
-    path.write_text(json.dumps(record))
-    res = CliRunner().invoke(main, ["report", "--results-dir", str(store), "--out", str(tmp_path / "o"),
-                                    "--no-plots", "--format", "md"])
-    assert res.exit_code == 0 and "warning: 1 of them were evaluated with --allow-partial" in res.output
-    assert str(path) in res.output

@@ -12,12 +12,22 @@ def read_lines(path: str | Path) -> list[str]:
     ``GenericDataLoader``, sentence-transformers' examples) read their files. Unlike ``str.splitlines``, form
     feeds, ``\x1c``-``\x1e``, ``\x85`` and U+2028 stay inside their line: forum and tweet text contains them.
     A file that is not UTF-8 is a DataFormatError naming the line."""
-    path = Path(path)
+    return _split_utf8(Path(path), universal_newlines=True)
+
+
+def read_lines_lf(path: str | Path) -> list[str]:
+    """Lines split on ``\n`` alone, a ``\r`` kept in its line (SentEval's files are converted byte for byte)."""
+    return _split_utf8(Path(path), universal_newlines=False)
+
+
+def _split_utf8(path: Path, universal_newlines: bool) -> list[str]:
+    data = path.read_bytes()
     try:
-        text = path.read_text(encoding="utf-8")  # newline=None: \r\n and a lone \r become \n
+        text = data.decode("utf-8")
     except UnicodeDecodeError as e:
-        line = path.read_bytes()[: e.start].count(b"\n") + 1
-        raise DataFormatError(path, line, "UTF-8 text") from None
+        raise DataFormatError(path, data[: e.start].count(b"\n") + 1, "UTF-8 text") from None
+    if universal_newlines:  # as text mode's newline=None: \r\n and a lone \r end a line
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from benchmark.data.corpus import read_lines_lf
 from benchmark.errors import DataFormatError
 
 # Perl's \s (Unicode); Python's \s also matches \x1c-\x1f, which Perl instead deletes as control characters.
@@ -166,32 +167,20 @@ def _cut(line: str, field: int) -> str:
     return fields[field - 1] if field <= len(fields) else ""
 
 
-def _lines(path: Path) -> list[str]:
-    try:
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as e:
-        line = path.read_bytes()[: e.start].count(b"\n") + 1
-        raise DataFormatError(path, line, "UTF-8 text") from None
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    return lines
-
-
 def _write_lines(path: Path, lines: Sequence[str]) -> None:
     path.write_bytes("".join(line + "\n" for line in lines).encode("utf-8"))
 
 
 def convert_sts_input(path: Path) -> None:
     """Rewrite an ``STS.input.<subset>.txt`` in place as ``tok(cut -f1) \\t tok(cut -f2)``."""
-    lines = _lines(path)
+    lines = read_lines_lf(path)
     _write_lines(path, [senteval_sentence(_cut(ln, 1)) + "\t" + senteval_sentence(_cut(ln, 2)) for ln in lines])
 
 
 def convert_stsb_csv(path: Path) -> None:
     """Rewrite an STS-benchmark ``sts-*.csv`` in place: columns 1-5 verbatim, sentences 6 and 7 tokenised."""
     out = []
-    for ln in _lines(path):
+    for ln in read_lines_lf(path):
         head = ln if "\t" not in ln else "\t".join(ln.split("\t")[:5])
         out.append(f"{head}\t{senteval_sentence(_cut(ln, 6))}\t{senteval_sentence(_cut(ln, 7))}")
     _write_lines(path, out)

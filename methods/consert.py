@@ -5,7 +5,7 @@ Representation Transfer", ACL. Reference code: yym6472/ConSERT (``sentence_trans
 AdvCLSoftmaxLoss.py``, patched ``transformers/modeling_bert.py``, ``scripts/unsup-consert-base.sh``).
 
 Each sentence is encoded twice, each view in its own forward pass with its own augmentation (default view 1 =
-feature cutoff 0.2, view 2 = token shuffle; see :mod:`methods.augment`), with all BERT dropout off. The views are
+feature cutoff 0.2, view 2 = token shuffle; see :mod:`methods.parts.augment`), with all BERT dropout off. The views are
 mean-pooled over the last layer, L2-normalised and compared with the two-direction NT-Xent of SimCLR
 (temperature 0.1, intra-view negatives); the sum of both directions is scaled by ``cl_rate`` 0.15. The exported
 encoder is evaluated with last-2-layer average pooling (the paper's reported numbers).
@@ -39,7 +39,7 @@ from benchmark.train.plugin import (
 )
 from benchmark.eval.pooling import POOLERS, needs_all_layers
 from benchmark.registry import METHODS
-from methods.augment import Augmentation, augmented_forward, check_augmentation
+from methods.parts.augment import Augmentation, augmented_forward, check_augmentation
 
 LARGE_NUM = 1e9  # the reference's mask for self-similarity
 
@@ -189,7 +189,7 @@ class Consert(Method):
 
     def collate(self, cfg: TrainConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
         batch: dict[str, Any] = tokenize(tokenizer, texts, cfg.max_length)
-        batch["aug_seed"] = int(rng.integers(2**62))  # the augmentations' python RNG (see methods.augment)
+        batch["aug_seed"] = int(rng.integers(2**62))  # the augmentations' python RNG (see methods.parts.augment)
         return batch
 
 

@@ -12,7 +12,7 @@ Representation Learning", AAAI (arXiv:2401.13621). Reference code: xinghaow99/De
   post-LN, dropout 0.1) reads the *detached* embedding-layer output of the target sentence after a heavy
   dropout (p = 0.825, inverted) and cross-attends to the projected vector of the *original* sentence (a
   length-1 memory). No causal mask, no label shift: position i predicts token i of the target (prompt tokens
-  included), pads excluded. The output layer is the encoder's MLM head (see :mod:`methods.heads`).
+  included), pads excluded. The output layer is the encoder's MLM head (see :mod:`methods.parts.heads`).
 - Contrastive: cos(z_orig_i, z_pos_j) / tau, cross-entropy with label i, one direction.
 - Loss: ``contrastive_weight * L_con + generative_weight * L_gen`` (paper Eq. 6 weights 1/1; README 5/7).
 
@@ -48,8 +48,8 @@ from benchmark.train.plugin import (
 )
 from benchmark.registry import METHODS
 from benchmark.results import write_json_atomic
-from methods.heads import HeadInit, mlm_head
-from methods.losses import info_nce
+from methods.parts.heads import HeadInit, mlm_head
+from methods.parts.losses import info_nce
 
 CITATION = ("@inproceedings{wang2024denosent, title={DenoSent: A Denoising Objective for Self-Supervised Sentence "
             "Representation Learning}, author={Wang, Xinghao and He, Junliang and Wang, Pengyu and Zhou, Yunhua and "
@@ -303,7 +303,7 @@ class DenoSent(Method):
                  "'w/o discrete noise' ablation)",
         "official": "dev selection on STSb-dev alone (the README averages STSb and SICK-R dev)",
     }
-    st_trust_remote_code: ClassVar[bool] = True  # the export's prompt/[MASK] modules live in methods.denosent_st
+    st_trust_remote_code: ClassVar[bool] = True  # the export's prompt/[MASK] modules live in methods.parts.denosent_st
 
     def build(self, cfg: DenoSentConfig, device: torch.device) -> DenoSentModule:
         return DenoSentModule(cfg)
@@ -352,13 +352,13 @@ def _write_mask_pooling(out_dir: Path, hf_config: Any) -> list[dict[str, Any]]:
     mask_id = AutoTokenizer.from_pretrained(out_dir).mask_token_id
     write_json_atomic(out_dir / MASK_POOLING_DIR / "config.json",
                       {"dimension": int(hf_config.hidden_size), "mask_token_id": int(mask_id)})
-    return [{"idx": 1, "name": "1", "path": MASK_POOLING_DIR, "type": "methods.denosent_st.MaskTokenPooling"}]
+    return [{"idx": 1, "name": "1", "path": MASK_POOLING_DIR, "type": "methods.parts.denosent_st.MaskTokenPooling"}]
 
 
 def write_prompted_st_pipeline(out_dir: Path, meta: dict[str, Any]) -> None:
     """Make module 0 the prompt-filling Transformer with the prompt settings of method.json (``export_extra``)."""
     modules = json.loads((out_dir / "modules.json").read_text(encoding="utf-8"))
-    modules[0]["type"] = "methods.denosent_st.PromptedTransformer"
+    modules[0]["type"] = "methods.parts.denosent_st.PromptedTransformer"
     write_json_atomic(out_dir / "modules.json", modules)
     st_config = json.loads((out_dir / "sentence_bert_config.json").read_text(encoding="utf-8"))
     st_config.update({"prompt_template": meta["prompt"], "prompt_text_max_length": meta["prompt_text_max_length"]})

@@ -7,7 +7,7 @@ Understanding", NAACL; used as an unsupervised sentence-embedding baseline in Wa
 
 15% of the non-special, non-padding tokens are selected (``whole_word``: a budget of round(0.15 x tokens) filled
 with whole words, as transformers 4.x's whole-word collator); of those 80% become [MASK], 10% a random token,
-10% stay (:func:`methods.noise.mask_tokens`); CE only on the selected positions. The MLM head is the
+10% stay (:func:`methods.parts.noise.mask_tokens`); CE only on the selected positions. The MLM head is the
 checkpoint's own (``AutoModelForMaskedLM``; newly initialised when the checkpoint has none, e.g. MiniLM), its
 output matrix tied to the word embeddings. The exported encoder (with its BERT pooler, unused) is mean-pooled.
 """
@@ -31,7 +31,7 @@ from benchmark.train.plugin import (
     tokenize,
 )
 from benchmark.registry import METHODS
-from methods.noise import mask_tokens
+from methods.parts.noise import mask_tokens
 
 CITATION = ("@inproceedings{devlin2019bert, title={BERT: Pre-training of Deep Bidirectional Transformers for "
             "Language Understanding}, author={Devlin, Jacob and Chang, Ming-Wei and Lee, Kenton and Toutanova, "
@@ -46,7 +46,7 @@ class MLMConfig(TrainConfig):
     mask_frac: float = 0.8  # BERT: 80% of selected -> [MASK]
     random_frac: float = 0.1  # BERT: 10% -> random token (the remaining 10% unchanged)
     # BERT original: token-level; [ST] train_mlm.py: DataCollatorForWholeWordMask (transformers 4.x: a fixed budget
-    # of round(0.15 x tokens) filled with whole words, see methods.noise.select_whole_words)
+    # of round(0.15 x tokens) filled with whole words, see methods.parts.noise.select_whole_words)
     whole_word: bool = False
     min_chars: int = 0  # [ST] train_mlm.py drops lines shorter than 10 characters
     pooling: str = "mean"  # TSDAE paper §5.2

@@ -4,9 +4,9 @@ Wu & Zhao 2022, "Sentence Representation Learning with Generative Objective rath
 EMNLP (arXiv:2210.08474). Reference code: chengzhipanpan/PaSeR (``paser/models.py``, ``train.py``,
 ``scripts/run_unsup_example.sh``); the phrase extraction and masking (paper §3.1) are not in it.
 
-Per sentence s: RAKE (:mod:`methods.rake`) ranks its phrases; s~ is s with every word of the top-k phrases
+Per sentence s: RAKE (:mod:`methods.parts.rake`) ranks its phrases; s~ is s with every word of the top-k phrases
 (default 3, paper Table 5) replaced by ``[MASK]`` (one per word, as the paper's Table 7); the decoder target is
-the masked words in text order. Both s and s~ get WordNet synonym replacement (:mod:`methods.synonyms`; paper
+the masked words in text order. Both s and s~ get WordNet synonym replacement (:mod:`methods.parts.synonyms`; paper
 Table 4 "+SR", ratio 0.5 per the reference README), independently, never touching a masked word. The encoder
 gives E_s = CLS(s) and E_s~ = CLS(s~); the *decoding signal* is four memory vectors:
 
@@ -43,10 +43,10 @@ from benchmark.train.plugin import (
     tokenize,
 )
 from benchmark.registry import METHODS
-from methods.heads import HeadInit, mlm_head
-from methods.noise import mask_tokens
-from methods.rake import StopList, Token, rank_phrases, stopwords, word_spans
-from methods.synonyms import (
+from methods.parts.heads import HeadInit, mlm_head
+from methods.parts.noise import mask_tokens
+from methods.parts.rake import StopList, Token, rank_phrases, stopwords, word_spans
+from methods.parts.synonyms import (
     SynonymFn,
     load_wordnet,
     render,
@@ -162,7 +162,7 @@ class PaSeRConfig(TrainConfig):
     max_steps: int | None = None
     scheduler: Literal["constant", "linear", "warmup_constant", "piecewise"] = "linear"  # HF Trainer default
     top_k: int = 3  # paper Table 5: RAKE top-3 best
-    stop_words: StopList = "nltk"  # see methods.rake
+    stop_words: StopList = "nltk"  # see methods.parts.rake
     synonym_ratio: float = 0.5  # reference README: EDA synonym replacement, ratio 0.5 (0: no augmentation)
     signal: Signal = "paper"  # paper Eq. 2; "code": paser/models.py
     signal_m: float = 10.0  # paper Table 8 (m = n = 10 best)

@@ -40,7 +40,7 @@ from benchmark.train.plugin import (
     tokenize,
 )
 from benchmark.registry import METHODS
-from methods.losses import info_nce
+from methods.parts.losses import info_nce
 
 CITATION = ("@inproceedings{gao2021simcse, title={SimCSE: Simple Contrastive Learning of Sentence Embeddings}, "
             "author={Gao, Tianyu and Yao, Xingcheng and Chen, Danqi}, booktitle={EMNLP}, year={2021}}")

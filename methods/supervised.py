@@ -10,7 +10,7 @@ its pre-training curves (Fig. 2, App. E) and the NLI+STS stages of its domain-ad
   rows use (``--methods nli-sts`` is the chain ``sbert-nli>sbert-stsb``, see ``benchmark/run/settings.py``):
   AllNLI entailment pairs with contradiction hard negatives under MNRL, then STSb train under cosine MSE.
 
-Labeled examples come from ``train_data`` (:mod:`methods.labeled_data`); ``labeled_size`` (set by the run grid's
+Labeled examples come from ``train_data`` (:mod:`methods.parts.labeled_data`); ``labeled_size`` (set by the run grid's
 ``--labeled-sizes``) keeps a seeded, nested subset. Each encoder forward encodes one column, as
 sentence-transformers does; a batch drops an example whose text is already in it (MNRL would count it as a
 negative of itself; sentence-transformers' NoDuplicates loader defers such an example to a later batch).
@@ -32,7 +32,7 @@ from benchmark.registry import METHODS
 from benchmark.train.config import TrainConfig
 from benchmark.train.plugin import Method, SentenceEncoder, TrainingData, TrainModule, load_backbone, set_dropout, \
     tokenize
-from methods.labeled_data import Kind, load_labeled
+from methods.parts.labeled_data import Kind, load_labeled
 
 CITATION = ("@inproceedings{reimers-2019-sentence-bert, title={Sentence-BERT: Sentence Embeddings using Siamese "
             "BERT-Networks}, author={Reimers, Nils and Gurevych, Iryna}, booktitle={EMNLP-IJCNLP}, year={2019}}")
@@ -45,7 +45,7 @@ class SupervisedConfig(TrainConfig):
     defaults (transformers' AdamW lr 2e-5, eps 1e-6, correct_bias=False, weight decay 0.01, WarmupLinear,
     max_grad_norm 1) and ``models.Transformer``/``models.Pooling`` defaults (128 tokens, mean pooling)."""
 
-    train_data: str = "target"  # a source of methods.labeled_data (target | allnli | stsb | twitter-url) or a folder
+    train_data: str = "target"  # a source of methods.parts.labeled_data (target | allnli | stsb | twitter-url) or a folder
     labeled_size: int | None = None  # --labeled-sizes: a seeded, nested subset of this many examples
     dev_unit: Literal["steps", "epochs"] = "steps"  # dev_every counts steps, or epochs (fractions allowed)
     dev_every: float = 0  # type: ignore[assignment]  # >0: evaluate dev_task every dev_every dev_units

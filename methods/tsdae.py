@@ -4,7 +4,7 @@ Wang, Reimers, Gurevych 2021, "TSDAE: Using Transformer-based Sequential Denoisi
 Unsupervised Sentence Embedding Learning", Findings of EMNLP. Reference code: sentence-transformers
 ``losses/DenoisingAutoEncoderLoss.py`` and ``datasets/DenoisingAutoEncoderDataset.py``.
 
-The encoder reads the sentence with 60% of its words deleted (:func:`methods.noise.delete_words`) and pools it
+The encoder reads the sentence with 60% of its words deleted (:func:`methods.parts.noise.delete_words`) and pools it
 to s = CLS of the last layer. The decoder is the same checkpoint as a causal LM (``AutoModelForCausalLM``, for
 BERT ``BertLMHeadModel``) built with ``is_decoder=True, add_cross_attention=True``; its cross-attention sees
 only [s] (a memory of length 1, mask all ones). Loss: token CE of the original sentence under teacher forcing;
@@ -35,7 +35,7 @@ from benchmark.train.plugin import (
     tokenize,
 )
 from benchmark.registry import METHODS
-from methods.noise import delete_words
+from methods.parts.noise import delete_words
 
 CITATION = ("@inproceedings{wang-2021-TSDAE, title={TSDAE: Using Transformer-based Sequential Denoising "
             "Auto-Encoder for Unsupervised Sentence Embedding Learning}, author={Wang, Kexin and Reimers, Nils "

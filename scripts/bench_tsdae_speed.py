@@ -2,7 +2,7 @@
 
 Both train the same model with the same batch size, max sequence length, optimizer (AdamW lr 3e-5, constant,
 weight decay 0, grad-norm clip 1), the same tied decoder and the same deletion noise function
-(:func:`methods.noise.delete_words`: NLTK's ``word_tokenize`` needs the ``punkt`` download, so the reference
+(:func:`methods.parts.noise.delete_words`: NLTK's ``word_tokenize`` needs the ``punkt`` download, so the reference
 dataset gets our punkt-free equivalent as its ``noise_fn``). The reference runs through
 ``SentenceTransformer.old_fit`` (the v2 training loop, which needs neither ``datasets`` nor ``accelerate``) with
 ``DenoisingAutoEncoderDataset``. Runs alternate (reference, ours, reference, ours, ...) and the best steps/s of
@@ -49,7 +49,7 @@ def reference_steps_per_s(model_path: str, sentences: list[str], args: argparse.
     from sentence_transformers.sentence_transformer.modules import Pooling
     from torch.utils.data import DataLoader
 
-    from methods.noise import delete_words
+    from methods.parts.noise import delete_words
 
     torch.manual_seed(0)
     rng = np.random.default_rng(0)

@@ -1,4 +1,4 @@
-"""BERT-flow: the Glow (methods/flow.py) and the plugin with its `flow` pooling (methods/bertflow.py)."""
+"""BERT-flow: the Glow (methods/parts/flow.py) and the plugin with its `flow` pooling (methods/bertflow.py)."""
 from __future__ import annotations
 
 import math
@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from benchmark.errors import ConfigError
-from methods.flow import Glow, ddi_closed_form_bits_per_dim, standard_normal_logp
+from methods.parts.flow import Glow, ddi_closed_form_bits_per_dim, standard_normal_logp
 from tests.methods.helpers import one_thread
 
 

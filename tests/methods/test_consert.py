@@ -1,4 +1,4 @@
-"""ConSERT: augmentations (methods/augment.py), the two-direction NT-Xent and the plugin (methods/consert.py)."""
+"""ConSERT: augmentations (methods/parts/augment.py), the two-direction NT-Xent and the plugin (methods/consert.py)."""
 from __future__ import annotations
 
 import math
@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from benchmark.errors import ConfigError
-from methods.augment import (
+from methods.parts.augment import (
     augmented_forward,
     check_augmentation,
     element_dropout,

@@ -9,7 +9,7 @@ import pytest
 import methods  # noqa: F401
 from benchmark.errors import ConfigError, MissingDataError
 from benchmark.registry import METHODS
-from methods.labeled_data import load_labeled
+from methods.parts.labeled_data import load_labeled
 
 ROOT = Path(__file__).resolve().parents[1] / "assets" / "labeled_root"
 

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from methods.noise import delete_words, mask_tokens, word_tokenize
+from methods.parts.noise import delete_words, mask_tokens, word_tokenize
 from tests.methods.helpers import WORDS
 
 

@@ -16,8 +16,8 @@ from methods.paser import (
     decoding_signal,
     make_example,
 )
-from methods.rake import NLTK_ENGLISH_STOPWORDS, word_spans
-from methods.synonyms import (
+from methods.parts.rake import NLTK_ENGLISH_STOPWORDS, word_spans
+from methods.parts.synonyms import (
     find_wordnet_dir,
     load_wordnet,
     render,

@@ -10,7 +10,7 @@ import torch
 import methods  # noqa: F401
 from benchmark.errors import ConfigError
 from benchmark.registry import METHODS
-from methods.losses import info_nce
+from methods.parts.losses import info_nce
 from methods.simcse import SimCSEModule
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 

@@ -78,7 +78,7 @@ class RakePhrase:
 
 def word_spans(text: str) -> list[Token]:
     """Words and punctuation marks of ``text`` with their character spans. Not TSDAE's NLTK Treebank words
-    (:func:`methods.noise.word_tokenize`): RAKE needs spans to mask in place, and splits hyphens and slashes
+    (:func:`methods.parts.noise.word_tokenize`): RAKE needs spans to mask in place, and splits hyphens and slashes
     as rake-nltk's tokenizer does, while Treebank rules would split "don't" and re-quote."""
     return [Token(m.group(), m.start(), m.end(), not _is_punct(m.group())) for m in _TOKEN_RE.finditer(text)]
 

@@ -30,7 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from benchmark.errors import MissingDataError
-from methods.rake import NLTK_ENGLISH_STOPWORDS, Token
+from methods.parts.rake import NLTK_ENGLISH_STOPWORDS, Token
 
 INSTALL_HINT = "apt-get install wordnet-base"
 WORDNET_DIRS = (

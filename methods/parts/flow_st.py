@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import torch
 from sentence_transformers.base.modules.module import Module
 
-from methods.flow import Glow
+from methods.parts.flow import Glow
 
 WEIGHTS_FILE = "model.safetensors"
 

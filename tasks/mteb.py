@@ -86,6 +86,7 @@ class MtebTask(Task):
 
     group = "mteb"
     dataset = "mteb"
+    extras = ("mteb",)
 
     def __init__(self, mteb_name: str, name: str | None = None, local: LocalBuild | None = None):
         import mteb

@@ -20,6 +20,7 @@ from typing import Any
 from benchmark.errors import BenchError, ConfigError, MissingDataError
 from benchmark.results import run_id
 from benchmark.run.corpus import corpus_note, load_corpus
+from benchmark.run.requirements import check_requirements
 from benchmark.run.settings import chain_label, expand_aliases, expand_setting, parse_chain, pretraining_chains
 from benchmark.train.config import config_to_dict, parse_overrides
 from benchmark.train.loop import check_trainable
@@ -126,6 +127,7 @@ def plan_run(opts: RunOptions, data_root: Path) -> Plan:
         _plan_task(plan, task, task_chains, evals, opts, data_root)
     check_set_prefixes(opts.overrides, {m for c in all_chains for m in c})
     plan.baselines = _baselines(baselines, train_tasks, extra, opts)
+    check_requirements(plan)  # WordNet, extras, Java: every unit's, before anything trains
     return plan
 
 

@@ -19,9 +19,12 @@ from benchmark.errors import ConfigError
 
 Optimizer = Literal["adamw", "rmsprop", "bert_adam"]
 Scheduler = Literal["constant", "linear", "warmup_constant", "piecewise"]
-Amp = Literal["auto", "bf16", "off"]
+Amp = Literal["off", "bf16", "fp16", "auto"]  # see PRECISION
 
 C = TypeVar("C", bound="TrainConfig")
+# What each ``amp`` value trains in, on every device (`bench methods --preset` shows it; config.json records amp).
+PRECISION = {"off": "fp32", "bf16": "bf16 autocast", "fp16": "fp16 autocast with dynamic loss scaling (as apex O1 / "
+             "torch.cuda.amp / HF --fp16)", "auto": "bf16 autocast on a GPU, fp32 on the CPU"}
 
 
 @dataclass(frozen=True)
@@ -51,7 +54,7 @@ class TrainConfig:
     lr_milestones: tuple[int, ...] = ()  # piecewise: steps where the next factor starts
     lr_factors: tuple[float, ...] = ()  # piecewise: len(lr_milestones) + 1 multipliers of lr
     grad_clip: float | None = 1.0  # max global grad norm (None: no clipping)
-    amp: Amp = "auto"  # auto = bf16 autocast on a GPU, fp32 on the CPU
+    amp: Amp = "off"  # fp32 (the references' precision unless a preset says otherwise); bf16/fp16/auto: asked for
     pooling: str = "mean"  # the exported encoder's pooling (see benchmark.eval.pooling.POOLERS)
     dropout: bool = True  # False: every dropout rate is 0, from the config on (plugin.load_backbone)
     max_chars: int = 4000  # longer corpus lines are clipped (tokenizers truncate at max_length anyway)

@@ -316,8 +316,10 @@ def _target_dev(method: str, task: str, notes: list[str]) -> dict[str, Any]:
 
 def _require_dev(dev_task: str, data_root: Path) -> None:
     from benchmark.registry import TASKS
+    from benchmark.train.config import dev_tasks
 
-    TASKS.get(dev_task).require(data_root, "dev")
+    for name in dev_tasks(dev_task):  # "stsb,sickr": each must have its dev files
+        TASKS.get(name).require(data_root, "dev")
 
 
 def stage_data(method: Any, cfg: Any, task: str, corpus: TrainingData | None, labeled_size: int | None, seed: int,

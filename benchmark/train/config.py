@@ -60,7 +60,8 @@ class TrainConfig:
     max_chars: int = 4000  # longer corpus lines are clipped (tokenizers truncate at max_length anyway)
     log_every: int = 50  # steps per log.jsonl line
     save_every: int = 1000  # steps per resumable train-state checkpoint (0: only at the end)
-    dev_task: str | None = None  # task whose dev split selects the best checkpoint (e.g. stsb); None: last
+    dev_task: str | None = None  # task whose dev split selects the best checkpoint (e.g. stsb; "stsb,sickr": the
+    # mean of their main scores, DenoSent's official selection); None: the last checkpoint
     dev_every: int = 0  # steps between dev evaluations (0: never)
     dev_patience: int | None = None  # stop after this many dev evaluations without a new best (None: never)
 
@@ -84,6 +85,8 @@ class TrainConfig:
             raise ConfigError(f"lr_milestones must be increasing, got {self.lr_milestones}")
         if self.dev_every and not self.dev_task:
             raise ConfigError("dev_every > 0 needs dev_task (e.g. dev_task=stsb)")
+        if self.dev_task is not None and not all(dev_tasks(self.dev_task)):
+            raise ConfigError(f"dev_task={self.dev_task!r}: expected task names separated by commas (e.g. stsb,sickr)")
         if self.dev_patience is not None and (self.dev_patience < 1 or not self.dev_every):
             raise ConfigError(f"dev_patience must be >= 1 and needs dev_every > 0, got {self.dev_patience}")
 
@@ -91,6 +94,11 @@ class TrainConfig:
         """A copy with ``changes`` applied (unknown keys: ConfigError)."""
         check_keys(type(self), changes)
         return dataclasses.replace(self, **changes)
+
+
+def dev_tasks(dev_task: str) -> tuple[str, ...]:
+    """The tasks of a ``dev_task`` value: one name, or several separated by commas whose main scores are averaged."""
+    return tuple(name.strip() for name in dev_task.split(","))
 
 
 # --- introspection -------------------------------------------------------------------------------------------

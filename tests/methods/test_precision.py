@@ -73,10 +73,15 @@ def test_fp16_trains_with_loss_scaling_and_records_amp(tiny_bert_dir, tmp_path):
 
     method = METHODS.get("simcse")
     cfg = tiny_config(method, tiny_bert_dir, amp="fp16", max_steps=4, save_every=2)
+    seen: dict = {}
+
+    def peek(step: int) -> None:  # the train state saved at step 2 (removed once the run is finished)
+        if step == 3:
+            seen.update(torch.load(tmp_path / "train_state" / "state.pt", weights_only=False))
+
     with one_thread():
-        result = train(method, cfg, toy_corpus(40), tmp_path, show_progress=False)
+        result = train(method, cfg, toy_corpus(40), tmp_path, show_progress=False, on_step=peek)
     assert result.steps == 4 and result.final_loss is not None and result.final_loss == result.final_loss
-    state = torch.load(tmp_path / "train_state" / "state.pt", weights_only=False)
-    assert state["scaler"]["scale"] > 0  # the scaler's state travels with the train state
+    assert seen["scaler"]["scale"] > 0  # the scaler's state travels with the train state
     meta = json.loads((tmp_path / "checkpoint" / "method.json").read_text())
     assert json.dumps(meta).count('"amp": "fp16"') >= 1

@@ -41,6 +41,7 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
                                                   ("sts15", "STS15"), ("sts16", "STS16"), ("stsb", "STSb"),
                                                   ("sickr", "SICK-R"))),
     Column("sts.avg", "Avg.", mean_of=("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr")),
+    Column("sts12_16.avg", "STS12-16", mean_of=("sts12", "sts13", "sts14", "sts15", "sts16")),  # PaSeR Tables 4-9
     # MTEB tasks (tasks/mteb.py), main scores as MTEB names them; DenoSent Fig. 3 abbreviations
     *(_metric(f"mteb.{t}", h, f"mteb:{t}", m) for t, h, m in (
         ("AskUbuntuDupQuestions", "AUD", "map_at_1000"), ("MindSmallReranking", "MS", "max_over_subqueries_map_at_1000"),
@@ -107,6 +108,12 @@ TABLES.add("specific-vs-sts", TableSpec(
     name="specific-vs-sts", title="STSb vs the domain-specific tasks (TSDAE paper, Table 3)",
     caption="STSb test Spearman x100 against the USEB average (x100), mean ± sample std over seeds.",
     columns=("stsb", "useb.avg"), decimals=1, correlate=("stsb", "useb.avg"), references=("tsdae-table3",),
+))
+TABLES.add("paser-ablations", TableSpec(
+    name="paser-ablations", title="PaSeR ablations: STS12-16 average, STSb, SICK-R (PaSeR Tables 4, 5, 8, 9)",
+    caption="Spearman x100; STS12-16 = the mean of STS12..STS16 within a seed, then over seeds.",
+    columns=("sts12_16.avg", "stsb", "sickr"), decimals=1,
+    references=("paser-table4", "paser-table5", "paser-table8", "paser-table9"),
 ))
 TABLES.add("denosent-fig3", TableSpec(
     name="denosent-fig3", title="MTEB re-ranking and retrieval: difference to SimCSE (DenoSent, Figure 3)",

@@ -150,7 +150,7 @@ class Consert(Method):
     }
     preset_notes: ClassVar[dict[str, str]] = {
         "paper": "scripts/unsup-consert-base.sh on 89,192 STS+SICK sentences; here the task's corpus or --corpus. "
-                 "apex AMP O1 not reproduced (bf16 autocast on a GPU, fp32 on the CPU)",
+                 "apex AMP O1 as fp16 autocast with dynamic loss scaling (amp=fp16)",
     }
 
     def dev_pooling(self, cfg: TrainConfig) -> str:

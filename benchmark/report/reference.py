@@ -31,7 +31,7 @@ from typing import Any
 
 from benchmark.errors import BenchError
 from benchmark.report.build import Built, Cell, Row, rank_correlation_note
-from benchmark.report.row_settings import RunSettings, unmet
+from benchmark.report.row_settings import RunSettings, same_model, unmet
 from benchmark.report.rows import UNTRAINED, ResultIndex, RowKey, find_key
 from benchmark.report.tables import COLUMNS, Column, TableSpec
 
@@ -73,14 +73,6 @@ def entries(table_id: str) -> list[RefEntry]:
                      marks=r.get("marks", {}), note=r.get("note"), setting=table.get("setting"),
                      settings=r.get("settings"))
             for r in table["rows"]]
-
-
-def same_model(ours: str, ref: str | None) -> bool:
-    """Our model names the reference's (an HF id, or a local path ending in it)."""
-    if not ref or not ours:
-        return False
-    ours = ours.rstrip("/")
-    return ours == ref or ours.endswith("/" + ref) or ours.rsplit("/", 1)[-1] == ref.rsplit("/", 1)[-1]
 
 
 def matches(entry: RefEntry, key: RowKey) -> bool:

@@ -86,6 +86,14 @@ def run_settings(index: ResultIndex) -> dict[RowKey, RunSettings]:
     return out
 
 
+def same_model(ours: str, ref: str | None) -> bool:
+    """Our model names the reference's (an HF id, or a local path ending in it)."""
+    if not ref or not ours:
+        return False
+    ours = ours.rstrip("/")
+    return ours == ref or ours.endswith("/" + ref) or ours.rsplit("/", 1)[-1] == ref.rsplit("/", 1)[-1]
+
+
 def _same(a: Any, b: Any) -> bool:
     if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool) \
             and not isinstance(b, bool):
@@ -109,8 +117,6 @@ def _data_met(want: str, have: frozenset[str]) -> bool:
 
 def unmet(settings: Mapping[str, Any] | None, run: RunSettings) -> list[str]:
     """What ``run`` misses of a published row's ``settings``, one phrase each (empty: it meets them all)."""
-    from benchmark.report.reference import same_model
-
     if not settings:
         return ["the published row records no settings"]
     gaps = []

@@ -68,6 +68,24 @@ def test_hub_task_without_cache_is_missing_data_with_the_fill_command(tiny_score
 
 
 @needs_mteb
+def test_bench_eval_skips_an_uncached_mteb_task_and_goes_on(tiny_bert_dir, tp_root, tmp_path, monkeypatch):
+    """`mteb:TwitterURLCorpus` with MTEB's data not cached: skipped with the reason (the USEB file is not MTEB's
+    dataset), the next task still evaluated, exit 0; an error only under --strict."""
+    from click.testing import CliRunner
+
+    from benchmark.cli.main import main
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    args = ["eval", "--model", str(tiny_bert_dir), "--pooling", "mean", "--device", "cpu", "--data-root",
+            str(tp_root), "--results-dir", str(tmp_path / "r"), "--tasks", "mteb:TwitterURLCorpus,twitterpara"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "mteb:TwitterURLCorpus (test): skipped: MTEB dataset of mteb:TwitterURLCorpus (the data root's USEB" \
+        in result.output and "twitterpara (test): " in result.output
+    assert CliRunner().invoke(main, [*args, "--strict", "--force"]).exit_code == 2
+
+
+@needs_mteb
 def test_useb_twitterpara_through_mtebs_evaluator_equals_sklearn_and_useb_ap(tiny_scorer, tp_root):
     """MTEB's PairClassification evaluator on the fixture's Twitter URL / PIT files, under names that do not claim
     MTEB's datasets: its cosine AP is sklearn's AP of the same cosines over the labelled pairs (the USEB AP)."""

@@ -99,12 +99,12 @@ class BertFlow(Method):
     presets: ClassVar[dict[str, dict[str, Any]]] = {
         # TSDAE paper App. B budget and optimiser (the dataclass defaults) on bert-base-uncased; first_last_avg
         # input and ActNorm's data-dependent init on the first batch (8 sentences), as the [PF] port.
-        "paper": {"model": "bert-base-uncased", "ddi_batch_size": None},
+        "paper": {"model": "bert-base-uncased", "ddi_batch_size": None, "amp": "off"},  # [PF]: fp32
         # ... with App. B's stated mean pooling ("The pooling method for CT and BERT-flow is both mean pooling").
-        "paper-mean": {"model": "bert-base-uncased", "base_pooling": "mean"},
+        "paper-mean": {"model": "bert-base-uncased", "base_pooling": "mean", "amp": "off"},
         "official": {  # [PF] example.py optimiser; [BF] run_siamese.sh budget (1 epoch, batch 32, 64 tokens)
             "model": "bert-base-uncased", "optimizer": "bert_adam", "lr": 1e-3, "eps": 1e-6, "weight_decay": 0.01,
-            "max_steps": None, "epochs": 1.0, "batch_size": 32, "max_length": 64,
+            "max_steps": None, "epochs": 1.0, "batch_size": 32, "max_length": 64, "amp": "off",
         },
         "smoke": {  # a few CPU minutes with the packaged model; the paper's lr 1e-6 would not move in 100 steps
             "model": "minilm", "optimizer": "bert_adam", "lr": 1e-3, "eps": 1e-6, "weight_decay": 0.01,

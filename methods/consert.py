@@ -140,8 +140,9 @@ class Consert(Method):
     Config: ClassVar[type[TrainConfig]] = ConsertConfig
     presets: ClassVar[dict[str, dict[str, Any]]] = {
         # The paper's unsupervised setting is the released script's (the dataclass defaults) on bert-base-uncased.
-        "paper": {"model": "bert-base-uncased"},
-        "official": {"model": "bert-base-uncased"},  # scripts/unsup-consert-base.sh
+        # Precision: fp16, as the script (--use_apex_amp --apex_amp_opt_level O1: fp16 autocast + loss scaling).
+        "paper": {"model": "bert-base-uncased", "amp": "fp16"},
+        "official": {"model": "bert-base-uncased", "amp": "fp16"},  # scripts/unsup-consert-base.sh
         "smoke": {  # a few CPU minutes with the packaged model; lr raised as 5e-7 would not move in 50 steps
             "model": "minilm", "batch_size": 32, "max_length": 64, "epochs": None, "max_steps": 50,
             "lr": 5e-6, "dev_task": None, "dev_every": 0, "dev_patience": None, "log_every": 10, "save_every": 0,
@@ -149,7 +150,7 @@ class Consert(Method):
     }
     preset_notes: ClassVar[dict[str, str]] = {
         "paper": "scripts/unsup-consert-base.sh on 89,192 STS+SICK sentences; here the task's corpus or --corpus. "
-                 "apex AMP O1 not reproduced (bf16 autocast on a GPU, fp32 on the CPU)",
+                 "apex AMP O1 as fp16 autocast with dynamic loss scaling (amp=fp16)",
     }
 
     def dev_pooling(self, cfg: TrainConfig) -> str:

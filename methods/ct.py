@@ -187,13 +187,14 @@ class CT(Method):
         # TSDAE paper App. B: bert-base-uncased, 100K steps, bs 8, RMSprop lr 1e-5 piecewise, mean pooling, M2.
         # The paper's implementation was PyTorch: torch RMSprop defaults (alpha 0.99, eps 1e-8).
         "paper": {"model": "bert-base-uncased", "max_steps": 100_000, "batch_size": 8, "rmsprop_alpha": 0.99,
-                  "eps": 1e-8},
+                  "eps": 1e-8, "amp": "off"},  # fp32: [CTo] and [ST] train_stsb_ct.py (use_amp=False)
         # [CTo]: bs 16 (K=7), 10 x 500 batches, max_len 75, Keras RMSprop, piecewise LR, no dropout, BCE mean;
         # after each 500-batch "epoch" it keeps the better model on STSb-dev (here: the exported M2 is probed).
-        "official": {"model": "bert-base-uncased", "dev_task": "stsb", "dev_every": 500},
+        "official": {"model": "bert-base-uncased", "dev_task": "stsb", "dev_every": 500, "amp": "off"},  # TF fp32
         # [ST] train_stsb_ct.py: BCE sum, dropout on, consecutive-pair negatives, RMSprop lr 1e-5 linear decay.
         "st": {"model": "distilbert-base-uncased", "variant": "st", "reduction": "sum", "dropout": True,
-               "scheduler": "linear", "rmsprop_alpha": 0.99, "eps": 1e-8, "epochs": 1.0, "max_steps": None},
+               "scheduler": "linear", "rmsprop_alpha": 0.99, "eps": 1e-8, "epochs": 1.0, "max_steps": None,
+               "amp": "off"},  # use_amp=False
         "smoke": {"model": "minilm", "max_steps": 200, "max_length": 64, "log_every": 20, "save_every": 100},
     }
     preset_notes = {
@@ -239,11 +240,11 @@ class CTIBN(CT):
         # Not in the TSDAE paper; its budget (100K steps, bs 8 would starve in-batch negatives) does not carry
         # over, so `paper` = the [ST] example (bert-base-uncased instead of distilbert, as the paper's base).
         "paper": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None, "similarity": "dot",
-                  "logit_scale": 1.0},
+                  "logit_scale": 1.0, "amp": "fp16"},  # the example's use_amp=True
         # [ST] examples/.../CT_In-Batch_Negatives/train_stsb_ct-improved.py: distilbert, bs 128, AdamW lr 5e-5,
         # warm-up 1000, max_len 75, mean pooling, dot product with scale 1; STSb-dev every 1000 steps, best kept.
         "official": {"model": "distilbert-base-uncased", "epochs": 1.0, "max_steps": None, "similarity": "dot",
-                     "logit_scale": 1.0, "dev_task": "stsb", "dev_every": 1000},
+                     "logit_scale": 1.0, "dev_task": "stsb", "dev_every": 1000, "amp": "fp16"},  # use_amp=True
         "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 32, "max_length": 64, "warmup_steps": 20,
                   "log_every": 20, "save_every": 100},
     }

@@ -101,12 +101,12 @@ class MLM(Method):
     presets = {
         # TSDAE paper §5.2: original BERT setup (Adam w/o bias correction, wd 0.01, 10K warm-up + linear decay)
         # except 100K steps, batch 8, lr 5e-5; mean pooling.
-        "paper": {"model": "bert-base-uncased"},
+        "paper": {"model": "bert-base-uncased", "amp": "off"},  # BERT's setup: fp32
         # [ST] train_mlm.py: bs 64, 3 epochs, max_len 100, whole-word masking, lines < 10 chars dropped, HF Trainer
         # defaults (AdamW lr 5e-5, linear decay, no warm-up, wd 0).
         "official": {"model": "bert-base-uncased", "epochs": 3.0, "max_steps": None, "batch_size": 64,
                      "max_length": 100, "whole_word": True, "min_chars": 10, "optimizer": "adamw",
-                     "weight_decay": 0.0, "eps": 1e-8, "warmup_steps": 0},
+                     "weight_decay": 0.0, "eps": 1e-8, "warmup_steps": 0, "amp": "off"},  # use_fp16 = False
         "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 16, "max_length": 64, "warmup_steps": 20,
                   "log_every": 20, "save_every": 100},
     }

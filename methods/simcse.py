@@ -117,16 +117,17 @@ class SimCSE(Method):
         # TSDAE paper App. B: official code and defaults as that paper states them: 1 epoch, batch 512, AdamW lr
         # 5e-5, "a linear layer on the CLS token embedding as the pooling method" (the MLP kept at test: cls_mlp);
         # early stopping on STSb-dev (the unsup script evaluates every 125 steps).
+        # Precision: fp16 mixed precision, as the official script (run_unsup_example.sh passes --fp16).
         "paper": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None, "batch_size": 512,
-                  "lr": 5e-5, "mlp_only_train": False, "dev_task": "stsb", "dev_every": 125},
+                  "lr": 5e-5, "mlp_only_train": False, "dev_task": "stsb", "dev_every": 125, "amp": "fp16"},
         # [SC] run_unsup_example.sh: bert-base-uncased, wiki1m 1 epoch, bs 64, lr 3e-5, len 32, tau 0.05, eval
         # STSb-dev every 125 steps keeping the best; HF Trainer defaults (AdamW eps 1e-8, linear, clip 1).
         "official": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None, "dev_task": "stsb",
-                     "dev_every": 125},
+                     "dev_every": 125, "amp": "fp16"},  # --fp16
         # [ST] examples/.../SimCSE/train_stsb_simcse.py: MNRL (scale 20) on (s, s), mean pooling, bs 128,
         # lr 5e-5, 10% warm-up, max_len 32.
         "st": {"model": "bert-base-uncased", "variant": "st", "pooling": "mean", "epochs": 1.0, "max_steps": None,
-               "batch_size": 128, "lr": 5e-5, "warmup_ratio": 0.1},
+               "batch_size": 128, "lr": 5e-5, "warmup_ratio": 0.1, "amp": "fp16"},  # use_amp=True
         # CPU smoke run on the packaged model: a few hundred steps, no dev selection.
         "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 32, "log_every": 20, "save_every": 100},
     }

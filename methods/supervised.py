@@ -205,7 +205,8 @@ SMOKE = {"model": "minilm", "epochs": None, "max_steps": 100, "batch_size": 16, 
 # Paper App. B, plus the early stopping it names: the best checkpoint on the target task's dev split, checked
 # at the end of every epoch as sentence-transformers' fit does (evaluation_steps=0). The run grid replaces
 # dev_task "target" with the unit's target task.
-APP_B = {"model": "bert-base-uncased", "dev_task": "target", "dev_every": 1, "dev_unit": "epochs"}
+# Precision: fp32, sentence-transformers v0.3.8's fit (use_amp=False).
+APP_B = {"model": "bert-base-uncased", "dev_task": "target", "dev_every": 1, "dev_unit": "epochs", "amp": "off"}
 APP_B_NOTE = ("App. B gives epochs, step cap, batch size and early stopping; lr, eps, weight decay, WarmupLinear "
               "and pooling are sentence-transformers v0.3.8 fit/Pooling defaults, warm-up 10% as its examples; "
               "dev = the target task's dev split at every epoch's end (none for TwitterPara: last checkpoint)")
@@ -238,12 +239,13 @@ class SbertCosine(SupervisedMethod):
 
 # [ST] examples/training/nli/training_nli_v2.py (the SBERT-base-nli-v2 recipe): 1 epoch, batch 128, 75 tokens,
 # warm-up 10%, evaluation on STSb dev every 10% of the epoch, fit defaults otherwise.
+# fp32: the examples of the v2 models' time pass use_amp=False (v2.2.2; newer ones default to fp16=True).
 NLI_V2 = {"model": "bert-base-uncased", "train_data": "allnli", "epochs": 1.0, "max_steps": None,
-          "batch_size": 128, "max_length": 75, "dev_task": "stsb", "dev_every": 0.1, "dev_unit": "epochs"}
+          "batch_size": 128, "max_length": 75, "dev_task": "stsb", "dev_every": 0.1, "dev_unit": "epochs", "amp": "off"}
 # [ST] examples/training/sts/training_stsbenchmark_continue_training.py (the -stsb-v2 step): 4 epochs,
 # batch 16, warm-up 10%, evaluation on STSb dev (evaluation_steps 1000 > an epoch's 359 steps: once per epoch).
 STSB_CONTINUE = {"model": "bert-base-uncased", "train_data": "stsb", "epochs": 4.0, "max_steps": None,
-                 "batch_size": 16, "dev_task": "stsb", "dev_every": 1, "dev_unit": "epochs"}
+                 "batch_size": 16, "dev_task": "stsb", "dev_every": 1, "dev_unit": "epochs", "amp": "off"}
 
 
 class SbertNLI(SbertMNRL):

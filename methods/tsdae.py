@@ -148,9 +148,10 @@ class TSDAE(Method):
     presets = {
         # Paper App. B: bert-base-uncased, 100K steps, bs 8, AdamW lr 3e-5 (constant, as the [ST] README), no
         # early stopping; max length is not stated (USEB sentences are titles/tweets, well below 128 tokens).
-        "paper": {"model": "bert-base-uncased"},
+        # Precision: fp32, as sentence-transformers' fit (use_amp=False) that trained the paper's models.
+        "paper": {"model": "bert-base-uncased", "amp": "off"},
         # [ST] TSDAE README (the authors' code): bs 8, 1 epoch, AdamW lr 3e-5, constant LR, weight decay 0.
-        "official": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None},
+        "official": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None, "amp": "off"},  # README fit: fp32
         "smoke": {"model": "minilm", "max_steps": 200, "max_length": 64, "log_every": 20, "save_every": 100},
     }
     preset_notes = {

@@ -28,9 +28,13 @@ GROUPS: dict[str, tuple[str, ...]] = {
         "EmotionClassification", "MassiveIntentClassification", "MassiveScenarioClassification",
         "MTOPDomainClassification", "MTOPIntentClassification", "ToxicConversationsClassification",
         "TweetSentimentExtractionClassification")),
-    # The protocols table: MTEB's versions of the USEB data, built from the local files where we have them
+    # The protocols table: MTEB's own datasets of the USEB tasks (Hugging Face cache only; skipped where absent) ...
     "mteb-useb": ("mteb:AskUbuntuDupQuestions", "mteb:CQADupstackRetrieval", "mteb:TwitterURLCorpus",
                   "mteb:TwitterSemEval2015", "mteb:SciDocsRR"),
+    # ... and the USEB TwitterPara files through MTEB's evaluator (not MTEB's datasets: other names)
+    "useb-mteb-evaluator": ("mteb-evaluator:useb-twitterurl", "mteb-evaluator:useb-pit"),
+    # MTEB's STS datasets; built from the data root's releases, checked against MTEB's statistics (tasks/mteb_data.py)
+    "mteb-sts": tuple(f"mteb:{n}" for n in ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")),
 }
 
 

@@ -32,6 +32,7 @@ class Task(ABC):
     splits: ClassVar[tuple[str, ...]] = ("test",)
     dataset: ClassVar[str]  # the `bench data download <dataset>` target that fetches this task's files
     description: ClassVar[str] = ""
+    extras: ClassVar[tuple[str, ...]] = ()  # optional extras the task needs (pyproject), checked when a run is planned
 
     # --- files -------------------------------------------------------------------------------------------
     @abstractmethod

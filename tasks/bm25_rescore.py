@@ -192,6 +192,7 @@ class BM25Rescore(Task):
             raise BenchError(f"default alpha {self.config.default_alpha} is not in the grid {self.config.alphas}")
         self.name = f"{PREFIXES[self.config.preset]}{inner.name}"
         self.group, self.family, self.dataset = inner.group, inner.family, inner.dataset
+        self.extras = (*inner.extras, *(("pyserini",) if self.config.preset == "pyserini" else ()))
         self.main_metric, self.metric_names, self.splits = inner.main_metric, inner.metric_names, inner.splits
         c = self.config
         self.version = f"{inner.version}+rescore1({c.preset},top{c.top_k},{c.selection_normalisation})"

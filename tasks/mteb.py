@@ -7,11 +7,15 @@ as :class:`~benchmark.eval.mteb_model.MtebEncoder`, so MTEB computes every numbe
 scores under MTEB's names (main score as MTEB names it: ``map_at_1000``, ``ndcg_at_10``, ``max_ap``, ``accuracy``),
 and the task version records the MTEB version, the dataset revision and which source was used.
 
-Data: MTEB datasets come from the Hugging Face cache (``HF_HUB_OFFLINE=1`` never downloads); a task whose data is
-not cached is skipped (an error under ``--strict``) with the command that fills the cache. Multilingual tasks run
-their English subset. Where the suite holds the same source data, the MTEB task is built from the data root's
-files through MTEB's own class instead: TwitterURLCorpus and TwitterSemEval2015 from
-``useb/data-eval/twitterpara/`` (the pairs with a binary label, the middle grade dropped, as the USEB protocol).
+Data: an ``mteb:`` name is MTEB's dataset. It comes from the Hugging Face cache (``HF_HUB_OFFLINE=1`` never
+downloads); a task whose data is not cached is skipped (an error under ``--strict``) with the command that fills
+the cache. Multilingual tasks run their English subset. Where the data root holds the release MTEB packaged
+(STS12-16, STSBenchmark, SICK-R: :mod:`tasks.mteb_data`), the task is built from it, and the build is checked
+against MTEB's published statistics before anything is encoded; a build that differs is refused.
+
+``mteb-evaluator:useb-twitterurl`` and ``mteb-evaluator:useb-pit`` run MTEB's PairClassification evaluator on the
+USEB TwitterPara test files (the `protocols` table's "USEB data, MTEB's evaluator"): not MTEB's TwitterURLCorpus
+and TwitterSemEval2015, which hold 51,534 and 16,777 pairs against USEB's 9,334 and 838.
 """
 from __future__ import annotations
 
@@ -19,34 +23,27 @@ import hashlib
 import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from benchmark.errors import BenchError, MissingDataError
 from benchmark.eval.scorer import Scorer
 from benchmark.registry import TASKS, UnknownNameError
 from tasks.base import Task
+from tasks.mteb_data import LOCAL_BUILDS, USEB_THROUGH_MTEB, LocalBuild, check_build
 from tasks.pairs import UNLABELLED, PairSet
-from tasks.twitterpara import DIR as TP_DIR, PIT_DATA, PIT_LABEL, URL_FILE, read_pit, read_twitter_url
 
 INSTALL = "pip install -e '.[mteb]'"
 FAMILIES = {"Reranking": "rerank", "Retrieval": "retrieval", "PairClassification": "pairs",
             "Classification": "classification", "STS": "pairs"}
 ENGLISH = "en"  # the English hf_subset of MTEB's multilingual tasks (Amazon*, MASSIVE, MTOP)
 SPLITS = {"test": ("test",), "dev": ("dev", "validation")}  # our split name -> MTEB's names for it
-
-
-@dataclass(frozen=True)
-class LocalSource:
-    """An MTEB task whose data the suite builds from the data root's files (same source as an MTEB dataset)."""
-
-    files: tuple[str, ...]
-    read: Callable[[Path], PairSet]
-
-
-LOCAL: dict[str, LocalSource] = {
-    "TwitterURLCorpus": LocalSource((f"{TP_DIR}/{URL_FILE}",), lambda root: read_twitter_url(root / TP_DIR / URL_FILE)),
-    "TwitterSemEval2015": LocalSource((f"{TP_DIR}/{PIT_DATA}", f"{TP_DIR}/{PIT_LABEL}"),
-                                      lambda root: read_pit(root / TP_DIR / PIT_DATA, root / TP_DIR / PIT_LABEL)),
+EVALUATOR_PREFIX = "mteb-evaluator:"  # MTEB's evaluator on data that is not MTEB's (tasks.mteb_data.USEB_THROUGH_MTEB)
+# What to say when MTEB's own dataset of a task is not cached but the data root holds a smaller relative of it.
+NOT_THE_SAME = {
+    "TwitterURLCorpus": "the data root's USEB Twitter URL test file is not this dataset (9,334 labelled pairs, MTEB's "
+                        "51,534); MTEB's evaluator on it: --tasks mteb-evaluator:useb-twitterurl",
+    "TwitterSemEval2015": "the data root's USEB PIT-2015 test files are not this dataset (838 labelled pairs, MTEB's "
+                          "16,777); MTEB's evaluator on them: --tasks mteb-evaluator:useb-pit",
 }
 
 
@@ -75,28 +72,44 @@ def pair_dataset(pairs: PairSet) -> Any:
                               "labels": [int(pairs.label[i]) for i in keep]})
 
 
+def sts_dataset(pairs: PairSet) -> Any:
+    """A PairSet as MTEB's STS split: sentence1, sentence2, score (the gold similarity as released)."""
+    from datasets import Dataset
+
+    return Dataset.from_dict({"sentence1": list(pairs.s1), "sentence2": list(pairs.s2),
+                              "score": [float(g) for g in pairs.gold]})
+
+
 class MtebTask(Task):
-    """``mteb:<name>``: one MTEB task through MTEB's own class and evaluator."""
+    """``mteb:<name>``: one MTEB task through MTEB's own class and evaluator, on MTEB's data. With ``local`` and
+    ``name`` (``mteb-evaluator:<key>``): MTEB's evaluator on other data, under a name that does not claim MTEB's."""
 
     group = "mteb"
     dataset = "mteb"
+    extras = ("mteb",)
 
-    def __init__(self, mteb_name: str):
+    def __init__(self, mteb_name: str, name: str | None = None, local: LocalBuild | None = None):
         import mteb
 
         meta = mteb.get_task(mteb_name).metadata
         if meta.type not in FAMILIES:
             raise BenchError(f"mteb:{mteb_name} is a {meta.type} task; the usebench MTEB wrapper serves "
                              f"{', '.join(FAMILIES)} tasks")
-        self.mteb_name, self.name, self.family = mteb_name, f"mteb:{mteb_name}", FAMILIES[meta.type]
+        self.mteb_name, self.family = mteb_name, FAMILIES[meta.type]
+        self.name = name or f"mteb:{mteb_name}"
+        self.claims_mteb_data = name is None  # an mteb:<Task> name: the data must be MTEB's (checked at load)
         self.main_metric = meta.main_score
         self.metric_names = (meta.main_score,)
         self.splits = tuple(ours for ours, names in SPLITS.items() if set(names) & set(meta.eval_splits))
-        self.local = LOCAL.get(mteb_name)
+        self.local = local if name else LOCAL_BUILDS.get(mteb_name)
         revision = meta.dataset.get("revision")
         source = "local:" + ",".join(self.local.files) if self.local else f"hf:{meta.dataset['path']}@{revision}"
+        if not self.claims_mteb_data:
+            self.group = self.dataset = "useb"
+            source += f"|evaluator-of:{mteb_name}"
         self.version = f"mteb-{mteb.__version__}|{source}"
-        self.description = f"MTEB {meta.type}: {meta.description.strip()[:80]} ({source})"
+        what = f"MTEB {meta.type}" if self.claims_mteb_data else f"MTEB's {meta.type} evaluator on {self.local.note}"
+        self.description = f"{what}: {meta.description.strip()[:80]} ({source})"
 
     def files(self, split: str) -> list[str]:
         self.check_split(split)
@@ -126,9 +139,12 @@ class MtebTask(Task):
         mteb_split = next(s for s in SPLITS[split] if s in task.metadata.eval_splits)
         if self.local:
             pairs = self.local.read(Path(data_root))
-            task.dataset = {"default": {mteb_split: pair_dataset(pairs)}}
+            if self.claims_mteb_data:  # before anything is encoded: the build must be MTEB's dataset
+                check_build(self.mteb_name, mteb_split, task.metadata, self.local, pairs)
+            split_data = sts_dataset(pairs) if self.local.kind == "sts" else pair_dataset(pairs)
+            task.dataset = {"default": {mteb_split: split_data}}
             task.data_loaded = True
-            source = f"local files {', '.join(self.local.files)} under the data root (labelled pairs)"
+            source = f"local files {', '.join(self.local.files)} under the data root ({self.local.note})"
         else:
             _load_cached(task, self.name)
             source = f"Hugging Face cache: {task.metadata.dataset['path']}@{task.metadata.dataset.get('revision')}"
@@ -173,7 +189,8 @@ def _load_cached(task: Any, name: str) -> None:
         fill = (f"python -c \"import mteb; mteb.get_task('{task.metadata.name}').load_data()\"` on a machine with "
                 f"the Hugging Face hub, then copy its ~/.cache/huggingface here (revision {ds.get('revision')}; "
                 f"{type(e).__name__})")
-        raise MissingDataError(f"MTEB dataset of {name}", where, fill) from None
+        note = NOT_THE_SAME.get(task.metadata.name)
+        raise MissingDataError(f"MTEB dataset of {name}" + (f" ({note})" if note else ""), where, fill) from None
 
 
 def _count(task: Any, split: str, subsets: tuple[str, ...]) -> int:
@@ -201,4 +218,15 @@ def resolve(name: str) -> MtebTask:
     return MtebTask(name)
 
 
+def resolve_evaluator(key: str) -> MtebTask:
+    """``mteb-evaluator:<key>``: MTEB's evaluator on the data root's files of :data:`USEB_THROUGH_MTEB`."""
+    _require_mteb()
+    if key not in USEB_THROUGH_MTEB:
+        raise UnknownNameError(f"unknown task {EVALUATOR_PREFIX}{key}; known: "
+                               + ", ".join(EVALUATOR_PREFIX + k for k in USEB_THROUGH_MTEB))
+    mteb_name, build = USEB_THROUGH_MTEB[key]
+    return MtebTask(mteb_name, name=EVALUATOR_PREFIX + key, local=build)
+
+
 TASKS.add_resolver("mteb:", resolve)
+TASKS.add_resolver(EVALUATOR_PREFIX, resolve_evaluator)

@@ -44,3 +44,18 @@ def test_ci_runs_the_readme_test_command():
     command = re.search(r"Run the tests.*?```bash\n(.*?)\n```", README, re.S).group(1).strip()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert command.split("python -m ", 1)[1] in ci, (command, "not in .ci/run")
+
+
+def test_ci_runs_the_readme_tests_in_the_readme_environment_before_any_extra():
+    """The README's test command must pass on the README's own install (base, no extras): `.ci/run` runs it right
+    after `pip install -e '.[test]'`, and installs the extras only afterwards (so a test that needs an extra and
+    fails instead of skipping breaks CI)."""
+    command = re.search(r"Run the tests.*?```bash\n(.*?)\n```", README, re.S).group(1).strip().split("python -m ", 1)[1]
+    install = re.search(r"Two commands for a fresh machine.*?```bash\n(.*?)\n```", README, re.S).group(1)
+    assert "pip install -e '.[test]'" in install
+    lines = [ln.strip() for ln in (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+             if ln.strip() and not ln.lstrip().startswith("#")]
+    base = lines.index("pip install --quiet -e '.[test]'")
+    first_test = next(i for i, ln in enumerate(lines) if "pytest" in ln)
+    extras = next(i for i, ln in enumerate(lines) if re.search(r"pip install .*\.\[test,", ln))
+    assert base < first_test < extras and command in lines[first_test]

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from benchmark.data import senteval
+from benchmark.data import paraphrases, senteval
 from benchmark.data.sources import ChecksumStore, Component, Manifest, load_manifest, resolve_datasets, tree_sha256
 from benchmark.data.download import (ChecksumError, Digests, archive_format, check_digests, copy_into, extract, fetch,
                                 file_digests, place, stale_temporaries, staging)
@@ -160,6 +160,8 @@ class DataManager:
         if missing and not allow_incomplete:
             more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
             raise BenchError(f"{source}: lacks {missing[0]}{more}, which a complete {c.id} has")
+        if c.derive and c.derive["kind"] == "paraphrase-tsv":
+            paraphrases.check_tsv(item, source)  # an imported copy must have the layout DenoSent reads
         digests = tree_sha256(item, c.dest)
         for rel, want in c.pinned().items():
             if rel in digests and digests[rel] != want:
@@ -185,16 +187,21 @@ class DataManager:
         derive = c.derive or {}
         src = self.manifest.component(derive["from"])
         src_dir = self.root / src.dest
-        if not src_dir.is_dir():
+        if not src_dir.exists():
             raise BenchError(f"{c.id} is computed from {src.id}, which is not in {self.root}")
+        detail = f"from {src.dest}"
         with staging(self.root, c.id) as tmp:
             out = tmp / Path(c.dest).name
             if derive["kind"] == "senteval-sts":
                 senteval.senteval_sts_dir(src_dir, out, derive["subsets"], derive["prefix"])
+            elif derive["kind"] == "paraphrase-tsv":
+                kept, dropped = paraphrases.write_tsv(src_dir, out, derive["columns"])
+                detail += f": {kept:,} pairs" + (f" ({dropped:,} with an empty side dropped)" if dropped else "")
             else:
                 senteval.senteval_stsb_dir(src_dir, out, derive["files"])
-            self._install(c, out, "derived", f"{src.id} via benchmark.data.senteval", replace, True, False)
-        return Outcome(c.id, "derived", f"from {src.dest}")
+            self._install(c, out, "derived", f"{src.id} via benchmark.data.{_DERIVERS[derive['kind']]}", replace,
+                          True, False)
+        return Outcome(c.id, "derived", detail)
 
     # --- import ------------------------------------------------------------------------------------------
     def import_paths(self, paths: Sequence[Path], as_id: str | None = None, force: bool = False,
@@ -316,6 +323,9 @@ class DataManager:
         if rec:
             parts.append(f"recorded {rec['recorded_at'][:10]} ({rec['how']})")
         return ", ".join(parts) or "none"
+
+
+_DERIVERS = {"senteval-sts": "senteval", "senteval-stsb": "senteval", "paraphrase-tsv": "paraphrases"}
 
 
 def _staged(c: Component, item: Path, rel: str) -> Path:

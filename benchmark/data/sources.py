@@ -2,7 +2,8 @@
 
 A dataset (``useb``, ``sts``, ``quora``: the ``dataset`` attribute of tasks) is a list of components. A
 component is one archive from a canonical URL of which one path (``member``) becomes ``dest`` in the data root,
-or (``derive``) a folder computed from another component (SentEval's tokenised STS). ``dest`` appears in one
+or (``derive``) a folder or file computed from another component (SentEval's tokenised STS; DenoSent's paraphrase
+pairs as ``sentence<TAB>paraphrase`` lines). ``dest`` appears in one
 rename, so if it exists it is complete. Checksums are pinned in ``benchmark/data/sources.json`` where the
 authors publish one; otherwise they are recorded on first download or import in
 ``<data-root>/.usebench-checksums.json`` (trust on first use) and checked from then on.
@@ -25,7 +26,8 @@ MANIFEST = Path(__file__).parent / "sources.json"
 STORE_NAME = ".usebench-checksums.json"
 ALL = "all"
 _COMPONENT_KEYS = {"id", "description", "url", "member", "dest", "files", "archive_sha256", "archive_md5", "derive"}
-_DERIVE_KINDS = {"senteval-sts": {"from", "kind", "subsets", "prefix"}, "senteval-stsb": {"from", "kind", "files"}}
+_DERIVE_KINDS = {"senteval-sts": {"from", "kind", "subsets", "prefix"}, "senteval-stsb": {"from", "kind", "files"},
+                 "paraphrase-tsv": {"from", "kind", "columns"}}
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from typing import Literal
 from benchmark.errors import BenchError
 from benchmark.report.build import Built, build_table
 from benchmark.report.reference import compare, our_settings, published
+from benchmark.report.row_settings import run_settings
 from benchmark.report.page import write_page
 from benchmark.report.pretraining import break_even, break_even_csv, break_even_markdown, pretraining_figure
 from benchmark.report.render import comparison_csv, to_csv, to_json
@@ -87,12 +88,12 @@ def explain_no_pairs(built: Built, a: str, b: str) -> str:
 def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Section]:
     """Build every requested table from the results (no files written)."""
     index: ResultIndex = index_results(results, opts.split_configs)
-    settings = our_settings(index)
+    settings, runs = our_settings(index), run_settings(index)
     sections = []
     for name in opts.tables:
         spec = TABLES.get(name)
         built = build_table(spec, index, opts.split)
-        comparison = compare(built, spec, opts.reference_source, settings)
+        comparison = compare(built, spec, opts.reference_source, settings, runs)
         paired = paired_lines(built, *opts.compare) if opts.compare else []
         sections.append(Section(built, comparison, published(spec), paired))
     return sections

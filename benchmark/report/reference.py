@@ -1,5 +1,24 @@
 """The papers' published numbers (``benchmark/report/paper_reference.json``): lookup for our rows, the
-ours-vs-paper comparison (a column set per column: ours, paper, difference), and the published tables."""
+ours-vs-paper comparison (a column set per column: ours, paper, difference), and the published tables.
+
+The file: ``{"about", "sources": {<paper>: {citation, url, text}}, "tables": {<table id>: {source, table, metric,
+columns, [decimals], setting, rows: [...]}}}``. A row: ``label``, ``block``, ``match`` (which of our rows it is
+the counterpart of: ``method`` and optionally ``group``/``model``/``pooling``; null = none), ``model``, ``values``
+(points, as printed), optional ``std``/``marks``/``note``, and ``settings``, the setting the published number
+assumes::
+
+    "settings": {"preset": "paper" | ["paper", "official"] | null,   # our preset(s) that are the row's run
+                 "model": "bert-base-uncased",                       # backbone (evaluated model if untrained)
+                 "train_data": "none" | "in-domain" | "file:<glob>" | "<not reproducible here>",
+                 "config": {"paraphrases": true, "top_k": 5},        # what the row's table varies / defines it
+                 "precision": "fp32" | "fp16" | null,                # the published run's training precision
+                 "note": "..."}                                      # optional
+
+A row of ours is compared only with a published row whose ``match`` fits it *and* whose settings it meets
+(:mod:`benchmark.report.row_settings`); a row that fits some published rows but meets none is shown without a
+published neighbour, and the comparison's notes say which setting differs. The table-level ``setting`` is prose
+(corpus and steps by method) printed beside each compared pair.
+"""
 from __future__ import annotations
 
 import json
@@ -12,6 +31,7 @@ from typing import Any
 
 from benchmark.errors import BenchError
 from benchmark.report.build import Built, Cell, Row, rank_correlation_note
+from benchmark.report.row_settings import RunSettings, same_model, unmet
 from benchmark.report.rows import UNTRAINED, ResultIndex, RowKey, find_key
 from benchmark.report.tables import COLUMNS, Column, TableSpec
 
@@ -38,6 +58,7 @@ class RefEntry:
     marks: dict[str, str]
     note: str | None = None
     setting: dict[str, Any] | None = None  # the table's training setting (corpus, steps), see paper_setting
+    settings: dict[str, Any] | None = None  # the row's own settings (module docstring), checked before comparing
 
 
 def entries(table_id: str) -> list[RefEntry]:
@@ -49,16 +70,9 @@ def entries(table_id: str) -> list[RefEntry]:
     source = f"{table['source'].replace('tsdae', 'TSDAE').replace('denosent', 'DenoSent').replace('paser', 'PaSeR')}"
     return [RefEntry(table_id=table_id, source=f"{source} {table['table']}", label=r["label"], block=r["block"],
                      model=r.get("model"), match=r.get("match"), values=r["values"], std=r.get("std", {}),
-                     marks=r.get("marks", {}), note=r.get("note"), setting=table.get("setting"))
+                     marks=r.get("marks", {}), note=r.get("note"), setting=table.get("setting"),
+                     settings=r.get("settings"))
             for r in table["rows"]]
-
-
-def same_model(ours: str, ref: str | None) -> bool:
-    """Our model names the reference's (an HF id, or a local path ending in it)."""
-    if not ref or not ours:
-        return False
-    ours = ours.rstrip("/")
-    return ours == ref or ours.endswith("/" + ref) or ours.rsplit("/", 1)[-1] == ref.rsplit("/", 1)[-1]
 
 
 def matches(entry: RefEntry, key: RowKey) -> bool:
@@ -73,11 +87,17 @@ def matches(entry: RefEntry, key: RowKey) -> bool:
     return True
 
 
-def find_reference(table_ids: tuple[str, ...], key: RowKey) -> RefEntry | None:
-    """The published counterpart of our row: one trained from the same model if any, else the first match."""
+def find_reference(table_ids: tuple[str, ...], key: RowKey, run: RunSettings | None = None
+                   ) -> tuple[RefEntry | None, list[tuple[RefEntry, list[str]]]]:
+    """(the published counterpart of our row, the rows it fits but whose settings it misses, with what it misses).
+    Without ``run`` (no results to read settings from): one trained from the same model if any, else the first."""
     found = [e for t in table_ids for e in entries(t) if matches(e, key)]
-    same = [e for e in found if same_model(key.model, e.model)]
-    return (same or found or [None])[0]
+    if run is None:
+        same = [e for e in found if same_model(key.model, e.model)]
+        return (same or found or [None])[0], []
+    gaps = [(e, unmet(e.settings, run)) for e in found]
+    met = [e for e, g in gaps if not g]
+    return (met[0] if met else None), [(e, g) for e, g in gaps if g]
 
 
 @dataclass(frozen=True)
@@ -164,16 +184,23 @@ def setting_gap(label: str, entry: RefEntry, ours: Setting, paper: Setting) -> s
 
 
 def compare(built: Built, spec: TableSpec, source: str | None = None,
-            settings: Mapping[RowKey, Setting] | None = None) -> Comparison:
+            settings: Mapping[RowKey, Setting] | None = None,
+            runs: Mapping[RowKey, RunSettings] | None = None) -> Comparison:
     """Pair each of our rows with its published counterpart (``source`` restricts to one reference table);
-    with ``settings`` (ours, see :func:`our_settings`) the notes state each pair's setting gap."""
+    with ``runs`` (:func:`benchmark.report.row_settings.run_settings`) only a published row whose settings the run
+    meets, and a note for each row left without one saying what differs; with ``settings`` (ours, see
+    :func:`our_settings`) the notes state each pair's setting gap."""
     table_ids = (source,) if source else spec.references
-    pairs = []
+    pairs, unpaired = [], []
     for row in built.rows:
-        entry = find_reference(table_ids, row.key) if row.key else None
+        if row.key is None:
+            continue
+        entry, missed = find_reference(table_ids, row.key, runs.get(row.key) if runs is not None else None)
         if entry is not None:
             pairs.append((row, entry))
-    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points)."]
+        elif missed:
+            unpaired.append(_unpaired_note(row.label, missed))
+    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points)."] + unpaired
     mismatched = sorted({f"{r.label} ({r.key.model} vs {e.model})" for r, e in pairs
                          if r.key and e.model and not same_model(r.key.model, e.model)})
     if mismatched:
@@ -185,6 +212,13 @@ def compare(built: Built, spec: TableSpec, source: str | None = None,
             notes.append(setting_gap(row.label, entry, settings[row.key], paper_setting(entry, row.key)))
     return Comparison(name=f"{built.name}-vs-paper", title=f"{built.title}: ours vs paper",
                       columns=built.columns, rows=tuple(pairs), decimals=built.decimals, notes=tuple(notes))
+
+
+def _unpaired_note(label: str, missed: list[tuple[RefEntry, list[str]]]) -> str:
+    """``label`` has no published neighbour: the rows it would fit and the settings it does not meet."""
+    shown = [f"{e.source} {e.label} assumes {', '.join(g)}" for e, g in missed[:3]]
+    more = f" (and {len(missed) - 3} more rows)" if len(missed) > 3 else ""
+    return f"No published neighbour for {label}: " + "; ".join(shown) + more + "."
 
 
 def published(spec: TableSpec) -> list[Built]:
@@ -205,6 +239,7 @@ def published(spec: TableSpec) -> list[Built]:
         if spec.correlate and all(c in data["columns"] for c in spec.correlate):
             notes.append(rank_correlation_note(rows, *spec.correlate, who="paper"))
         out.append(Built(name=table_id, title=f"Published: {entries(table_id)[0].source}", caption=data["metric"],
-                         columns=cols, rows=tuple(rows), decimals=2 if "denosent" in table_id or "paser" in table_id
-                         else 1, notes=tuple(notes), show_n=False))
+                         columns=cols, rows=tuple(rows), decimals=data.get("decimals", 2 if "denosent" in table_id or
+                                                                          "paser" in table_id else 1),
+                         notes=tuple(notes), show_n=False))
     return out

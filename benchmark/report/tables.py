@@ -41,6 +41,7 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
                                                   ("sts15", "STS15"), ("sts16", "STS16"), ("stsb", "STSb"),
                                                   ("sickr", "SICK-R"))),
     Column("sts.avg", "Avg.", mean_of=("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr")),
+    Column("sts12_16.avg", "STS12-16", mean_of=("sts12", "sts13", "sts14", "sts15", "sts16")),  # PaSeR Tables 4-9
     # MTEB tasks (tasks/mteb.py), main scores as MTEB names them; DenoSent Fig. 3 abbreviations
     *(_metric(f"mteb.{t}", h, f"mteb:{t}", m) for t, h, m in (
         ("AskUbuntuDupQuestions", "AUD", "map_at_1000"), ("MindSmallReranking", "MS", "max_over_subqueries_map_at_1000"),
@@ -54,9 +55,13 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
     Column("mteb.clf.avg", "Avg.", mean_of=tuple(f"mteb.{t}Classification" for t in (
         "AmazonCounterfactual", "AmazonReviews", "Banking77", "Emotion", "MassiveIntent", "MassiveScenario",
         "MTOPDomain", "MTOPIntent", "ToxicConversations", "TweetSentimentExtraction"))),
-    # USEB protocol vs MTEB's version of the same data (the `protocols` table)
-    _metric("twitterpara.turl.mteb", "TURL (MTEB)", "mteb:TwitterURLCorpus", "max_ap", "TwitterP."),
-    _metric("twitterpara.pit.mteb", "PIT (MTEB)", "mteb:TwitterSemEval2015", "max_ap", "TwitterP."),
+    # USEB protocol vs MTEB's evaluator on the USEB data vs MTEB's own datasets (the `protocols` table)
+    _metric("twitterpara.turl.mteb-eval", "TURL (USEB data, MTEB's evaluator)", "mteb-evaluator:useb-twitterurl",
+            "max_ap", "TwitterP."),
+    _metric("twitterpara.pit.mteb-eval", "PIT (USEB data, MTEB's evaluator)", "mteb-evaluator:useb-pit", "max_ap",
+            "TwitterP."),
+    _metric("twitterpara.turl.mteb", "TURL (MTEB's dataset)", "mteb:TwitterURLCorpus", "max_ap", "TwitterP."),
+    _metric("twitterpara.pit.mteb", "PIT (MTEB's dataset)", "mteb:TwitterSemEval2015", "max_ap", "TwitterP."),
     _metric("askubuntu.mteb", "AskU. (MTEB)", "mteb:AskUbuntuDupQuestions", "map_at_1000"),
     _metric("scidocs.mteb", "SciDocs (MTEB)", "mteb:SciDocsRR", "map_at_1000"),
     _metric("cqadupstack.mteb", "CQADup. (MTEB)", "mteb:CQADupstackRetrieval", "ndcg_at_10"),
@@ -104,6 +109,12 @@ TABLES.add("specific-vs-sts", TableSpec(
     caption="STSb test Spearman x100 against the USEB average (x100), mean ± sample std over seeds.",
     columns=("stsb", "useb.avg"), decimals=1, correlate=("stsb", "useb.avg"), references=("tsdae-table3",),
 ))
+TABLES.add("paser-ablations", TableSpec(
+    name="paser-ablations", title="PaSeR ablations: STS12-16 average, STSb, SICK-R (PaSeR Tables 4, 5, 8, 9)",
+    caption="Spearman x100; STS12-16 = the mean of STS12..STS16 within a seed, then over seeds.",
+    columns=("sts12_16.avg", "stsb", "sickr"), decimals=1,
+    references=("paser-table4", "paser-table5", "paser-table8", "paser-table9"),
+))
 TABLES.add("denosent-fig3", TableSpec(
     name="denosent-fig3", title="MTEB re-ranking and retrieval: difference to SimCSE (DenoSent, Figure 3)",
     caption=("Main score x100 (MAP@1000; Quora nDCG@10) minus SimCSE's of the same setting, paired over common seeds; "
@@ -121,11 +132,14 @@ TABLES.add("denosent-table2", TableSpec(
     decimals=2,  # Table 2's numbers are not in the paper text we hold (shared/papers/001_*): none typed in
 ))
 TABLES.add("protocols", TableSpec(
-    name="protocols", title="The same model under the USEB protocol and under MTEB's version of the same data",
+    name="protocols", title="The same model under the USEB protocol, MTEB's evaluator on the USEB data, and MTEB's datasets",
     caption=("USEB: AP of cosine (TwitterPara), MAP (AskUbuntu, SciDocs avg. of 4), MAP@100 (CQADupStack); MTEB: "
              "max AP over cosine/dot/euclidean/manhattan, MAP@1000 (AskUbuntu, SciDocsRR), nDCG@10 (CQADupStack). "
-             "TwitterPara's MTEB tasks are built from the same local files (`--tasks useb,mteb-useb`)."),
-    columns=("twitterpara.turl", "twitterpara.turl.mteb", "twitterpara.pit", "twitterpara.pit.mteb", "askubuntu",
-             "askubuntu.mteb", "scidocs.avg", "scidocs.mteb", "cqadupstack", "cqadupstack.mteb"),
+             "'USEB data, MTEB's evaluator' scores the USEB TwitterPara files with MTEB's evaluator "
+             "(`--tasks useb-mteb-evaluator`); 'MTEB's dataset' columns are MTEB's own data (`--tasks mteb-useb`, "
+             "Hugging Face cache only): Twitter URL 51,534 and PIT 16,777 pairs against USEB's 9,334 and 838."),
+    columns=("twitterpara.turl", "twitterpara.turl.mteb-eval", "twitterpara.turl.mteb", "twitterpara.pit",
+             "twitterpara.pit.mteb-eval", "twitterpara.pit.mteb", "askubuntu", "askubuntu.mteb", "scidocs.avg",
+             "scidocs.mteb", "cqadupstack", "cqadupstack.mteb"),
     decimals=2,
 ))

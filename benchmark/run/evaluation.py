@@ -156,8 +156,14 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
     if todo:
         scorer, method, config = build_scorer(opts)
         for i, name in enumerate(todo, 1):
-            _evaluate_one(name, f"[{i}/{len(todo)}]", scorer, method, config, opts, split, data_root, results_dir,
-                          seed, outcome, say)
+            try:
+                _evaluate_one(name, f"[{i}/{len(todo)}]", scorer, method, config, opts, split, data_root,
+                              results_dir, seed, outcome, say)
+            except MissingDataError as e:  # data found missing only at load (an MTEB dataset not in the HF cache)
+                if strict:
+                    raise
+                outcome.skipped.append((name, str(e)))
+                say(f"{name} ({split}): skipped: {e}")
     return outcome
 
 

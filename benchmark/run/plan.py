@@ -20,6 +20,7 @@ from typing import Any
 from benchmark.errors import BenchError, ConfigError, MissingDataError
 from benchmark.results import run_id
 from benchmark.run.corpus import corpus_note, load_corpus
+from benchmark.run.requirements import check_requirements
 from benchmark.run.settings import chain_label, expand_aliases, expand_setting, parse_chain, pretraining_chains
 from benchmark.train.config import config_to_dict, parse_overrides
 from benchmark.train.loop import check_trainable
@@ -126,6 +127,7 @@ def plan_run(opts: RunOptions, data_root: Path) -> Plan:
         _plan_task(plan, task, task_chains, evals, opts, data_root)
     check_set_prefixes(opts.overrides, {m for c in all_chains for m in c})
     plan.baselines = _baselines(baselines, train_tasks, extra, opts)
+    check_requirements(plan)  # WordNet, extras, Java: every unit's, before anything trains
     return plan
 
 
@@ -314,8 +316,10 @@ def _target_dev(method: str, task: str, notes: list[str]) -> dict[str, Any]:
 
 def _require_dev(dev_task: str, data_root: Path) -> None:
     from benchmark.registry import TASKS
+    from benchmark.train.config import dev_tasks
 
-    TASKS.get(dev_task).require(data_root, "dev")
+    for name in dev_tasks(dev_task):  # "stsb,sickr": each must have its dev files
+        TASKS.get(name).require(data_root, "dev")
 
 
 def stage_data(method: Any, cfg: Any, task: str, corpus: TrainingData | None, labeled_size: int | None, seed: int,

@@ -227,14 +227,16 @@ def _check_same(planned: str, found: str, label: str) -> None:
 
 
 def _dev_evaluator(cfg: Any, spec: UnitSpec, data_root: Path):
-    """checkpoint dir -> main score on ``cfg.dev_task``'s dev split."""
+    """checkpoint dir -> main score on ``cfg.dev_task``'s dev split (several tasks: the mean of their scores)."""
     from benchmark.eval.encoder import HFEncoder
     from benchmark.eval.evaluate import evaluate
     from benchmark.eval.scorer import DenseScorer
+    from benchmark.train.config import dev_tasks
 
     def score(ckpt: Path) -> float:
-        enc = HFEncoder(str(ckpt), batch_size=spec.batch_size, device=spec.device, show_progress=False)
-        return evaluate(cfg.dev_task, DenseScorer(enc), "dev", data_root).main_score
+        scorer = DenseScorer(HFEncoder(str(ckpt), batch_size=spec.batch_size, device=spec.device, show_progress=False))
+        scores = [evaluate(name, scorer, "dev", data_root).main_score for name in dev_tasks(cfg.dev_task)]
+        return sum(scores) / len(scores)
 
     return score
 

@@ -19,9 +19,12 @@ from benchmark.errors import ConfigError
 
 Optimizer = Literal["adamw", "rmsprop", "bert_adam"]
 Scheduler = Literal["constant", "linear", "warmup_constant", "piecewise"]
-Amp = Literal["auto", "bf16", "off"]
+Amp = Literal["off", "bf16", "fp16", "auto"]  # see PRECISION
 
 C = TypeVar("C", bound="TrainConfig")
+# What each ``amp`` value trains in, on every device (`bench methods --preset` shows it; config.json records amp).
+PRECISION = {"off": "fp32", "bf16": "bf16 autocast", "fp16": "fp16 autocast with dynamic loss scaling (as apex O1 / "
+             "torch.cuda.amp / HF --fp16)", "auto": "bf16 autocast on a GPU, fp32 on the CPU"}
 
 
 @dataclass(frozen=True)
@@ -51,13 +54,14 @@ class TrainConfig:
     lr_milestones: tuple[int, ...] = ()  # piecewise: steps where the next factor starts
     lr_factors: tuple[float, ...] = ()  # piecewise: len(lr_milestones) + 1 multipliers of lr
     grad_clip: float | None = 1.0  # max global grad norm (None: no clipping)
-    amp: Amp = "auto"  # auto = bf16 autocast on a GPU, fp32 on the CPU
+    amp: Amp = "off"  # fp32 (the references' precision unless a preset says otherwise); bf16/fp16/auto: asked for
     pooling: str = "mean"  # the exported encoder's pooling (see benchmark.eval.pooling.POOLERS)
     dropout: bool = True  # False: every dropout rate is 0, from the config on (plugin.load_backbone)
     max_chars: int = 4000  # longer corpus lines are clipped (tokenizers truncate at max_length anyway)
     log_every: int = 50  # steps per log.jsonl line
     save_every: int = 1000  # steps per resumable train-state checkpoint (0: only at the end)
-    dev_task: str | None = None  # task whose dev split selects the best checkpoint (e.g. stsb); None: last
+    dev_task: str | None = None  # task whose dev split selects the best checkpoint (e.g. stsb; "stsb,sickr": the
+    # mean of their main scores, DenoSent's official selection); None: the last checkpoint
     dev_every: int = 0  # steps between dev evaluations (0: never)
     dev_patience: int | None = None  # stop after this many dev evaluations without a new best (None: never)
 
@@ -81,6 +85,8 @@ class TrainConfig:
             raise ConfigError(f"lr_milestones must be increasing, got {self.lr_milestones}")
         if self.dev_every and not self.dev_task:
             raise ConfigError("dev_every > 0 needs dev_task (e.g. dev_task=stsb)")
+        if self.dev_task is not None and not all(dev_tasks(self.dev_task)):
+            raise ConfigError(f"dev_task={self.dev_task!r}: expected task names separated by commas (e.g. stsb,sickr)")
         if self.dev_patience is not None and (self.dev_patience < 1 or not self.dev_every):
             raise ConfigError(f"dev_patience must be >= 1 and needs dev_every > 0, got {self.dev_patience}")
 
@@ -88,6 +94,11 @@ class TrainConfig:
         """A copy with ``changes`` applied (unknown keys: ConfigError)."""
         check_keys(type(self), changes)
         return dataclasses.replace(self, **changes)
+
+
+def dev_tasks(dev_task: str) -> tuple[str, ...]:
+    """The tasks of a ``dev_task`` value: one name, or several separated by commas whose main scores are averaged."""
+    return tuple(name.strip() for name in dev_task.split(","))
 
 
 # --- introspection -------------------------------------------------------------------------------------------

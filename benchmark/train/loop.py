@@ -2,7 +2,8 @@
 
 What it does for a plugin (see :mod:`benchmark.train.plugin` for what the plugin supplies):
 seeding (python, numpy, torch; each step's collate RNG is derived from (seed, step, rank)); optimizer and
-schedule from the config (:mod:`benchmark.train.optim`); bf16 autocast on a GPU, fp32 on the CPU; gradient clipping;
+schedule from the config (:mod:`benchmark.train.optim`); fp32 unless ``amp`` asks for bf16 or fp16 (with loss
+scaling) autocast; gradient clipping;
 a tqdm bar with loss and steps/s; ``log.jsonl`` every ``log_every`` steps; a resumable train state every
 ``save_every`` steps (module, optimizer, scheduler, RNG states, data position), from which an interrupted run
 continues to the same final weights as an uninterrupted one on deterministic hardware; a stop with a clear
@@ -41,6 +42,7 @@ from benchmark.results import config_hash
 from benchmark.train.runtime import (
     Dist,
     autocast_context,
+    grad_scaler,
     init_distributed,
     pick_device,
     seed_everything,
@@ -149,6 +151,7 @@ class _Run:
     total: int
     state_dir: Path
     run_hash: str
+    scaler: Any = None  # torch.amp.GradScaler: active with amp=fp16 only
     dev_best: dict[str, Any] | None = None
     dev_stale: int = 0  # dev evaluations since the last new best (early stopping)
 
@@ -162,14 +165,17 @@ def _one_step(run: _Run, step: int) -> tuple[float, dict[str, float], float]:
     batch = to_device(batch, run.device)
     with autocast_context(cfg, run.device):
         loss, extras = _split_output(run.forward(batch))
-    loss.backward()
+    run.scaler.scale(loss).backward()
+    run.scaler.unscale_(run.optimizer)  # no-op unless fp16: clipping sees the true gradients
     grad_norm = None
     if cfg.grad_clip is not None:
         grad_norm = float(torch.nn.utils.clip_grad_norm_(run.params, cfg.grad_clip))
     value = float(loss.detach())
-    _guard(run.method.name, step + 1, value, grad_norm, cfg, run.state_dir)
+    # Under fp16 an overflowing step is expected: the scaler skips it and lowers the scale (as the references).
+    _guard(run.method.name, step + 1, value, None if run.scaler.is_enabled() else grad_norm, cfg, run.state_dir)
     lr = run.optimizer.param_groups[0]["lr"]
-    run.optimizer.step()
+    run.scaler.step(run.optimizer)
+    run.scaler.update()
     run.scheduler.step()
     run.optimizer.zero_grad(set_to_none=True)
     return value, extras, lr
@@ -181,6 +187,7 @@ def _save_state(run: _Run, step: int) -> None:
             "method": run.method.name, "config_hash": run.run_hash, "step": step,
             "module": run.module.state_dict(), "optimizer": run.optimizer.state_dict(),
             "scheduler": run.scheduler.state_dict(), "rng": rng_state(), "dev_best": run.dev_best,
+            "scaler": run.scaler.state_dict(),
             "dev_stale": run.dev_stale,
             # The data position is a function of the step (see Method.batch_indices); stored for readers.
             "data_position": {"step": step, "sentences_seen": step * run.method.sentences_per_step(run.cfg)
@@ -194,6 +201,8 @@ def _restore(run: _Run, state: dict[str, Any]) -> int:
     run.module.load_state_dict(state["module"])
     run.optimizer.load_state_dict(state["optimizer"])
     run.scheduler.load_state_dict(state["scheduler"])
+    if state.get("scaler"):
+        run.scaler.load_state_dict(state["scaler"])
     set_rng_state(state["rng"])
     run.dev_best = state.get("dev_best")
     run.dev_stale = int(state.get("dev_stale", 0))
@@ -343,7 +352,7 @@ def _setup(method: Method, cfg: TrainConfig, texts: list[str], seed: int, dist: 
         forward = DistributedDataParallel(module, device_ids=[dev.index] if dev.type == "cuda" else None,
                                           find_unused_parameters=method.ddp_find_unused_parameters)
     return _Run(method, cfg, texts, seed, dist, dev, module, forward, [p for _, p in named], optimizer, scheduler,
-                total, out_dir / STATE_DIR, run_hash)
+                total, out_dir / STATE_DIR, run_hash, grad_scaler(cfg, dev))
 
 
 def _finish(run: _Run, out_dir: Path, run_config: dict[str, Any], dev_eval: Any, done: int) -> Path:

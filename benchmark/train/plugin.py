@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from benchmark.train.checkpoint import STWriter, builtin_writer
-from benchmark.train.config import TrainConfig, build_config, parse_overrides
+from benchmark.train.config import PRECISION, TrainConfig, build_config, parse_overrides
 from benchmark.errors import BenchError, ConfigError
 from benchmark.eval.pooling import POOLERS, needs_all_layers
 
@@ -330,11 +330,12 @@ def describe_method(method: Method, all_fields: bool = False, preset: str | None
             lines.append(f"    note: {method.preset_notes[name]}")
     own = {f.name for f in dataclasses.fields(method.Config)} - {f.name for f in dataclasses.fields(TrainConfig)}
     names = [f.name for f in dataclasses.fields(method.Config)
-             if all_fields or f.name in own or f.name in KEY_FIELDS or f.name in ("eps", "dropout", "dev_task")]
+             if all_fields or f.name in own or f.name in KEY_FIELDS or f.name in ("eps", "dropout", "dev_task", "amp")]
     if preset is None:
         lines.append("  defaults " + " ".join(f"{n}={getattr(method.Config(), n)!r}" for n in names))
     elif preset in method.presets:
         cfg = method.config(preset)
         lines.append(f"  {preset} resolved: eval_pooling={method.eval_pooling(cfg)!r} "
                      + " ".join(f"{n}={getattr(cfg, n)!r}" for n in names))
+        lines.append(f"  {preset} trains in: {PRECISION[cfg.amp]} (amp={cfg.amp!r})")
     return lines

@@ -64,10 +64,17 @@ def pick_device(device: str | None, dist: Dist) -> torch.device:
 
 
 def autocast_context(cfg: TrainConfig, device: torch.device):
-    """bf16 autocast on a GPU (amp=auto|bf16), on the CPU only if asked (amp=bf16); fp32 otherwise."""
+    """fp32 (amp=off, the default); bf16 autocast (amp=bf16, or amp=auto on a GPU); fp16 autocast (amp=fp16, with
+    the loss scaler of :func:`grad_scaler`). Each on any device, so the config says what was trained."""
     if cfg.amp == "off" or (cfg.amp == "auto" and device.type != "cuda"):
         return nullcontext()
-    return torch.autocast(device.type, dtype=torch.bfloat16)
+    return torch.autocast(device.type, dtype=torch.float16 if cfg.amp == "fp16" else torch.bfloat16)
+
+
+def grad_scaler(cfg: TrainConfig, device: torch.device) -> torch.amp.GradScaler:
+    """Dynamic loss scaling for fp16 autocast (a step whose gradients overflow is skipped and the scale halved, as
+    the fp16 references do); a no-op scaler otherwise."""
+    return torch.amp.GradScaler(device.type, enabled=cfg.amp == "fp16")
 
 
 def to_device(batch: Any, device: torch.device) -> Any:

@@ -8,9 +8,11 @@ non-stop words are visited in random order and each one that has a WordNet synon
 occurrences) by a random synonym, until n words have been replaced. A synonym is a lemma name of any synset of
 the word (NLTK's ``synsets``, so inflected forms are found through WordNet's morphology), lower-cased, "_" and
 "-" turned into spaces, only letters and spaces kept, the word itself excluded. Two changes, both for
-determinism and fidelity to the sentence: synonym lists are sorted before the random choice (EDA picks from a
-``set``, whose order changes with ``PYTHONHASHSEED``), and the sentence is not first stripped to lower-case
-letters (EDA's ``get_only_chars``): punctuation and digits stay, only the replaced words change.
+determinism: synonym lists are sorted before the random choice (EDA picks from a ``set``, whose order changes with
+``PYTHONHASHSEED``). :func:`eda_words` is EDA's clean-up (``get_only_chars``: apostrophes dropped, hyphens to
+spaces, lower-case, every character that is not a letter a space), which EDA applies before replacing and PaSeR's
+released data went through; :data:`EDA_STOPWORDS` is EDA's own stop-word list. Without the clean-up
+(``eda_clean=false``) punctuation, digits and case stay, and only the replaced words change.
 
 WordNet: NLTK's downloader cannot reach its server here, so the WordNet 3.0 database is read from the files of
 Debian's ``wordnet-base`` package (``apt-get install wordnet-base`` puts them in ``/usr/share/wordnet``), or from
@@ -45,6 +47,22 @@ _CATEGORY = {"noun": 1, "verb": 2, "adj": 3, "adv": 4}
 _NOT_LETTERS = re.compile(r"[^a-z ]")
 
 SynonymFn = Callable[[str], Sequence[str]]
+# EDA's stop words (jasonwei20/eda_nlp code/eda.py @04ab29c, `stop_words`): NLTK's older English list without the
+# contracted forms, 127 words (EDA also lists ''). Words in it are never replaced.
+EDA_STOPWORDS: frozenset[str] = frozenset("""i me my myself we our ours ourselves you your yours yourself
+yourselves he him his himself she her hers herself it its itself they them their theirs themselves what which who
+whom this that these those am is are was were be been being have has had having do does did doing a an the and but
+if or because as until while of at by for with about against between into through during before after above below
+to from up down in out on off over under again further then once here there when where why how all any both each
+few more most other some such no nor not only own same so than too very s t can will just don should now""".split())
+_EDA_DROP, _EDA_SPACE, _EDA_NOT_LETTER = re.compile("['’]"), re.compile(r"[-\t\n]"), re.compile(r"[^a-z ]")
+
+
+def eda_words(text: str) -> list[str]:
+    """EDA's ``get_only_chars`` clean-up, as words: apostrophes dropped, hyphens/tabs/newlines and every other
+    character that is not a letter turned into spaces, lower-cased ("Don't-stop 89!" -> ["dont", "stop"])."""
+    cleaned = _EDA_NOT_LETTER.sub(" ", _EDA_SPACE.sub(" ", _EDA_DROP.sub("", text)).lower())
+    return cleaned.split()
 
 
 def find_wordnet_dir() -> Path | None:

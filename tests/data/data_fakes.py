@@ -15,8 +15,22 @@ STS_LINE = "It's Mr. Smith's car.\tThe car (a Ford) is red..."
 STSB_LINE = "main-captions\tMSRvid\t2012test\t0001\t5.000\tA man plays a flute.\tA man's flute.\tsrc1\tsrc2"
 
 
+def fake_parquet(rows: list[tuple[str, str]], columns: tuple[str, str] = ("sent0", "sent1")) -> bytes:
+    """A parquet file of two string columns (DenoSent's released layout); a stub where pyarrow is absent."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:
+        return b"PAR1 (pyarrow is not installed: no real parquet)\n"
+    sink = io.BytesIO()
+    pq.write_table(pa.table({columns[0]: [a for a, _ in rows], columns[1]: [b for _, b in rows]}), sink)
+    return sink.getvalue()
+
+
 def member_files(c: Component, tag: str = "") -> dict[str, bytes]:
     """The files a fake archive holds under its member, each with small but well-formed content."""
+    if c.archive_name.endswith(".parquet"):
+        return {"": fake_parquet([(f"a sentence {tag}", f"a paraphrase {tag}"), ("Tab\there", "line\nbreak")])}
     names = list(c.files) or [""]
     out = {}
     for name in names:

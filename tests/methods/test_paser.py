@@ -87,7 +87,7 @@ def test_synonym_replacement_spares_masked_words_and_counts_by_hand():
 def test_decoding_signal_shapes_and_values():
     torch.manual_seed(0)
     z1, z2 = torch.randn(5, 8), torch.randn(5, 8)
-    paper = decoding_signal(z1, z2, "paper", m=10, n=10)
+    paper = decoding_signal(z1, z2, "eq2", m=10, n=10)
     assert paper.shape == (5, 4, 8)
     expected = torch.stack([z1, z2, 10 * (z1 - z2).abs(), 10 * (z1 * z2).abs()], dim=1)
     assert torch.allclose(paper, expected)
@@ -117,7 +117,8 @@ def test_mlm_masks_view_0_only_never_special_tokens_or_padding(tokenizer):
 
 def test_decoder_shares_word_embeddings_and_is_causal(tiny_bert_dir):
     method = METHODS.get("paser")
-    cfg = method.config("smoke", model=str(tiny_bert_dir), synonym_ratio=0.0)
+    cfg = method.config("smoke", model=str(tiny_bert_dir), synonym_ratio=0.0, decoder_embeddings="word",
+                        mlm_head="fresh", tie_head=True)  # the paper-text reading (the preset is the code's)
     module = PaSeRModule(cfg).eval()
     words = module.encoder.model.get_input_embeddings()
     assert module.decoder.embed_tokens is words and len(module.decoder.layers) == 6

@@ -35,23 +35,29 @@ def test_difference_to_a_baseline_row_is_paired_per_seed(tmp_path):
 # --- issue 14, item 14: the setting gap beside each compared row, markers, --compare that finds nothing ---------
 
 def test_the_vs_paper_block_states_each_rows_setting_gap(tmp_path):
+    """A run that meets a published row's settings is compared with it, with the table's setting beside it; one
+    that does not (a MiniLM smoke run) is shown without a published neighbour, saying which settings differ."""
     from benchmark.report.make import build_sections
 
-    train = {"config": {"max_steps": 200, "batch_size": 8}}
-    for seed in range(2):
-        for task in ("askubuntu", "twitterpara"):
-            scores = {"map": 0.5} if task == "askubuntu" else {"ap_twitterurl": 0.7, "ap_pit": 0.6, "ap_avg": 0.65}
-            add_result(tmp_path, "tsdae", seed, task, scores, model="minilm", train_corpus=task,
-                       config={**train, "corpus": {"label": task, "sentences": {"askubuntu": 1000}.get(task, 500)}})
+    for model, preset, steps, amp in (("minilm", "smoke", 200, "off"), ("bert-base-uncased", "paper", 100_000, "off")):
+        train = {"preset": preset, "config": {"max_steps": steps, "batch_size": 8, "amp": amp}}
+        for seed in range(2):
+            for task in ("askubuntu", "twitterpara"):
+                scores = {"map": 0.5} if task == "askubuntu" else {"ap_twitterurl": 0.7, "ap_pit": 0.6, "ap_avg": 0.65}
+                add_result(tmp_path, "tsdae", seed, task, scores, model=model, train_corpus=task,
+                           config={**train, "corpus": {"label": task, "sentences": {"askubuntu": 1000}.get(task, 500)}})
     add_result(tmp_path, "base", 0, "askubuntu", {"map": 0.48}, pooling="mean")
     (section, *_) = build_sections(list(iter_results(tmp_path)), ReportOptions(results_dir=tmp_path,
                                                                                tables=("paper-table2",)))
-    notes = [n for n in section.comparison.notes if n.startswith("Setting of")]
+    notes = section.comparison.notes
     tsdae = next(n for n in notes if n.startswith("Setting of TSDAE"))
-    assert "vs TSDAE Table 2 TSDAE: differs in backbone, steps." in tsdae
-    assert "Ours: minilm; 200 steps at batch 8; corpus each task's own unlabeled sentences (in-domain) (500, 1,000 " \
-           "sent.)" in tsdae
+    assert "vs TSDAE Table 2 TSDAE: no gap detected in backbone or steps" in tsdae
+    assert "Ours: bert-base-uncased; 100000 steps at batch 8; corpus each task's own unlabeled sentences (in-domain) " \
+           "(500, 1,000 sent.)" in tsdae
     assert "Paper: bert-base-uncased; 100K steps at batch 8 (App. B); corpus the task's own unlabeled" in tsdae
+    smoke = next(n for n in notes if n.startswith("No published neighbour for TSDAE · minilm"))
+    assert "TSDAE Table 2 TSDAE assumes backbone bert-base-uncased (ours: minilm), preset paper (ours: smoke)" in smoke
+    assert [r.label for r, _ in section.comparison.rows] == ["TSDAE · bert-base-uncased", "bert-base-uncased (mean)"]
     base = next(n for n in notes if n.startswith("Setting of bert-base-uncased (mean)"))
     assert "no gap detected" in base and "Ours: bert-base-uncased; no training" in base
 

@@ -68,15 +68,34 @@ def test_hub_task_without_cache_is_missing_data_with_the_fill_command(tiny_score
 
 
 @needs_mteb
-def test_local_twitterpara_through_mtebs_classes_equals_sklearn_and_useb_ap(tiny_scorer, tp_root):
-    """MTEB's PairClassification evaluator on the fixture's Twitter URL / PIT files: its cosine AP is sklearn's AP
-    of the same cosines over the labelled pairs, i.e. the USEB protocol's AP."""
+def test_bench_eval_skips_an_uncached_mteb_task_and_goes_on(tiny_bert_dir, tp_root, tmp_path, monkeypatch):
+    """`mteb:TwitterURLCorpus` with MTEB's data not cached: skipped with the reason (the USEB file is not MTEB's
+    dataset), the next task still evaluated, exit 0; an error only under --strict."""
+    from click.testing import CliRunner
+
+    from benchmark.cli.main import main
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    args = ["eval", "--model", str(tiny_bert_dir), "--pooling", "mean", "--device", "cpu", "--data-root",
+            str(tp_root), "--results-dir", str(tmp_path / "r"), "--tasks", "mteb:TwitterURLCorpus,twitterpara"]
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    assert "mteb:TwitterURLCorpus (test): skipped: MTEB dataset of mteb:TwitterURLCorpus (the data root's USEB" \
+        in result.output and "twitterpara (test): " in result.output
+    assert CliRunner().invoke(main, [*args, "--strict", "--force"]).exit_code == 2
+
+
+@needs_mteb
+def test_useb_twitterpara_through_mtebs_evaluator_equals_sklearn_and_useb_ap(tiny_scorer, tp_root):
+    """MTEB's PairClassification evaluator on the fixture's Twitter URL / PIT files, under names that do not claim
+    MTEB's datasets: its cosine AP is sklearn's AP of the same cosines over the labelled pairs (the USEB AP)."""
     from benchmark.eval.evaluate import evaluate
 
     useb = evaluate("twitterpara", tiny_scorer, "test", tp_root)
     data = TASKS.get("twitterpara").load("test", tp_root)
-    for mteb_name, ours in (("TwitterURLCorpus", "twitterurl"), ("TwitterSemEval2015", "pit")):
-        ev = evaluate(f"mteb:{mteb_name}", tiny_scorer, "test", tp_root)
+    assert expand_tasks("useb-mteb-evaluator") == ["mteb-evaluator:useb-twitterurl", "mteb-evaluator:useb-pit"]
+    for key, ours in (("useb-twitterurl", "twitterurl"), ("useb-pit", "pit")):
+        ev = evaluate(f"mteb-evaluator:{key}", tiny_scorer, "test", tp_root)
         ps = data[ours]
         keep = ps.label != -1
         cos = tiny_scorer.pairs(ps.s1, ps.s2)
@@ -84,7 +103,67 @@ def test_local_twitterpara_through_mtebs_classes_equals_sklearn_and_useb_ap(tiny
         assert ev.scores["cosine_ap"] == pytest.approx(average_precision_score(ps.label[keep], cos[keep]), abs=1e-9)
         assert ev.scores["cosine_ap"] == pytest.approx(useb.scores[f"ap_{ours}"], abs=1e-9)
         assert ev.scores["max_ap"] >= ev.scores["cosine_ap"]
-        assert "local:" in TASKS.get(f"mteb:{mteb_name}").version
+        task = TASKS.get(f"mteb-evaluator:{key}")
+        assert "local:" in task.version and "evaluator-of:" in task.version and task.group == "useb"
+    with pytest.raises(BenchError, match="known: mteb-evaluator:useb-twitterurl"):
+        TASKS.get("mteb-evaluator:useb-foo")
+
+
+@needs_mteb
+def test_mteb_twitter_tasks_are_never_built_from_the_useb_files(tiny_scorer, tp_root, tmp_path, monkeypatch):
+    """MTEB's TwitterURLCorpus is 51,534 pairs, the USEB test file 9,334: with the USEB files present and MTEB's
+    dataset not cached, `mteb:TwitterURLCorpus` is missing data (skipped) and names the USEB-data task instead of
+    storing a USEB number under MTEB's name."""
+    from benchmark.eval.evaluate import evaluate
+
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for name, alt in (("TwitterURLCorpus", "useb-twitterurl"), ("TwitterSemEval2015", "useb-pit")):
+        task = TASKS.get(f"mteb:{name}")
+        assert task.local is None and task.files("test") == [] and "hf:mteb/" in task.version
+        with pytest.raises(MissingDataError, match=f"(is|are) not this dataset.*mteb-evaluator:{alt}"):
+            evaluate(f"mteb:{name}", tiny_scorer, "test", tp_root)
+
+
+class _NoEncoding:
+    """A scorer that fails if anything is encoded (the refusal must come first)."""
+
+    name = "no-encoding"
+
+    def __getattr__(self, item):
+        raise AssertionError(f"the scorer was used ({item}) before the data was checked")
+
+
+@needs_mteb
+def test_local_sts_build_that_is_not_mtebs_data_is_refused_before_encoding(tmp_path):
+    """The fixture's STS12 files are a few lines, not MTEB's 3,108 pairs: refused, with the numbers, and nothing
+    encoded (today the name would be served by whatever the files hold)."""
+    from benchmark.errors import ReleaseMismatchError
+    from benchmark.eval.evaluate import evaluate
+
+    shutil.copytree(ASSETS / "sts", tmp_path / "sts")
+    task = TASKS.get("mteb:STS12")
+    assert task.local is not None and task.files("test")[0].startswith("sts/senteval/STS12-en-test/")
+    with pytest.raises(ReleaseMismatchError, match=r"mteb:STS12 \(test\) refused.*num_samples 16 here, 3,108 in MTEB"):
+        evaluate("mteb:STS12", _NoEncoding(), "test", tmp_path)
+    assert expand_tasks("mteb-sts")[-1] == "mteb:SICK-R"
+
+
+def test_statistics_comparison_exact_and_tokenised_tolerance():
+    """Counts, unique texts and scores must be equal; character statistics too, unless the build declares the
+    tokenised tolerance (0.3% of totals, 4 characters of a length)."""
+    from tasks.mteb_data import differences, sts_statistics
+
+    s1, s2, scores = ["a b", "c d", "a b"], ["x", "y z", "x"], [0.0, 5.0, 2.5]
+    mine = sts_statistics(s1, s2, scores)
+    assert mine["num_samples"] == 3 and mine["unique_pairs"] == 2 and mine["text1_statistics"]["unique_texts"] == 2
+    assert mine["number_of_characters"] == 9 + 5 and mine["label_statistics"]["avg_score"] == 2.5
+    assert differences(mine, mine, 0.0) == []
+    other = {**mine, "num_samples": 4}
+    assert differences(other, mine, 0.003) == ["num_samples 3 here, 4 in MTEB's metadata"]
+    longer = {**mine, "number_of_characters": 15, "text2_statistics": {**mine["text2_statistics"], "max_text_length": 6}}
+    assert len(differences(longer, mine, 0.0)) == 2 and differences(longer, mine, 0.003) == []
+    assert differences({"number_of_characters": 14}, mine, 0.0) == [
+        "MTEB publishes no pair count for this split, so a local build cannot be checked"]
 
 
 @needs_mteb
@@ -93,7 +172,7 @@ def test_lexical_scorer_cannot_run_mteb_tasks(tp_root):
     from benchmark.eval.evaluate import evaluate
 
     with pytest.raises(BenchError, match="transformer encoder"):
-        evaluate("mteb:TwitterURLCorpus", BM25Scorer(), "test", tp_root)
+        evaluate("mteb-evaluator:useb-twitterurl", BM25Scorer(), "test", tp_root)
 
 
 @needs_mteb
@@ -141,7 +220,7 @@ def test_plain_mteb_evaluate_runs_our_checkpoint(tiny_bert_dir):
 def test_training_on_an_mteb_task_needs_a_corpus_file(tmp_path):
     corpus = tmp_path / "c.txt"
     corpus.write_text("one\ntwo\n", encoding="utf-8")
-    task = TASKS.get("mteb:TwitterURLCorpus")
+    task = TASKS.get("mteb:SciDocsRR")
     with pytest.raises(BenchError, match="--eval-tasks"):
         task.train_corpus(tmp_path)
     assert task.train_corpus(tmp_path, corpus) == ["one", "two"]

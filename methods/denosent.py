@@ -254,9 +254,13 @@ class DenoSentModule(TrainModule):
                                             cfg.noise_dropout, head, std)
         self.cfg = cfg
 
-    def sentence_vectors(self, hidden_states: Sequence[torch.Tensor], input_ids: torch.Tensor) -> torch.Tensor:
-        """Pooled vectors before the projector (what the export gives): (rows, h)."""
+    def sentence_vectors(self, hidden_states: Sequence[torch.Tensor], input_ids: torch.Tensor,
+                         positions: torch.Tensor | None = None) -> torch.Tensor:
+        """Pooled vectors before the projector (what the export gives): (rows, h). ``positions``: each row's
+        prompt [MASK] index when collate found them (on the host; otherwise found and checked here)."""
         if isinstance(self.encoder, MaskTokenEncoder):
+            if positions is not None:
+                return hidden_states[-1][torch.arange(len(positions), device=positions.device), positions]
             return pool_mask_token(hidden_states[-1], input_ids, self.encoder.mask_id)
         return hidden_states[-1][:, 0]
 
@@ -265,7 +269,7 @@ class DenoSentModule(TrainModule):
         start at ``batch["target_start"]`` (n for paraphrases, else 0: the originals, as the reference)."""
         ids, mask, n = batch["input_ids"], batch["attention_mask"], int(batch["n"])
         out = self.encoder.model(input_ids=ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
-        z = self.projector(self.sentence_vectors(out.hidden_states, ids))  # (rows, h); rows = n or 2n
+        z = self.projector(self.sentence_vectors(out.hidden_states, ids, batch.get("mask_positions")))  # (rows, h)
         start = int(batch["target_start"])
         target = slice(start, start + n)
         losses: dict[str, torch.Tensor] = {}
@@ -321,6 +325,7 @@ class DenoSent(Method):
         rows = originals + (positives or [])
         if cfg.pooling == "mask_token":
             enc = prompted_batch(tokenizer, rows, cfg.prompt, cfg.max_length)
+            enc["mask_positions"] = mask_positions(enc["input_ids"], tokenizer.mask_token_id)  # checked on the host
         else:
             enc = tokenize(tokenizer, rows, cfg.max_length)
         start, n = (len(originals) if cfg.paraphrases else 0), len(originals)

@@ -54,6 +54,8 @@ class Row:
     plain: bool = False  # MLM's plain-loop reference instead of the library one
     ours: list[float] = field(default_factory=list)  # seconds per step, one per repeat
     ref: list[float] = field(default_factory=list)
+    ours_cpu: list[float] = field(default_factory=list)  # CPU seconds per step (all threads, collate workers too)
+    ref_cpu: list[float] = field(default_factory=list)
     ref_label: str | None = None
     floor_s: float | None = None
     flops: float | None = None
@@ -164,24 +166,36 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
-def time_ours(method: Any, cfg: Any, data: list[Any], args: argparse.Namespace) -> float:
-    """Seconds per step of ``train`` between the end of the warm-up and the end of the last step."""
+def _children_cpu() -> float:
+    import resource
+
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # finished (joined) children: the collate workers
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_ours(method: Any, cfg: Any, data: list[Any], args: argparse.Namespace) -> tuple[float, float]:
+    """(wall, CPU) seconds per step of ``train`` between the end of the warm-up and the end of the last step.
+    CPU: this process' threads over those steps, plus the collate workers' CPU time spread over every step."""
     from benchmark.train.loop import train
 
-    stamps: dict[int, float] = {}
+    stamps: dict[int, tuple[float, float]] = {}
 
     def on_step(step: int) -> None:
         if step in (args.warmup, args.warmup + args.steps):
             _sync(args.device)
-            stamps[step] = time.perf_counter()
+            stamps[step] = (time.perf_counter(), time.process_time())
 
+    children = _children_cpu()
     with tempfile.TemporaryDirectory() as tmp:
         train(method, cfg, data, tmp, seed=0, device=args.device, resume=False, show_progress=False, on_step=on_step)
-    return (stamps[args.warmup + args.steps] - stamps[args.warmup]) / args.steps
+    workers = (_children_cpu() - children) / (args.warmup + args.steps)
+    (w0, c0), (w1, c1) = stamps[args.warmup], stamps[args.warmup + args.steps]
+    return (w1 - w0) / args.steps, (c1 - c0) / args.steps + workers
 
 
-def time_ref(row: Row, method: Any, cfg: Any, data: list[Any], args: argparse.Namespace) -> float | None:
-    """Seconds per step of the reference on the same texts per step, or None without a reference."""
+def time_ref(row: Row, method: Any, cfg: Any, data: list[Any], args: argparse.Namespace
+             ) -> tuple[float, float] | None:
+    """(wall, CPU) seconds per step of the reference on the same texts per step, or None without a reference."""
     from benchmark.eval.models import resolve_model
 
     texts = [t for t in data if isinstance(t, str)]
@@ -191,14 +205,14 @@ def time_ref(row: Row, method: Any, cfg: Any, data: list[Any], args: argparse.Na
         return None
     row.ref_label = ref.label
     loop = RefLoop(ref, cfg, args.device, amp=args.amp == "bf16")
-    t0 = 0.0
+    t0 = c0 = 0.0
     for step in range(args.warmup + args.steps):
         if step == args.warmup:
             _sync(args.device)
-            t0 = time.perf_counter()
+            t0, c0 = time.perf_counter(), time.process_time()
         loop.step(step_items(method, cfg, data, step), np.random.default_rng([0, step]))
     _sync(args.device)
-    return (time.perf_counter() - t0) / args.steps
+    return (time.perf_counter() - t0) / args.steps, (time.process_time() - c0) / args.steps
 
 
 def _median(xs: list[float]) -> float | None:
@@ -226,20 +240,21 @@ def report(rows: list[Row], args: argparse.Namespace, header: str) -> str:
     """The table: per method ours, floor, reference (medians over repeats), the ratios and the spreads."""
     peak = peak_flops(args)
     lines = [header, "", "| method | ours ms/step | GFLOP/step | floor ms | x floor | reference ms/step | x reference "
-             "| spread ours/ref | reference" + (" | MFU" if peak else "") + " |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---" + ("|---:" if peak else "") + "|"]
+             "| x reference (CPU s) | spread ours/ref | reference" + (" | MFU" if peak else "") + " |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---" + ("|---:" if peak else "") + "|"]
     for r in rows:
         ours, ref = _median(r.ours), _median(r.ref)
         floor = f"{r.floor_s * 1e3:.0f}" if r.floor_s else "-"
         x_floor = f"{ours / r.floor_s:.2f}" if ours and r.floor_s else "-"
         ref_ms = f"{ref * 1e3:.0f}" if ref else "-"
         x_ref = f"{ours / ref:.2f}" if ours and ref else "-"
+        x_cpu = f"{_median(r.ours_cpu) / _median(r.ref_cpu):.2f}" if r.ours_cpu and r.ref_cpu else "-"
         spread = f"{_spread(r.ours):.0%}/{_spread(r.ref):.0%}" if r.ref else f"{_spread(r.ours):.0%}/-"
         flag = " (repeats disagree: rerun)" if max(_spread(r.ours), _spread(r.ref) if r.ref else 0) > 0.10 else ""
         label = (r.ref_label or "no reference") + (f"; {r.note}" if r.note else "") + flag
         mfu = f" | {r.flops / ours / peak:.1%}" if peak and r.flops and ours else (" | -" if peak else "")
         gflop = f"{r.flops / 1e9:.1f}" if r.flops else "-"
-        lines.append(f"| {r.name} | {ours * 1e3:.0f} | {gflop} | {floor} | {x_floor} | {ref_ms} | {x_ref} | {spread} | "
+        lines.append(f"| {r.name} | {ours * 1e3:.0f} | {gflop} | {floor} | {x_floor} | {ref_ms} | {x_ref} | {x_cpu} | {spread} | "
                      f"{label}{mfu} |")
     return "\n".join(lines)
 
@@ -295,17 +310,20 @@ def main() -> None:
         for row in rows:
             method, cfg, data = setups[row.name]
             if not row.plain:  # MLM's two rows share one timing of ours per repeat
-                row.ours.append(time_ours(method, cfg, data, args))
+                wall, cpu = time_ours(method, cfg, data, args)
+                row.ours.append(wall)
+                row.ours_cpu.append(cpu)
             ref = time_ref(row, method, cfg, data, args)
             if ref is not None:
-                row.ref.append(ref)
+                row.ref.append(ref[0])
+                row.ref_cpu.append(ref[1])
             ours = f"ours {row.ours[-1] * 1e3:.0f} ms/step, " if row.ours else ""
             print(f"repeat {repeat + 1}/{args.repeats} {row.name}: {ours}"
-                  + (f"reference {ref * 1e3:.0f} ms/step" if ref else "no reference"), flush=True)
+                  + (f"reference {ref[0] * 1e3:.0f} ms/step" if ref else "no reference"), flush=True)
     mlm = {r.method: r for r in rows if r.method == "mlm" and not r.plain}
     for r in rows:
         if r.plain:
-            r.ours = mlm["mlm"].ours
+            r.ours, r.ours_cpu = mlm["mlm"].ours, mlm["mlm"].ours_cpu
     gpu = torch.cuda.get_device_name(0) if args.device.startswith("cuda") else None
     header = (f"{args.model} ({model}), batch {args.batch_size}, max length {args.max_length}, {args.amp}, "
               f"{args.device}{' ' + gpu if gpu else ''}, torch {torch.__version__}, {torch.get_num_threads()} "
@@ -319,7 +337,8 @@ def main() -> None:
         print(f"\nfloor = the step's GEMMs (counted from the batches' shapes) at this device's measured {args.amp} "
               f"GEMM speed at those shapes (mean {rate / 1e9:.0f} GFLOP/s); x floor and x reference are ratios of "
               f"step times (lower is better; x reference < 1: ours is faster); spread = (max - min) / median of "
-              f"the repeats")
+              f"the repeats; x reference (CPU s) compares CPU seconds per step (all threads, collate workers included), steadier "
+              f"than wall time on a busy machine")
     if args.json:
         args.json.write_text(json.dumps({"header": header, "rows": [vars(r) for r in rows]}, indent=1))
 

@@ -69,6 +69,7 @@ def old_loop(method, cfg, data, seed: int) -> dict[str, torch.Tensor]:
         batch = to_device(collate_step(method, cfg, module.tokenizer, data, step, seed), torch.device("cpu"))
         if isinstance(batch, dict):
             batch.pop("mask_positions", None)  # DenoSent: the [MASK] found in the forward, as before
+            batch.pop("view_inputs", None)  # ConSERT: the augmentations drawn in the forward, as before
         out = module(batch)
         loss = out["loss"] if isinstance(out, dict) else out
         loss.backward()
@@ -83,7 +84,7 @@ def old_loop(method, cfg, data, seed: int) -> dict[str, torch.Tensor]:
 
 # Every optimizer (adamw: tsdae, paser, sbert-mnrl; bert_adam with weight decay: mlm, consert; rmsprop: ct) and
 # every kind of collate-time randomness (deletion noise, masking, CT's sampler, ConSERT's augmentation seed, RAKE);
-# DenoSent's [MASK] positions found in collate, BERT-flow's ActNorm initialised flag read once.
+# DenoSent's [MASK] positions and ConSERT's augmentations drawn in collate, BERT-flow's ActNorm flag read once.
 CASES = {"tsdae": {}, "mlm": {"weight_decay": 0.01}, "ct": {}, "consert": {}, "paser": {}, "sbert-mnrl": {}, "denosent": {},
          "bertflow": {}}
 

@@ -240,17 +240,19 @@ def report(rows: list[Row], args: argparse.Namespace, header: str) -> str:
     """The table: per method ours, floor, reference (medians over repeats), the ratios and the spreads."""
     peak = peak_flops(args)
     lines = [header, "", "| method | ours ms/step | GFLOP/step | floor ms | x floor | reference ms/step | x reference "
-             "| x reference (CPU s) | spread ours/ref | reference" + (" | MFU" if peak else "") + " |",
+             "| x reference (CPU s) | spread ours / x ref | reference" + (" | MFU" if peak else "") + " |",
              "|---|---:|---:|---:|---:|---:|---:|---:|---:|---" + ("|---:" if peak else "") + "|"]
     for r in rows:
         ours, ref = _median(r.ours), _median(r.ref)
         floor = f"{r.floor_s * 1e3:.0f}" if r.floor_s else "-"
         x_floor = f"{ours / r.floor_s:.2f}" if ours and r.floor_s else "-"
         ref_ms = f"{ref * 1e3:.0f}" if ref else "-"
-        x_ref = f"{ours / ref:.2f}" if ours and ref else "-"
-        x_cpu = f"{_median(r.ours_cpu) / _median(r.ref_cpu):.2f}" if r.ours_cpu and r.ref_cpu else "-"
-        spread = f"{_spread(r.ours):.0%}/{_spread(r.ref):.0%}" if r.ref else f"{_spread(r.ours):.0%}/-"
-        flag = " (repeats disagree: rerun)" if max(_spread(r.ours), _spread(r.ref) if r.ref else 0) > 0.10 else ""
+        # Ours and the reference run back to back in each repeat: the ratio per repeat cancels the machine's drift.
+        ratios = [o / f for o, f in zip(r.ours, r.ref)]
+        x_ref = f"{_median(ratios):.2f}" if ratios else "-"
+        x_cpu = f"{_median([o / f for o, f in zip(r.ours_cpu, r.ref_cpu)]):.2f}" if r.ref_cpu else "-"
+        spread = f"{_spread(r.ours):.0%} / {_spread(ratios):.0%}" if ratios else f"{_spread(r.ours):.0%} / -"
+        flag = " (repeats disagree: rerun)" if (_spread(ratios) if ratios else _spread(r.ours)) > 0.10 else ""
         label = (r.ref_label or "no reference") + (f"; {r.note}" if r.note else "") + flag
         mfu = f" | {r.flops / ours / peak:.1%}" if peak and r.flops and ours else (" | -" if peak else "")
         gflop = f"{r.flops / 1e9:.1f}" if r.flops else "-"
@@ -275,6 +277,7 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
     parser.add_argument("--peak-tflops", type=float, default=None, help="device peak for MFU (default: table)")
     parser.add_argument("--json", type=Path, default=None, help="also write the timings here")
+    parser.add_argument("--from-json", type=Path, default=None, help="print the table of a saved --json run")
     args = parser.parse_args()
     unknown = sorted(set(args.methods.split(",")) - set(ALL))
     if unknown:
@@ -286,6 +289,10 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
+    if args.from_json:
+        saved = json.loads(args.from_json.read_text())
+        print(report([Row(**r) for r in saved["rows"]], args, saved["header"]))
+        return
     if args.threads:
         torch.set_num_threads(args.threads)
     import methods  # noqa: F401  (enrols the plugins)
@@ -336,8 +343,9 @@ def main() -> None:
         rate = sum(r.flops for r in rated) / sum(r.floor_s for r in rated)
         print(f"\nfloor = the step's GEMMs (counted from the batches' shapes) at this device's measured {args.amp} "
               f"GEMM speed at those shapes (mean {rate / 1e9:.0f} GFLOP/s); x floor and x reference are ratios of "
-              f"step times (lower is better; x reference < 1: ours is faster); spread = (max - min) / median of "
-              f"the repeats; x reference (CPU s) compares CPU seconds per step (all threads, collate workers included), steadier "
+              f"step times (lower is better; x reference < 1: ours is faster), x reference the median of the "
+              f"per-repeat ratios (ours and the reference run back to back); spread = (max - min) / median over "
+              f"the repeats of ours' step time and of that ratio; x reference (CPU s) compares CPU seconds per step (all threads, collate workers included), steadier "
               f"than wall time on a busy machine")
     if args.json:
         args.json.write_text(json.dumps({"header": header, "rows": [vars(r) for r in rows]}, indent=1))

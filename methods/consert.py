@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 import random
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, ClassVar
 
 import numpy as np
@@ -39,7 +40,13 @@ from benchmark.train.plugin import (
 )
 from benchmark.eval.pooling import POOLERS, needs_all_layers
 from benchmark.registry import METHODS
-from methods.parts.augment import Augmentation, augmented_forward, check_augmentation
+from methods.parts.augment import (
+    Augmentation,
+    augmentation_inputs,
+    augmented_forward,
+    check_augmentation,
+    drawn_forward,
+)
 
 LARGE_NUM = 1e9  # the reference's mask for self-similarity
 
@@ -117,16 +124,20 @@ class ConsertModule(TrainModule):
         self.views = ((cfg.view1, cfg.rate1), (cfg.view2, cfg.rate2))
         self.temperature, self.cl_rate = cfg.temperature, cfg.cl_rate
 
-    def _view(self, features: dict[str, torch.Tensor], name: str, rate: float, rng: random.Random) -> torch.Tensor:
-        out = augmented_forward(self.encoder.model, features, name, rate, rng,
-                                output_hidden_states=self.all_layers or None, return_dict=True)
+    def _pool(self, out: Any, features: dict[str, torch.Tensor]) -> torch.Tensor:
         hidden = out.hidden_states if self.all_layers else (out.last_hidden_state,)
         return self.train_pool(hidden, features["attention_mask"], features["input_ids"])  # (bsz, dim)
 
     def forward(self, batch: dict[str, Any]) -> torch.Tensor:
-        rng = random.Random(batch["aug_seed"])  # drawn in collate, so resumed runs replay the same views
         features = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
-        view1, view2 = (self._view(features, name, rate, rng) for name, rate in self.views)
+        kwargs = {"output_hidden_states": self.all_layers or None, "return_dict": True}
+        if "view_inputs" in batch:  # the augmentations drawn in collate (no per-row work or sync in the step)
+            view1, view2 = (self._pool(drawn_forward(self.encoder.model, features, inputs, **kwargs), features)
+                            for inputs in batch["view_inputs"])
+        else:  # drawn here, from the same seed: the same views
+            rng = random.Random(batch["aug_seed"])  # drawn in collate, so resumed runs replay the same views
+            view1, view2 = (self._pool(augmented_forward(self.encoder.model, features, name, rate, rng, **kwargs),
+                                       features) for name, rate in self.views)
         return self.cl_rate * nt_xent(view1, view2, self.temperature)
 
 
@@ -191,7 +202,21 @@ class Consert(Method):
     def collate(self, cfg: TrainConfig, tokenizer: Any, texts: list[str], rng: np.random.Generator) -> dict:
         batch: dict[str, Any] = tokenize(tokenizer, texts, cfg.max_length)
         batch["aug_seed"] = int(rng.integers(2**62))  # the augmentations' python RNG (see methods.parts.augment)
+        views_rng = random.Random(batch["aug_seed"])  # view 1's draws, then view 2's, as the forward would
+        hidden = hidden_size(cfg.model)
+        batch["view_inputs"] = [augmentation_inputs(name, rate, batch["attention_mask"], hidden, views_rng)
+                                for name, rate in ((cfg.view1, cfg.rate1), (cfg.view2, cfg.rate2))]  # type: ignore[attr-defined]
         return batch
+
+
+@lru_cache(maxsize=8)
+def hidden_size(model: str) -> int:
+    """The backbone's hidden size, from its config (the width of a cutoff mask drawn in collate)."""
+    from transformers import AutoConfig
+
+    from benchmark.eval.models import resolve_model
+
+    return int(AutoConfig.from_pretrained(resolve_model(model).path).hidden_size)
 
 
 METHODS.add("consert", Consert())

@@ -51,7 +51,7 @@ from benchmark.train.plugin import (
 )
 from benchmark.registry import METHODS
 from benchmark.results import write_json_atomic
-from methods.parts.heads import HeadInit, mlm_head
+from methods.parts.heads import HeadInit, label_positions, labelled_ce, mlm_head
 from methods.parts.losses import info_nce
 
 CITATION = ("@inproceedings{wang2024denosent, title={DenoSent: A Denoising Objective for Self-Supervised Sentence "
@@ -164,13 +164,17 @@ class DenoisingDecoder(nn.Module):
                 nn.init.normal_(module.weight, std=init_std)
                 nn.init.zeros_(module.bias)
 
-    def forward(self, embedded: torch.Tensor, padding: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+    def states(self, embedded: torch.Tensor, padding: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
         """embedded: (bsz, seq, h) embedding-layer output of the target; padding: (bsz, seq) True at pads;
-        memory: (bsz, 1, h) sentence vectors -> logits (bsz, seq, vocab)."""
+        memory: (bsz, 1, h) sentence vectors -> the last layer's states (bsz, seq, h), before the head."""
         tgt = self.noise(embedded.detach())  # detached: the decoder input carries no gradient to the encoder
-        out = self.layers(tgt=tgt, memory=memory, tgt_mask=None, tgt_key_padding_mask=padding,
-                          tgt_is_causal=False)  # (bsz, seq, h)
-        return self.head(out)
+        return self.layers(tgt=tgt, memory=memory, tgt_mask=None, tgt_key_padding_mask=padding,
+                           tgt_is_causal=False)
+
+    def forward(self, embedded: torch.Tensor, padding: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
+        """Logits (bsz, seq, vocab) at every position (training scores the non-pad ones only, see
+        :meth:`DenoSentModule.forward`)."""
+        return self.head(self.states(embedded, padding, memory))
 
 
 def denoising_loss(logits: torch.Tensor, target_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -253,9 +257,13 @@ class DenoSentModule(TrainModule):
                                             cfg.noise_dropout, head, std)
         self.cfg = cfg
 
-    def sentence_vectors(self, hidden_states: Sequence[torch.Tensor], input_ids: torch.Tensor) -> torch.Tensor:
-        """Pooled vectors before the projector (what the export gives): (rows, h)."""
+    def sentence_vectors(self, hidden_states: Sequence[torch.Tensor], input_ids: torch.Tensor,
+                         positions: torch.Tensor | None = None) -> torch.Tensor:
+        """Pooled vectors before the projector (what the export gives): (rows, h). ``positions``: each row's
+        prompt [MASK] index when collate found them (on the host; otherwise found and checked here)."""
         if isinstance(self.encoder, MaskTokenEncoder):
+            if positions is not None:
+                return hidden_states[-1][torch.arange(len(positions), device=positions.device), positions]
             return pool_mask_token(hidden_states[-1], input_ids, self.encoder.mask_id)
         return hidden_states[-1][:, 0]
 
@@ -264,14 +272,16 @@ class DenoSentModule(TrainModule):
         start at ``batch["target_start"]`` (n for paraphrases, else 0: the originals, as the reference)."""
         ids, mask, n = batch["input_ids"], batch["attention_mask"], int(batch["n"])
         out = self.encoder.model(input_ids=ids, attention_mask=mask, output_hidden_states=True, return_dict=True)
-        z = self.projector(self.sentence_vectors(out.hidden_states, ids))  # (rows, h); rows = n or 2n
+        z = self.projector(self.sentence_vectors(out.hidden_states, ids, batch.get("mask_positions")))  # (rows, h)
         start = int(batch["target_start"])
         target = slice(start, start + n)
         losses: dict[str, torch.Tensor] = {}
         loss = z.new_zeros(())
         if self.decoder is not None:
-            logits = self.decoder(out.hidden_states[0][target], mask[target] == 0, z[:n].unsqueeze(1))
-            losses["generative"] = denoising_loss(logits, ids[target], mask[target])
+            states = self.decoder.states(out.hidden_states[0][target], mask[target] == 0, z[:n].unsqueeze(1))
+            # = denoising_loss(self.decoder.head(states), ...), with the head on the non-pad positions only
+            losses["generative"] = labelled_ce(self.decoder.head, states, batch["label_positions"],
+                                               batch["label_targets"])
             loss = loss + self.cfg.generative_weight * losses["generative"]
         if self.cfg.contrastive_weight > 0:
             losses["contrastive"] = info_nce(z[:n], z[n:2 * n], self.cfg.temperature)
@@ -338,9 +348,13 @@ class DenoSent(Method):
         rows = originals + (positives or [])
         if cfg.pooling == "mask_token":
             enc = prompted_batch(tokenizer, rows, cfg.prompt, cfg.max_length)
+            enc["mask_positions"] = mask_positions(enc["input_ids"], tokenizer.mask_token_id)  # checked on the host
         else:
             enc = tokenize(tokenizer, rows, cfg.max_length)
-        return {**enc, "n": len(originals), "target_start": len(originals) if cfg.paraphrases else 0}
+        start, n = (len(originals) if cfg.paraphrases else 0), len(originals)
+        target = enc["input_ids"][start:start + n].masked_fill(enc["attention_mask"][start:start + n] == 0, -100)
+        positions, targets = label_positions(target)  # the denoising loss' non-pad target tokens
+        return {**enc, "n": n, "target_start": start, "label_positions": positions, "label_targets": targets}
 
     def method_json(self, cfg: DenoSentConfig) -> dict[str, Any]:
         if cfg.pooling != "mask_token":

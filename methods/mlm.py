@@ -7,7 +7,8 @@ Understanding", NAACL; used as an unsupervised sentence-embedding baseline in Wa
 
 15% of the non-special, non-padding tokens are selected (``whole_word``: a budget of round(0.15 x tokens) filled
 with whole words, as transformers 4.x's whole-word collator); of those 80% become [MASK], 10% a random token,
-10% stay (:func:`methods.parts.noise.mask_tokens`); CE only on the selected positions. The MLM head is the
+10% stay (:func:`methods.parts.noise.mask_tokens`); CE only on the selected positions, and the head (a
+vocabulary-wide projection) runs on those positions only (:func:`methods.parts.heads.labelled_ce`). The MLM head is the
 checkpoint's own (``AutoModelForMaskedLM``; newly initialised when the checkpoint has none, e.g. MiniLM), its
 output matrix tied to the word embeddings. The exported encoder (with its BERT pooler, unused) is mean-pooled.
 """
@@ -18,7 +19,6 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
 from benchmark.train.config import TrainConfig
 from benchmark.errors import BenchError, ConfigError
@@ -31,6 +31,7 @@ from benchmark.train.plugin import (
     tokenize,
 )
 from benchmark.registry import METHODS
+from methods.parts.heads import label_positions, labelled_ce, lm_head_of
 from methods.parts.noise import mask_tokens
 
 CITATION = ("@inproceedings{devlin2019bert, title={BERT: Pre-training of Deep Bidirectional Transformers for "
@@ -83,11 +84,17 @@ class MLMModule(TrainModule):
         set_dropout(self, cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.pooling)
 
-    def forward(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        out = self.mlm(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"], return_dict=True)
-        logits = out.logits.float()  # (bsz, L, vocab)
-        loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), batch["labels"].reshape(-1), ignore_index=-100)
-        return {"loss": loss, "masked_frac": (batch["labels"] != -100).sum() / batch["attention_mask"].sum()}
+    @property
+    def head(self) -> torch.nn.Module:
+        """The head model's vocabulary head (BERT: ``cls``); a property, so the state dict names it once."""
+        return lm_head_of(self.mlm)
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """CE of the head at the masked positions (``label_positions``/``label_targets`` from collate)."""
+        hidden = self.mlm.base_model(input_ids=batch["input_ids"], attention_mask=batch["attention_mask"],
+                                     return_dict=True).last_hidden_state  # (bsz, L, h)
+        loss = labelled_ce(self.head, hidden, batch["label_positions"], batch["label_targets"])
+        return {"loss": loss, "masked_frac": batch["masked_frac"]}
 
 
 class MLM(Method):
@@ -125,7 +132,10 @@ class MLM(Method):
                                   vocab_size=len(tokenizer), prob=cfg.mlm_probability, mask_frac=cfg.mask_frac,
                                   random_frac=cfg.random_frac, word_ids=enc.get("word_ids"),
                                   lengths=enc["attention_mask"].sum(dim=1).tolist())
-        return {"input_ids": ids, "attention_mask": enc["attention_mask"], "labels": labels}
+        positions, targets = label_positions(labels)
+        return {"input_ids": ids, "attention_mask": enc["attention_mask"], "labels": labels,
+                "label_positions": positions, "label_targets": targets,
+                "masked_frac": len(positions) / int(enc["attention_mask"].sum())}
 
     def filter_corpus(self, cfg: MLMConfig, texts: list[str]) -> list[str]:
         """[ST] drops lines shorter than ``min_chars``."""

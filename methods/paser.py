@@ -23,7 +23,8 @@ A randomly initialised 6-layer decoder (HF ``BartDecoder``: d = hidden, 16 heads
 positions, causal) whose token input is the encoder's embedding module (word + position + type embeddings, as the
 code's ``decoder.embed_tokens = bert.embeddings``) generates the target under teacher forcing (input = target
 right-shifted, starting at [CLS]); its output layer is an MLM head shared with the auxiliary MLM loss (15% of
-view-0 tokens, 80/10/10), loaded from the checkpoint's pretrained ``cls.predictions`` as an untied copy (the code). Loss = CE_generative + mlm_weight * MLM. Examples whose
+view-0 tokens, 80/10/10), loaded from the checkpoint's pretrained ``cls.predictions`` as an untied copy (the code);
+both losses run it on their labelled positions only. Loss = CE_generative + mlm_weight * MLM. Examples whose
 views reach ``max_length`` tokens get no generative loss (the reference's truncation filter). Only the encoder
 is exported; pooling is the raw CLS state (paper App. B, Table 9).
 """
@@ -49,7 +50,7 @@ from benchmark.train.plugin import (
     tokenize,
 )
 from benchmark.registry import METHODS
-from methods.parts.heads import HeadInit, mlm_head
+from methods.parts.heads import HeadInit, label_positions, labelled_ce, mlm_head
 from methods.parts.noise import mask_tokens
 from methods.parts.rake import StopList, Token, rank_phrases, stopwords, word_spans
 from methods.parts.synonyms import (
@@ -132,7 +133,8 @@ def decoding_signal(z1: torch.Tensor, z2: torch.Tensor, form: Signal, m: float =
 
 
 def masked_ce(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Mean CE over labels != -100; 0 (with a graph) when there are none, where torch would give NaN."""
+    """Mean CE over labels != -100; 0 (with a graph) when there are none, where torch would give NaN. Training
+    computes the same loss without the unlabelled positions' logits (:func:`methods.parts.heads.labelled_ce`)."""
     flat = labels.reshape(-1)
     if not bool((flat != -100).any()):
         return logits.sum() * 0.0
@@ -241,12 +243,12 @@ class PaSeRModule(TrainModule):
         memory = decoding_signal(z[:n], z[n:], cfg.signal, cfg.signal_m, cfg.signal_n, cfg.signal_t,
                                  cfg.signal_k, self.projection)  # (bsz, 4, h)
         hidden = self.decoder(input_ids=batch["decoder_input_ids"], encoder_hidden_states=memory).last_hidden_state
-        generative = masked_ce(self.head(hidden), batch["decoder_labels"])
+        generative = labelled_ce(self.head, hidden, *batch["decoder_targets"])  # the head at labelled tokens only
         out = {"generative": generative.detach()}
         loss = generative
         if cfg.mlm_weight > 0:
             mlm = self.encoder.model(**batch["mlm"], return_dict=True).last_hidden_state  # (bsz, len, h)
-            out["mlm"] = masked_ce(self.head(mlm), batch["mlm_labels"])
+            out["mlm"] = labelled_ce(self.head, mlm, *batch["mlm_targets"])
             loss = loss + cfg.mlm_weight * out["mlm"]
             out["mlm"] = out["mlm"].detach()
         return {"loss": loss, **out}
@@ -314,13 +316,14 @@ class PaSeR(Method):
             usable &= (lengths < cfg.max_length).all(dim=0)
         target = tokenize(tokenizer, [e.target for e in examples], cfg.max_length)
         dec_in, labels = decoder_io(target["input_ids"], target["attention_mask"], usable)
-        batch = {"views": views, "decoder_input_ids": dec_in, "decoder_labels": labels}
+        batch = {"views": views, "decoder_input_ids": dec_in, "decoder_labels": labels,
+                 "decoder_targets": label_positions(labels)}
         if cfg.mlm_weight > 0:  # BERT masking of view 0 only (the reference's collator)
             n = len(texts)
             ids, mlm_labels = mask_tokens(views["input_ids"][:n], special[:n], rng, mask_id=tokenizer.mask_token_id,
                                           vocab_size=len(tokenizer), prob=cfg.mlm_probability)
             batch.update({"mlm": {"input_ids": ids, "attention_mask": views["attention_mask"][:n]},
-                          "mlm_labels": mlm_labels})
+                          "mlm_labels": mlm_labels, "mlm_targets": label_positions(mlm_labels)})
         return batch
 
 

@@ -9,7 +9,7 @@ to s = CLS of the last layer. The decoder is the same checkpoint as a causal LM 
 BERT ``BertLMHeadModel``) built with ``is_decoder=True, add_cross_attention=True``; its cross-attention sees
 only [s] (a memory of length 1, mask all ones). Loss: token CE of the original sentence under teacher forcing;
 decoder input = target ids without the last position (starts with [CLS]), labels = target ids shifted left
-once, padding ignored; no self-attention padding mask (causal only; padding sits at the end). With tying (the
+once, padding ignored (the LM head runs on the non-pad positions only); no self-attention padding mask (causal only; padding sits at the end). With tying (the
 paper's choice) every decoder-body module that shares its name with an encoder module uses the encoder's
 parameters; the new cross-attention blocks and the LM-head transform stay separate, and the LM head's output
 matrix is the shared word-embedding matrix. Only the encoder (+ pooling) is exported.
@@ -21,7 +21,6 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from benchmark.train.config import TrainConfig
@@ -35,6 +34,7 @@ from benchmark.train.plugin import (
     tokenize,
 )
 from benchmark.registry import METHODS
+from methods.parts.heads import label_positions, labelled_ce, lm_head_of
 from methods.parts.noise import delete_words
 
 CITATION = ("@inproceedings{wang-2021-TSDAE, title={TSDAE: Using Transformer-based Sequential Denoising "
@@ -128,13 +128,18 @@ class TSDAEModule(TrainModule):
         self.pad_id = int(self.tokenizer.pad_token_id)
 
     def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """CE of the decoder's LM head at the non-pad target positions (``label_positions`` from collate)."""
         s = self.encoder(batch["input_ids"], batch["attention_mask"])  # (bsz, hdim)
-        dec_in, labels = decoder_inputs(batch["target_ids"], self.pad_id)  # (bsz, T-1) each
+        dec_in = batch["target_ids"][:, :-1]  # (bsz, T-1); labels: decoder_inputs (collate)
         ones = torch.ones(s.shape[0], 1, dtype=batch["attention_mask"].dtype, device=s.device)
-        out = self.decoder(input_ids=dec_in, attention_mask=None, encoder_hidden_states=s[:, None],
-                           encoder_attention_mask=ones, use_cache=False, return_dict=True)
-        logits = out.logits.float()  # (bsz, T-1, vocab); CE in fp32 under autocast
-        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), labels.reshape(-1), ignore_index=-100)
+        hidden = self.decoder.base_model(input_ids=dec_in, attention_mask=None, encoder_hidden_states=s[:, None],
+                                         encoder_attention_mask=ones, use_cache=False,
+                                         return_dict=True).last_hidden_state  # (bsz, T-1, h)
+        if "label_positions" in batch:
+            positions, targets = batch["label_positions"], batch["label_targets"]
+        else:  # a batch made by hand: the same labels, found here (a device synchronisation on a GPU)
+            positions, targets = label_positions(decoder_inputs(batch["target_ids"], self.pad_id)[1])
+        return labelled_ce(lm_head_of(self.decoder), hidden, positions, targets)
 
 
 class TSDAE(Method):
@@ -166,8 +171,9 @@ class TSDAE(Method):
         noisy = [delete_words(t, cfg.deletion_ratio, rng) for t in texts]  # fresh noise every time a line is used
         src = tokenize(tokenizer, noisy, cfg.max_length)
         target = tokenize(tokenizer, texts, cfg.max_length)
+        positions, targets = label_positions(decoder_inputs(target["input_ids"], tokenizer.pad_token_id)[1])
         return {"input_ids": src["input_ids"], "attention_mask": src["attention_mask"],
-                "target_ids": target["input_ids"]}
+                "target_ids": target["input_ids"], "label_positions": positions, "label_targets": targets}
 
 
 METHODS.add("tsdae", TSDAE())

@@ -1,96 +1,209 @@
-"""Exact top-k search: FAISS IndexFlatIP vs a naive full-matrix numpy search, on random unit vectors.
+"""Retrieval at Quora's scale: encode throughput, exact top-k search time and peak memory, one run.
 
-    python scripts/bench_retrieval.py [--n 500000] [--d 384] [--queries 1000] [--k 100] [--repeat 2]
+    python scripts/bench_retrieval.py                        # 522,931 documents, 1,000 queries, top-100
+    python scripts/bench_retrieval.py --queries 10000 --naive --encode-sample 5000
 
-Naive = one ``queries @ corpus.T`` score matrix (n_queries x n floats) and ``argpartition`` + ``argsort`` on it,
-as one would write it without a library. Also timed: FAISS directly, and the suite's ``search_inner_product``
-(chunked, FAISS or numpy proposals plus the exact float64 settlement that makes backends agree). Memory: the
-corpus takes n*d*4 bytes (768 MB at the defaults) and the naive search another n_queries*n*12 bytes (6 GB at the
-defaults): use --n to run it smaller. Output: wall seconds (best of --repeat), the CPU seconds of that run (all
-threads; steadier than wall time on a shared machine), queries/s and the speed-up over naive, one run.
+Quora (BEIR) has 522,931 documents of 11.44 words on average and 10,000 test queries of 9.53 words
+(``papers/004``, Table 4.5). Where Quora's files are absent (here) the corpus is synthetic: that many documents,
+word counts drawn from a negative binomial with Quora's mean (its spread, sd about 6 words, is an assumption:
+the table gives means only), words drawn Zipf-like from the model's vocabulary.
+
+- **encode**: the suite's ``HFEncoder`` (length-sorted batches) on ``--encode-sample`` documents and queries;
+  documents/s, and the whole corpus' time extrapolated from it (on a 2-core machine encoding 522,931 documents
+  takes most of an hour, so only the sample is encoded; the line says so).
+- **search**: exact top-``k`` for ``--queries`` queries over ``--n`` corpus vectors (unit vectors of the
+  model's width: search time and memory do not depend on the values) with the suite's
+  ``search_inner_product`` on each backend (numpy, torch, FAISS), BEIR's ``DenseRetrievalExactSearch`` on the
+  same embeddings (its encoder replaced by a look-up), and optionally a naive full-matrix numpy search. Each
+  runs in a forked child process: wall and CPU seconds, and its peak memory above what the parent already held
+  (the corpus and queries), from the child's ``VmHWM``. Backends' top-k sets are compared with numpy's.
 """
 from __future__ import annotations
 
 import argparse
+import multiprocessing as mp
 import os
 import time
+from collections.abc import Callable
 
 import numpy as np
 
+QUORA_DOCS, QUORA_QUERIES, DOC_WORDS, QUERY_WORDS = 522_931, 10_000, 11.44, 9.53
+
+
+def synthetic_texts(n: int, mean_words: float, vocab: list[str], rng: np.random.Generator) -> list[str]:
+    """``n`` texts: 1 + NegBin(r=4) words (mean ``mean_words``, sd ~ 6 at Quora's mean), Zipf-like words."""
+    r = 4.0
+    p = r / (r + mean_words - 1)
+    lengths = 1 + rng.negative_binomial(r, p, n)
+    weights = 1.0 / np.arange(1, len(vocab) + 1)
+    words = rng.choice(len(vocab), size=int(lengths.sum()), p=weights / weights.sum())
+    cuts = np.cumsum(lengths)[:-1]
+    return [" ".join(vocab[w] for w in chunk) for chunk in np.split(words, cuts)]
+
+
+def word_vocab(tokenizer) -> list[str]:
+    """Whole alphabetic words of a WordPiece vocabulary, in id order (frequent words first in BERT's)."""
+    return [w for w, _ in sorted(tokenizer.get_vocab().items(), key=lambda kv: kv[1]) if w.isalpha() and w.islower()]
+
+
+def _status_kb(field: str) -> int:
+    with open("/proc/self/status", encoding="ascii") as fh:
+        for line in fh:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+
+def _child(fn: Callable[[], np.ndarray], threads: int, conn) -> None:
+    if threads:
+        import torch
+
+        torch.set_num_threads(threads)
+        try:
+            import faiss
+
+            faiss.omp_set_num_threads(threads)
+        except ImportError:
+            pass
+    base = _status_kb("VmRSS")  # after fork the high-water mark starts at the inherited resident size
+    t0, c0 = time.perf_counter(), time.process_time()
+    indices = fn()
+    wall, cpu = time.perf_counter() - t0, time.process_time() - c0
+    conn.send((wall, cpu, (_status_kb("VmHWM") - base) / 1024, indices))
+    conn.close()
+
+
+def measured(fn: Callable[[], np.ndarray], threads: int) -> tuple[float, float, float, np.ndarray]:
+    """(wall s, CPU s, peak MB above the parent's memory, top-k indices) of ``fn`` in a forked child."""
+    ctx = mp.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    proc = ctx.Process(target=_child, args=(fn, threads, child))
+    proc.start()
+    out = parent.recv()
+    proc.join()
+    return out
+
 
 def naive(queries: np.ndarray, corpus: np.ndarray, k: int) -> np.ndarray:
-    """The full score matrix at once, then a top-k per row."""
+    """The full score matrix at once, then a top-k per row (as written without a library)."""
     sims = queries @ corpus.T
     top = np.argpartition(-sims, k - 1, axis=1)[:, :k]
     order = np.argsort(-np.take_along_axis(sims, top, axis=1), axis=1, kind="stable")
     return np.take_along_axis(top, order, axis=1)
 
 
-def faiss_flat(queries: np.ndarray, corpus: np.ndarray, k: int) -> np.ndarray:
-    import faiss
-
-    index = faiss.IndexFlatIP(corpus.shape[1])
-    index.add(corpus)
-    return index.search(queries, k)[1]
-
-
-def suite(backend: str):
+def suite(backend: str, queries: np.ndarray, corpus: np.ndarray, k: int) -> Callable[[], np.ndarray]:
     from benchmark.eval.retrieval import search_inner_product
 
-    return lambda q, c, k: search_inner_product(q, c, k, backend=backend).indices
+    return lambda: search_inner_product(queries, corpus, k, backend=backend).indices
 
 
-def timed(fn, repeat: int):
-    """Best wall seconds, the CPU seconds (all threads) of that run, and the result."""
-    best, cpu, out = float("inf"), float("inf"), None
-    for _ in range(repeat):
-        t0, c0 = time.perf_counter(), time.process_time()
-        out = fn()
-        wall = time.perf_counter() - t0
-        if wall < best:
-            best, cpu = wall, time.process_time() - c0
-    return best, cpu, out
+def beir_exact(queries: np.ndarray, corpus: np.ndarray, texts: list[str], k: int) -> Callable[[], np.ndarray]:
+    """BEIR's DenseRetrievalExactSearch (dot product) with the encoder replaced by a look-up of ``corpus`` rows;
+    the documents keep their texts (BEIR sorts them by length). Returns top-k row indices by score."""
+    docs = {f"d{i}": {"title": "", "text": t, "row": i} for i, t in enumerate(texts)}
+
+    class Lookup:
+        def encode_queries(self, qs, **kw):
+            import torch
+
+            return torch.from_numpy(queries)
+
+        def encode_corpus(self, chunk, **kw):
+            import torch
+
+            return torch.from_numpy(corpus[[d["row"] for d in chunk]])
+
+    def run() -> np.ndarray:
+        from beir.retrieval.search.dense import DenseRetrievalExactSearch
+
+        search = DenseRetrievalExactSearch(Lookup(), batch_size=128, corpus_chunk_size=50_000, show_progress_bar=False)
+        results = search.search(docs, {f"q{i}": "" for i in range(len(queries))}, k, "dot")
+        out = np.full((len(queries), k), -1, np.int64)
+        for i in range(len(queries)):
+            ranked = sorted(results[f"q{i}"].items(), key=lambda kv: -kv[1])[:k]
+            out[i, : len(ranked)] = [int(d[1:]) for d, _ in ranked]
+        return out
+
+    return run
+
+
+def encode_rate(model: str, texts: list[str], batch_size: int) -> tuple[float, float]:
+    """Texts per wall second and per CPU second of the suite's encoder (after one warm-up batch)."""
+    from benchmark.eval.encoder import HFEncoder
+
+    enc = HFEncoder(model, batch_size=batch_size, device="cpu", show_progress=False)
+    enc.encode(texts[:batch_size])
+    t0, c0 = time.perf_counter(), time.process_time()
+    enc.encode(texts)
+    return len(texts) / (time.perf_counter() - t0), len(texts) / (time.process_time() - c0)
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--n", type=int, default=500_000, help="corpus vectors")
-    parser.add_argument("--d", type=int, default=384)
-    parser.add_argument("--queries", type=int, default=1000)
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=QUORA_DOCS, help="corpus documents (default: Quora's)")
+    parser.add_argument("--queries", type=int, default=1000, help=f"search queries (Quora test: {QUORA_QUERIES:,})")
     parser.add_argument("--k", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--model", default="minilm")
+    parser.add_argument("--encode-sample", type=int, default=2000, help="documents (and queries) actually encoded")
+    parser.add_argument("--batch-size", type=int, default=64)
+    parser.add_argument("--naive", action="store_true", help="also the full-matrix numpy search (queries x n floats)")
+    parser.add_argument("--threads", type=int, default=0, help="torch/FAISS threads in the search (0: default)")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--threads", type=int, default=0, help="FAISS OpenMP threads (0: FAISS's default)")
     args = parser.parse_args()
+    from transformers import AutoConfig, AutoTokenizer
 
-    import faiss
-
-    if args.threads:
-        faiss.omp_set_num_threads(args.threads)
-
+    from benchmark.eval.models import resolve_model
     from benchmark.eval.retrieval import resolve_backend
 
+    path = resolve_model(args.model).path
+    dim = int(AutoConfig.from_pretrained(path).hidden_size)
     rng = np.random.default_rng(args.seed)
-    corpus = rng.standard_normal((args.n, args.d), dtype=np.float32)
+    vocab = word_vocab(AutoTokenizer.from_pretrained(path))
+    t0 = time.perf_counter()
+    docs = synthetic_texts(args.n, DOC_WORDS, vocab, rng)
+    query_texts = synthetic_texts(max(args.queries, args.encode_sample), QUERY_WORDS, vocab, rng)
+    lengths = np.array([len(d.split()) for d in docs])
+    print(f"synthetic corpus: {args.n:,} documents, {lengths.mean():.2f} words on average (sd {lengths.std():.1f}, "
+          f"max {lengths.max()}), made in {time.perf_counter() - t0:.1f} s; {args.queries:,} queries; top-{args.k}; "
+          f"auto backend here: {'/'.join(resolve_backend('auto'))}; load average {os.getloadavg()[0]:.1f} on "
+          f"{os.cpu_count()} cores")
+    corpus = rng.standard_normal((args.n, dim), dtype=np.float32)
     corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
-    queries = rng.standard_normal((args.queries, args.d), dtype=np.float32)
+    queries = rng.standard_normal((args.queries, dim), dtype=np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-    print(f"corpus {args.n} x {args.d}, {args.queries} queries, top-{args.k}, best of {args.repeat}; "
-          f"faiss {faiss.__version__} ({faiss.omp_get_max_threads()} threads); auto backend here: "
-          f"{'/'.join(resolve_backend('auto'))}; load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-    methods = {
-        "naive numpy (full matrix)": lambda: naive(queries, corpus, args.k),
-        "faiss IndexFlatIP (cpu)": lambda: faiss_flat(queries, corpus, args.k),
-        "suite search, faiss-cpu": lambda: suite("faiss-cpu")(queries, corpus, args.k),
-        "suite search, numpy chunked": lambda: suite("numpy")(queries, corpus, args.k),
-    }
-    results = {name: timed(fn, args.repeat) for name, fn in methods.items()}
-    reference = results["naive numpy (full matrix)"]
-    print(f"{'method':32s} {'seconds':>9s} {'cpu s':>8s} {'queries/s':>10s} {'speed-up':>9s} {'same top-k':>11s}")
-    for name, (seconds, cpu, indices) in results.items():
-        same = np.mean([set(a) == set(b) for a, b in zip(indices, reference[2])])
-        print(f"{name:32s} {seconds:9.2f} {cpu:8.1f} {args.queries / seconds:10.1f} {reference[0] / seconds:9.2f} "
-              f"{same:10.1%}")
+    runs = {f"suite {b}": suite(b, queries, corpus, args.k) for b in ("numpy", "torch", "faiss-cpu")}
+    runs["BEIR DenseRetrievalExactSearch"] = beir_exact(queries, corpus, docs, args.k)
+    if args.naive:
+        runs["naive numpy (full matrix)"] = lambda: naive(queries, corpus, args.k)
+    print(f"\nsearch: {args.queries:,} queries x {args.n:,} vectors of {dim} (corpus {corpus.nbytes / 2**20:.0f} MB, "
+          f"held by the parent), each in a forked child")
+    print(f"{'search':34s} {'seconds':>8s} {'cpu s':>7s} {'queries/s':>10s} {'peak MB':>8s} {'same top-k':>11s}")
+    import beir.retrieval.search.dense  # noqa: F401  imported here, so no child counts import-time memory
+    import faiss  # noqa: F401
+    import torch  # noqa: F401
+
+    reference = None
+    for name, fn in runs.items():  # before any encoding: no OpenMP thread pool exists in the parent at fork time
+        wall, cpu, peak, indices = measured(fn, args.threads)
+        reference = indices if reference is None else reference
+        same = np.mean([set(a) == set(b) for a, b in zip(indices, reference)])
+        print(f"{name:34s} {wall:8.2f} {cpu:7.1f} {args.queries / wall:10.1f} {peak:8.0f} {same:10.1%}", flush=True)
+    print(f"\nencode ({args.model}, fp32, batch {args.batch_size}, CPU, {_threads()} torch threads): a sample of "
+          f"{args.encode_sample:,} documents and {args.encode_sample:,} queries, extrapolated")
+    for name, texts, total in (("documents", docs, args.n), ("queries", query_texts, QUORA_QUERIES)):
+        sample = [texts[i] for i in rng.choice(len(texts), min(args.encode_sample, len(texts)), replace=False)]
+        rate, cpu_rate = encode_rate(args.model, sample, args.batch_size)
+        print(f"  {name:10s} {rate:8.1f}/s ({cpu_rate:.1f} per CPU second) -> {total:,} {name} in about "
+              f"{total / rate / 60:.1f} min (extrapolated from the sample)")
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
 
 
 if __name__ == "__main__":

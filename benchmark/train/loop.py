@@ -1,10 +1,12 @@
 """The shared training loop: every method plugin trains through :func:`train`.
 
 What it does for a plugin (see :mod:`benchmark.train.plugin` for what the plugin supplies):
-seeding (python, numpy, torch; each step's collate RNG is derived from (seed, step, rank)); optimizer and
+seeding (python, numpy, torch; each step's collate RNG is derived from (seed, step, rank)); batches collated
+ahead of the step by worker processes (:mod:`benchmark.train.batches`); optimizer and
 schedule from the config (:mod:`benchmark.train.optim`); fp32 unless ``amp`` asks for bf16 or fp16 (with loss
 scaling) autocast; gradient clipping;
-a tqdm bar with loss and steps/s; ``log.jsonl`` every ``log_every`` steps; a resumable train state every
+a tqdm bar with loss and steps/s; ``log.jsonl`` every ``log_every`` steps (losses and gradient norms stay on the
+device between log, dev and save points: no host synchronisation per step); a resumable train state every
 ``save_every`` steps (module, optimizer, scheduler, RNG states, data position), from which an interrupted run
 continues to the same final weights as an uninterrupted one on deterministic hardware; a stop with a clear
 message on a NaN/inf loss or gradient; optional dev evaluation with best-checkpoint selection; and, when
@@ -46,9 +48,9 @@ from benchmark.train.runtime import (
     init_distributed,
     pick_device,
     seed_everything,
-    step_rng,
     to_device,
 )
+from benchmark.train.batches import StepBatches, default_workers, step_batches
 from benchmark.train.trainlog import TrainLog
 
 CHECKPOINT_DIR, STATE_DIR, LOG_FILE, BEST_DIR = "checkpoint", "train_state", "log.jsonl", "dev_best"
@@ -86,11 +88,13 @@ def prepare_corpus(corpus: Sequence[str], cfg: TrainConfig, min_sentences: int) 
     return texts
 
 
-def _split_output(out: Any) -> tuple[torch.Tensor, dict[str, float]]:
+def _split_output(out: Any) -> tuple[torch.Tensor, dict[str, Any]]:
+    """(loss, extras); tensor extras stay on the device (detached) until the next log point reads them."""
     if isinstance(out, torch.Tensor):
         return out, {}
     if isinstance(out, dict) and "loss" in out:
-        return out["loss"], {k: float(v) for k, v in out.items() if k != "loss"}
+        return out["loss"], {k: v.detach() if isinstance(v, torch.Tensor) else float(v)
+                             for k, v in out.items() if k != "loss"}
     raise BenchError("TrainModule.forward must return a loss tensor or a dict with a 'loss' entry")
 
 
@@ -154,14 +158,24 @@ class _Run:
     scaler: Any = None  # torch.amp.GradScaler: active with amp=fp16 only
     dev_best: dict[str, Any] | None = None
     dev_stale: int = 0  # dev evaluations since the last new best (early stopping)
+    workers: int = 0  # collate worker processes (benchmark.train.batches); the weights do not depend on it
 
 
-def _one_step(run: _Run, step: int) -> tuple[float, dict[str, float], float]:
-    """One optimizer step; returns (loss, logged extras, the lr this step used)."""
-    cfg, module = run.cfg, run.module
-    idx = run.method.batch_indices(cfg, len(run.texts), step, run.seed, run.dist.rank, run.dist.world)
-    batch = run.method.collate(cfg, module.tokenizer, [run.texts[i] for i in idx],
-                               step_rng(run.seed, step, run.dist.rank))
+@dataclass
+class _Done:
+    """A finished step whose numbers are still on the device: read at the next log, dev or save point (one
+    host synchronisation there, none per step)."""
+
+    step: int  # 1-based
+    loss: torch.Tensor
+    grad_norm: torch.Tensor | None
+    extras: dict[str, Any]
+    lr: float
+
+
+def _one_step(run: _Run, step: int, batch: Any) -> _Done:
+    """One optimizer step on ``batch`` (0-based ``step``), without reading any number back from the device."""
+    cfg = run.cfg
     batch = to_device(batch, run.device)
     with autocast_context(cfg, run.device):
         loss, extras = _split_output(run.forward(batch))
@@ -169,16 +183,33 @@ def _one_step(run: _Run, step: int) -> tuple[float, dict[str, float], float]:
     run.scaler.unscale_(run.optimizer)  # no-op unless fp16: clipping sees the true gradients
     grad_norm = None
     if cfg.grad_clip is not None:
-        grad_norm = float(torch.nn.utils.clip_grad_norm_(run.params, cfg.grad_clip))
-    value = float(loss.detach())
-    # Under fp16 an overflowing step is expected: the scaler skips it and lowers the scale (as the references).
-    _guard(run.method.name, step + 1, value, None if run.scaler.is_enabled() else grad_norm, cfg, run.state_dir)
+        grad_norm = torch.nn.utils.clip_grad_norm_(run.params, cfg.grad_clip, foreach=True)
+        if run.scaler.is_enabled():
+            # Under fp16 an overflowing step is expected: the scaler skips it and lowers the scale (as the
+            # references do), so only the loss is guarded.
+            grad_norm = None
     lr = run.optimizer.param_groups[0]["lr"]
     run.scaler.step(run.optimizer)
     run.scaler.update()
     run.scheduler.step()
     run.optimizer.zero_grad(set_to_none=True)
-    return value, extras, lr
+    return _Done(step + 1, loss.detach(), grad_norm, extras, lr)
+
+
+def _settle(run: _Run, pending: list[_Done], log: TrainLog) -> float | None:
+    """Read the pending steps' numbers back (one synchronisation), stop at the first non-finite loss or
+    gradient norm with its step, and log them in order. Returns the last loss (None when nothing pended)."""
+    if not pending:
+        return None
+    values = torch.stack([d.loss.float() for d in pending]).tolist()
+    norms = [d.grad_norm for d in pending]
+    norm_values = torch.stack([n.float() for n in norms]).tolist() if norms[0] is not None else [None] * len(norms)
+    extras = [{k: float(v) for k, v in d.extras.items()} for d in pending]
+    for d, value, norm, extra in zip(pending, values, norm_values, extras):
+        _guard(run.method.name, d.step, value, norm, run.cfg, run.state_dir)
+        log.add(d.step, value, extra, d.lr)
+    pending.clear()
+    return values[-1]
 
 
 def _save_state(run: _Run, step: int) -> None:
@@ -264,7 +295,7 @@ def _dev_step(run: _Run, step: int, out_dir: Path, run_config: dict[str, Any],
 def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str | Path, *, seed: int = 0,
           device: str | None = None, resume: bool = True, show_progress: bool = True,
           run_config: dict[str, Any] | None = None, dev_eval: Callable[[Path], float] | None = None,
-          on_step: Callable[[int], None] | None = None) -> TrainResult:
+          on_step: Callable[[int], None] | None = None, workers: int | None = None) -> TrainResult:
     """Train ``method`` with ``cfg`` on ``corpus`` and export ``<out_dir>/checkpoint``.
 
     ``run_config`` is the JSON-able description recorded in method.json (its hash identifies the run; default:
@@ -273,7 +304,8 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     better) is called when ``method.dev_due`` says (every ``cfg.dev_every`` steps by default); the best export is
     kept, and with ``cfg.dev_patience`` training stops after that many evaluations without a new best (the
     result's ``steps`` then counts the steps trained). ``on_step(step)`` runs after each
-    step (tests use it to simulate a crash).
+    step (tests use it to simulate a crash). ``workers``: collate worker processes (default
+    :func:`benchmark.train.batches.default_workers`); the trained weights are the same for any number.
     """
     from benchmark.train.checkpoint import finished_checkpoint
 
@@ -294,6 +326,7 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     if dev_eval is None and cfg.dev_every:
         raise BenchError(f"dev_every={cfg.dev_every} needs a dev evaluator (bench run builds one for dev_task)")
     run = _setup(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash)
+    run.workers = default_workers(dev) if workers is None else workers
     state = load_train_state(run.state_dir, method.name, run_hash) if resume else None
     start = _restore(run, state) if state else 0
     if dist.world > 1:  # dropout must differ between ranks; one stream per (seed, start, rank)
@@ -320,20 +353,31 @@ def _loop(run: _Run, start: int, log: TrainLog, out_dir: Path, run_config: dict[
                disable=not (show_progress and run.dist.main))
     run.module.train()
     value, lr, done = None, cfg.lr, run.total
-    for step in range(start, run.total):
-        value, extras, lr = _one_step(run, step)
-        bar.update(1)
-        bar.set_postfix(loss=f"{value:.4f}", refresh=False)
-        log.add(step + 1, value, extras, lr)
-        if dev_eval is not None and run.method.dev_due(cfg, step + 1, len(run.texts), run.dist.world):
-            if _dev_step(run, step + 1, out_dir, run_config, dev_eval):
+    pending: list[_Done] = []
+    data = StepBatches(run.method, cfg, run.module.tokenizer, run.texts, run.seed, run.dist.rank, run.dist.world,
+                       start, run.total)
+    batches = step_batches(data, run.workers, pin=run.device.type == "cuda")
+    try:
+        for step, batch in batches:
+            pending.append(_one_step(run, step, batch))
+            lr = pending[-1].lr
+            bar.update(1)
+            dev_due = dev_eval is not None and run.method.dev_due(cfg, step + 1, len(run.texts), run.dist.world)
+            save_due = bool(cfg.save_every) and (step + 1) % cfg.save_every == 0 and step + 1 < run.total
+            if (step + 1) % cfg.log_every == 0 or dev_due or save_due or step + 1 == run.total:
+                value = _settle(run, pending, log)  # the only places numbers come back from the device
+                bar.set_postfix(loss=f"{value:.4f}", refresh=False)
+            if dev_due and _dev_step(run, step + 1, out_dir, run_config, dev_eval):  # type: ignore[arg-type]
                 done = step + 1  # early stop: patience ran out
                 break
-        if cfg.save_every and (step + 1) % cfg.save_every == 0 and step + 1 < run.total:
-            _save_state(run, step + 1)
-        if on_step is not None:
-            on_step(step + 1)
+            if save_due:
+                _save_state(run, step + 1)
+            if on_step is not None:
+                on_step(step + 1)
+    finally:
+        batches.close()  # stops the collate workers
     bar.close()
+    value = _settle(run, pending, log) if pending else value
     log.flush(done, lr)
     return value, done
 

@@ -123,3 +123,30 @@ def augmented_forward(model: torch.nn.Module, features: dict[str, torch.Tensor],
     fn = _EMBEDDING_FNS[name]
     with embedding_output_hook(model, lambda emb: fn(emb, mask, rate, rng)):
         return model(**features, **kwargs)
+
+
+def augmentation_inputs(name: str, rate: float, attention_mask: torch.Tensor, hidden: int,
+                        rng: random.Random) -> dict[str, torch.Tensor]:
+    """One view's augmentation drawn ahead of the forward (in collate, on the host, off the step's critical
+    path): ``{"position_ids"}`` for shuffle, ``{"keep"}`` (bsz, seq, hidden) 0/1 for a cutoff, ``{}`` for none.
+    The same draws from ``rng``, in the same order, as :func:`augmented_forward` makes inside the forward."""
+    check_augmentation(name, rate)
+    if name == "shuffle":
+        return {"position_ids": shuffle_position_ids(attention_mask, rng)}
+    if name == "none":
+        return {}
+    ones = torch.ones(*attention_mask.shape, hidden)  # fn(ones) = the 0/1 mask it would multiply emb with
+    return {"keep": _EMBEDDING_FNS[name](ones, attention_mask, rate, rng)}
+
+
+def drawn_forward(model: torch.nn.Module, features: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor],
+                  **kwargs):
+    """``model(**features)`` with an augmentation drawn by :func:`augmentation_inputs`; the same output as
+    :func:`augmented_forward` with the same draws."""
+    if "position_ids" in inputs:
+        return model(**features, position_ids=inputs["position_ids"], **kwargs)
+    if "keep" in inputs:
+        keep = inputs["keep"]
+        with embedding_output_hook(model, lambda emb: emb * keep.to(emb.dtype)):
+            return model(**features, **kwargs)
+    return model(**features, **kwargs)

@@ -36,6 +36,7 @@ class ActNorm(nn.Module):
         self.logscale = nn.Parameter(torch.zeros(channels))
         self.logscale_factor = logscale_factor
         self.register_buffer("initialized", torch.tensor(False))
+        self._ready = False  # the buffer's value as a Python bool: read once, not on every forward (a sync)
 
     @torch.no_grad()
     def initialize(self, x: torch.Tensor) -> None:
@@ -46,14 +47,20 @@ class ActNorm(nn.Module):
         self.logscale.copy_(torch.log(1.0 / (std + 1e-6)) / self.logscale_factor)
         self.initialized.fill_(True)
 
+    def _load_from_state_dict(self, *args, **kwargs) -> None:
+        super()._load_from_state_dict(*args, **kwargs)
+        self._ready = False  # the loaded buffer decides again
+
     def log_scale(self) -> torch.Tensor:
         """The effective per-channel log-scale (c,): the parameter times ``logscale_factor``."""
         return self.logscale * self.logscale_factor
 
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """x: (bsz, c) -> (y, logdet scalar)."""
-        if not bool(self.initialized):
-            self.initialize(x)
+        if not self._ready:
+            if not bool(self.initialized):
+                self.initialize(x)
+            self._ready = True
         logs = self.log_scale()
         return (x + self.loc) * torch.exp(logs), logs.sum()
 

@@ -1,4 +1,4 @@
-"""Output heads shared by the generative methods (DenoSent's decoder, PaSeR's decoder and MLM loss).
+"""Output heads shared by the generative methods (DenoSent's decoder, PaSeR's decoder and MLM loss, TSDAE, MLM).
 
 Both methods predict vocabulary tokens with a BERT-style MLM head (dense + GELU + LayerNorm, then a projection
 onto the vocabulary). :func:`mlm_head` returns the checkpoint's *pretrained* head (``BertForMaskedLM.cls``)
@@ -7,6 +7,13 @@ config's ``initializer_range``, LayerNorm 1/0, bias 0) with the output projectio
 word embeddings. Sentence-transformers checkpoints such as the packaged all-MiniLM-L6-v2 are saved as a bare
 ``BertModel`` and have no MLM head: asking for ``"pretrained"`` there falls back to a fresh head and says so
 (the returned flag and a log line).
+
+A masked-token loss needs the vocabulary logits only where there is a label (15% of the tokens for MLM, the
+non-pad target tokens for a decoder): :func:`label_positions` finds those positions once, on the host (in
+``collate``, so no device synchronisation is needed to size the gather), and :func:`labelled_ce` runs the head
+on those rows only. The loss equals cross-entropy over the head of every position with the others ignored, to
+float rounding, and so do its gradients (``tests/methods/test_labelled_head.py``). Any method that projects
+onto a vocabulary (the MLM autoencoders too) should use them.
 """
 from __future__ import annotations
 
@@ -15,6 +22,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Literal
 
+import torch
+import torch.nn.functional as F
 from torch import nn
 
 from benchmark.errors import BenchError
@@ -77,3 +86,43 @@ def mlm_head(model: nn.Module, path: str, init: HeadInit = "pretrained", tie: bo
         raise BenchError(f"{type(mlm).__name__}: its output projection does not match the word embeddings")
     output.weight = words if tie else nn.Parameter(words.detach().clone())
     return head, loaded
+
+
+IGNORE = -100  # the label of positions without a target (torch's and HF's ignore_index)
+
+
+def label_positions(labels: torch.Tensor, ignore_index: int = IGNORE) -> tuple[torch.Tensor, torch.Tensor]:
+    """(flat positions, targets) of the labelled entries of ``labels`` (any shape, row-major), both (n,) int64.
+
+    Call it where the labels are made (``collate``, on the host): the number of positions is then known before
+    the batch reaches the device, and :func:`labelled_ce` gathers without a host synchronisation."""
+    flat = labels.reshape(-1)
+    positions = (flat != ignore_index).nonzero().squeeze(1)
+    return positions, flat[positions]
+
+
+DISTILBERT_HEAD = ("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector")
+
+
+def lm_head_of(mlm: nn.Module) -> nn.Module:
+    """The vocabulary head of an HF ``*ForMaskedLM`` / ``*LMHeadModel`` (hidden states -> logits): the one child
+    module beside the base model (BERT's ``cls``, RoBERTa's ``lm_head``), or DistilBERT's four head modules in
+    the order its forward applies them."""
+    if all(isinstance(getattr(mlm, n, None), nn.Module) for n in DISTILBERT_HEAD):
+        return nn.Sequential(*(getattr(mlm, n) for n in DISTILBERT_HEAD))
+    return _head_of(mlm)[1]
+
+
+def labelled_ce(head: nn.Module, hidden: torch.Tensor, positions: torch.Tensor, targets: torch.Tensor
+                ) -> torch.Tensor:
+    """Mean cross-entropy of ``head`` at the labelled positions only.
+
+    hidden: (..., h) states whose leading dimensions ``positions`` index row-major (see :func:`label_positions`);
+    targets: (n,). The head runs on the n gathered rows, not on every position; logits are fp32 for the loss
+    (also under autocast). With no labelled position the loss is 0 and still depends on the head's parameters
+    (torch's mean over nothing would be NaN)."""
+    rows = hidden.reshape(-1, hidden.shape[-1]).index_select(0, positions)  # (n, h)
+    logits = head(rows).float()  # (n, vocab)
+    if positions.numel() == 0:  # a shape, known on the host: no synchronisation
+        return logits.sum() * 0.0
+    return F.cross_entropy(logits, targets)

@@ -144,6 +144,23 @@ def test_hook_and_position_ids_reach_the_bert_forward(tiny_bert_dir):
     assert torch.equal(again, plain[-1])  # hook removed afterwards
 
 
+@pytest.mark.parametrize("name,rate", [("shuffle", 0.0), ("token_cutoff", 0.3), ("feature_cutoff", 0.2),
+                                       ("dropout", 0.1), ("none", 0.0)])
+def test_augmentations_drawn_in_collate_give_the_same_forward(tiny_bert_dir, name, rate):
+    """augmentation_inputs (collate, host) + drawn_forward == augmented_forward with the same seed, bit for bit."""
+    from transformers import AutoModel, AutoTokenizer
+
+    from methods.parts.augment import augmentation_inputs, drawn_forward
+
+    tok = AutoTokenizer.from_pretrained(tiny_bert_dir)
+    model = AutoModel.from_pretrained(tiny_bert_dir).eval()
+    feats = dict(tok(["a short one", "a somewhat longer sentence here"], padding=True, return_tensors="pt",
+                     return_token_type_ids=False))
+    inline = augmented_forward(model, feats, name, rate, random.Random(5)).last_hidden_state
+    drawn = augmentation_inputs(name, rate, feats["attention_mask"], 32, random.Random(5))
+    assert torch.equal(drawn_forward(model, feats, drawn).last_hidden_state, inline)
+
+
 # --- the plugin on the tiny BERT ---------------------------------------------------------------------------------
 
 def _plugin_cfg(tiny_bert_dir, **kw):

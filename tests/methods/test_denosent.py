@@ -93,13 +93,16 @@ def test_module_feeds_target_embeddings_aligned_with_labels(tiny_bert_dir, token
     batch = method.collate(cfg, tokenizer, ["a cat sat\tthe cat was sitting", "dogs run\tthe dogs are running"],
                            np.random.default_rng(0))
     seen = {}
-    monkeypatch.setattr(module.decoder, "forward", lambda emb, pad, mem: seen.update(emb=emb, mem=mem) or
-                        torch.zeros(*emb.shape[:2], 30522))
-    monkeypatch.setattr(ds, "denoising_loss", lambda logits, ids, mask: seen.update(ids=ids) or logits.sum())
+    monkeypatch.setattr(module.decoder, "states", lambda emb, pad, mem: seen.update(emb=emb, mem=mem) or
+                        torch.zeros(*emb.shape[:2], 32))
+    monkeypatch.setattr(ds, "labelled_ce", lambda head, states, pos, targets: seen.update(pos=pos, targets=targets)
+                        or states.sum())
     module(batch)
-    # The decoder reads the embedding of token i of the *paraphrase* rows at position i, and is scored on token i.
-    para = batch["input_ids"][2:]
-    assert torch.equal(seen["ids"], para)
+    # The decoder reads the embedding of token i of the *paraphrase* rows at position i, and is scored on token i
+    # (its non-pad tokens, flat positions into the (rows, seq) states).
+    para, para_mask = batch["input_ids"][2:], batch["attention_mask"][2:]
+    assert torch.equal(seen["targets"], para[para_mask.bool()])
+    assert torch.equal(seen["pos"], para_mask.reshape(-1).nonzero().squeeze(1))
     assert torch.allclose(seen["emb"], module.encoder.model.embeddings(input_ids=para))
     assert seen["mem"].shape == (2, 1, 32)
 

@@ -120,13 +120,18 @@ def test_bert_adam_scratch_buffer_equals_out_of_place_updates():
         assert torch.equal(a, b)
 
 
-def test_a_collate_error_in_a_worker_is_raised_with_its_own_type(tiny_bert_dir, tmp_path):
+def test_a_collate_error_in_a_worker_is_raised_with_its_own_type(tiny_bert_dir, tmp_path, monkeypatch):
     from benchmark.errors import DataFormatError
 
-    method = METHODS.get("denosent")
-    cfg = tiny_config(method, tiny_bert_dir, paraphrases=True, max_steps=2)
-    with one_thread(), pytest.raises(DataFormatError, match="sentence<TAB>paraphrase"):
-        train(method, cfg, ["no tab in this line"] * 16, tmp_path, show_progress=False, workers=1)
+    method = METHODS.get("mlm")
+    cfg = tiny_config(method, tiny_bert_dir, max_steps=2)
+
+    def bad_collate(*args, **kwargs):
+        raise DataFormatError("training corpus", 3, "a sentence")
+
+    monkeypatch.setattr(type(method), "collate", bad_collate)  # forked workers inherit the patch
+    with one_thread(), pytest.raises(DataFormatError, match="training corpus:3: expected a sentence"):
+        train(method, cfg, toy_data(method), tmp_path, show_progress=False, workers=1)
 
 
 def test_default_workers(monkeypatch):

@@ -184,7 +184,7 @@ def _train_chain(spec: UnitSpec, data_root: Path, run_dir: Path, dist: Any, resu
         note = _training_note(out, CHECKPOINT_DIR, STATE_DIR)
         say(f"  stage {k + 1}/{len(spec.stages)} {stage.method}: {note}" if len(spec.stages) > 1
             else f"  {stage.method}: {note}")
-        dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every else None
+        dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every and cfg.dev_task else None
         train(method, cfg, examples, out, seed=spec.seed, device=spec.device, resume=True,
               show_progress=spec.show_progress, run_config=run_config, dev_eval=dev_eval)
         result.training.append(note)
@@ -227,14 +227,15 @@ def _check_same(planned: str, found: str, label: str) -> None:
 
 
 def _dev_evaluator(cfg: Any, spec: UnitSpec, data_root: Path):
-    """checkpoint dir -> main score on ``cfg.dev_task``'s dev split."""
+    """checkpoint dir -> ``cfg.dev_metric`` (default: the main score) on ``cfg.dev_task``'s dev split."""
     from benchmark.eval.encoder import HFEncoder
     from benchmark.eval.evaluate import evaluate
     from benchmark.eval.scorer import DenseScorer
 
     def score(ckpt: Path) -> float:
         enc = HFEncoder(str(ckpt), batch_size=spec.batch_size, device=spec.device, show_progress=False)
-        return evaluate(cfg.dev_task, DenseScorer(enc), "dev", data_root).main_score
+        ev = evaluate(cfg.dev_task, DenseScorer(enc), "dev", data_root)
+        return ev.scores[cfg.dev_metric] if cfg.dev_metric else ev.main_score
 
     return score
 

@@ -22,6 +22,7 @@ Scheduler = Literal["constant", "linear", "warmup_constant", "piecewise"]
 Amp = Literal["auto", "bf16", "off"]
 
 C = TypeVar("C", bound="TrainConfig")
+VALIDATION_LOSS = "loss"  # dev_metric: select by the loss on dev_corpus
 
 
 @dataclass(frozen=True)
@@ -60,6 +61,10 @@ class TrainConfig:
     dev_task: str | None = None  # task whose dev split selects the best checkpoint (e.g. stsb); None: last
     dev_every: int = 0  # steps between dev evaluations (0: never)
     dev_patience: int | None = None  # stop after this many dev evaluations without a new best (None: never)
+    # What selects the checkpoint: None = dev_task's main score; a metric name of dev_task's dev split (e.g.
+    # recall@10); "loss" = the training loss on the held-out sentences of dev_corpus (lower is better)
+    dev_metric: str | None = None
+    dev_corpus: str | None = None  # one sentence a line: the validation corpus of dev_metric="loss"
 
     def __post_init__(self) -> None:
         check_literals(self)
@@ -79,8 +84,10 @@ class TrainConfig:
                               f"{len(self.lr_milestones) + 1} values, got {len(self.lr_factors)}")
         if list(self.lr_milestones) != sorted(self.lr_milestones):
             raise ConfigError(f"lr_milestones must be increasing, got {self.lr_milestones}")
-        if self.dev_every and not self.dev_task:
-            raise ConfigError("dev_every > 0 needs dev_task (e.g. dev_task=stsb)")
+        if self.dev_metric == VALIDATION_LOSS and self.dev_task:
+            raise ConfigError(f"dev_metric=loss selects on dev_corpus, not on a task: drop dev_task={self.dev_task}")
+        if self.dev_every and not (self.dev_task or self.dev_metric == VALIDATION_LOSS):
+            raise ConfigError("dev_every > 0 needs dev_task (e.g. dev_task=stsb) or dev_metric=loss with dev_corpus")
         if self.dev_patience is not None and (self.dev_patience < 1 or not self.dev_every):
             raise ConfigError(f"dev_patience must be >= 1 and needs dev_every > 0, got {self.dev_patience}")
 

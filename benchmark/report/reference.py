@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from importlib import resources
 from typing import Any
@@ -38,6 +38,7 @@ class RefEntry:
     marks: dict[str, str]
     note: str | None = None
     setting: dict[str, Any] | None = None  # the table's training setting (corpus, steps), see paper_setting
+    settings: dict[str, Any] | None = None  # the row's run config values a run must have (flat keys), if any
 
 
 def entries(table_id: str) -> list[RefEntry]:
@@ -49,7 +50,8 @@ def entries(table_id: str) -> list[RefEntry]:
     source = f"{table['source'].replace('tsdae', 'TSDAE').replace('denosent', 'DenoSent').replace('paser', 'PaSeR')}"
     return [RefEntry(table_id=table_id, source=f"{source} {table['table']}", label=r["label"], block=r["block"],
                      model=r.get("model"), match=r.get("match"), values=r["values"], std=r.get("std", {}),
-                     marks=r.get("marks", {}), note=r.get("note"), setting=table.get("setting"))
+                     marks=r.get("marks", {}), note=r.get("note"), setting=table.get("setting"),
+                     settings=r.get("settings"))
             for r in table["rows"]]
 
 
@@ -73,9 +75,28 @@ def matches(entry: RefEntry, key: RowKey) -> bool:
     return True
 
 
-def find_reference(table_ids: tuple[str, ...], key: RowKey) -> RefEntry | None:
-    """The published counterpart of our row: one trained from the same model if any, else the first match."""
-    found = [e for t in table_ids for e in entries(t) if matches(e, key)]
+def settings_gap(entry: RefEntry, values: Mapping[str, Any] | None) -> list[str]:
+    """The settings of a published row that our row's config does not meet ("key: ours vs paper"); a row without
+    ``settings`` asks for none. ``values``: the flat config values all of our row's results share."""
+    gaps = []
+    for k, want in (entry.settings or {}).items():
+        have = (values or {}).get(k)
+        if k == "model":
+            ok = same_model(str(have or ""), str(want))
+        elif isinstance(want, float) and isinstance(have, (int, float)) and not isinstance(have, bool):
+            ok = abs(float(have) - want) <= 1e-9 * max(1.0, abs(want))
+        else:
+            ok = have == want
+        if not ok:
+            gaps.append(f"{k}: {have!r} vs {want!r}")
+    return gaps
+
+
+def find_reference(table_ids: tuple[str, ...], key: RowKey,
+                   values: Mapping[str, Any] | None = None) -> RefEntry | None:
+    """The published counterpart of our row: one trained from the same model if any, else the first match.
+    A published row with ``settings`` is a counterpart only of a row whose config meets every one of them."""
+    found = [e for t in table_ids for e in entries(t) if matches(e, key) and not settings_gap(e, values)]
     same = [e for e in found if same_model(key.model, e.model)]
     return (same or found or [None])[0]
 
@@ -104,6 +125,7 @@ class Setting:
     steps: str
     corpus: str
     n_steps: int | None = None  # the step count, where one is known (to flag a gap)
+    values: Mapping[str, Any] = field(default_factory=dict)  # the config values every result of the row shares
 
 
 def _lookup(field_: Any, key: RowKey) -> str:
@@ -145,8 +167,19 @@ def our_settings(index: ResultIndex) -> dict[RowKey, Setting]:
                            if any(ns) else lab for lab, ns in corpora.items())
         n = int(steps[0]) if len(steps) == 1 and steps[0].isdigit() else None
         words = "steps not recorded" if steps == ["?"] else f"{'/'.join(steps)} steps at batch {'/'.join(batch)}"
-        out[key] = Setting(key.model, words, corpus, n)
+        out[key] = Setting(key.model, words, corpus, n, shared_values(records))
     return out
+
+
+def shared_values(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The flat config values (a single stage's config keys, its preset and the method) all ``records`` share."""
+    shared: dict[str, Any] | None = None
+    for r in records:
+        cfg = r.get("config", {}) if isinstance(r.get("config"), dict) else {}
+        inner = cfg.get("config") if isinstance(cfg.get("config"), dict) else cfg
+        one = {**inner, "preset": cfg.get("preset"), "method": r["method"]["name"]}
+        shared = one if shared is None else {k: v for k, v in shared.items() if k in one and one[k] == v}
+    return shared or {}
 
 
 def setting_gap(label: str, entry: RefEntry, ours: Setting, paper: Setting) -> str:
@@ -168,12 +201,15 @@ def compare(built: Built, spec: TableSpec, source: str | None = None,
     """Pair each of our rows with its published counterpart (``source`` restricts to one reference table);
     with ``settings`` (ours, see :func:`our_settings`) the notes state each pair's setting gap."""
     table_ids = (source,) if source else spec.references
-    pairs = []
+    pairs, unmet = [], []
     for row in built.rows:
-        entry = find_reference(table_ids, row.key) if row.key else None
+        values = settings[row.key].values if settings and row.key in settings else None
+        entry = find_reference(table_ids, row.key, values) if row.key else None
         if entry is not None:
             pairs.append((row, entry))
-    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points)."]
+        elif row.key is not None:
+            unmet += _unmet_settings(table_ids, row, values)
+    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points)."] + unmet
     mismatched = sorted({f"{r.label} ({r.key.model} vs {e.model})" for r, e in pairs
                          if r.key and e.model and not same_model(r.key.model, e.model)})
     if mismatched:
@@ -185,6 +221,17 @@ def compare(built: Built, spec: TableSpec, source: str | None = None,
             notes.append(setting_gap(row.label, entry, settings[row.key], paper_setting(entry, row.key)))
     return Comparison(name=f"{built.name}-vs-paper", title=f"{built.title}: ours vs paper",
                       columns=built.columns, rows=tuple(pairs), decimals=built.decimals, notes=tuple(notes))
+
+
+def _unmet_settings(table_ids: tuple[str, ...], row: Row, values: Mapping[str, Any] | None) -> list[str]:
+    """A note for a row that only the settings keep from a published row of the same method: which differ."""
+    close = [(e, settings_gap(e, values)) for t in table_ids for e in entries(t) if matches(e, row.key)]
+    close = sorted((c for c in close if c[1]), key=lambda c: len(c[1]))
+    if not close:
+        return []
+    entry, gaps = close[0]
+    return [f"{row.label}: not compared with {entry.source} {entry.label}, whose setting it does not meet "
+            f"(ours vs paper: {'; '.join(gaps)})."]
 
 
 def published(spec: TableSpec) -> list[Built]:

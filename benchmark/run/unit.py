@@ -299,11 +299,28 @@ def _evaluate_one(spec: UnitSpec, task: str, scorer: Any, data_root: Path, resul
             "train_corpus": spec.stages[0].data["label"]}
     if "setting" in spec.config:
         meta["setting"] = spec.config["setting"]
+    variant = stage_variant(spec)
+    if variant:
+        meta["variant"] = variant
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
                                        config=spec.config))
     say(f"  {task}/{spec.split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
         f"{time.perf_counter() - t0:.1f} s)")
     return True
+
+
+def stage_variant(spec: UnitSpec) -> str:
+    """How a single-stage unit departs from its method's default preset, as report rows name it: the preset
+    when it is not the default, then the overrides (``--set``, ``--max-steps``) in key order; "" for none. The
+    backbone is a row field of its own and the validation file is no part of the setting's name."""
+    from benchmark.registry import METHODS
+
+    if len(spec.stages) != 1:
+        return ""
+    stage = spec.stages[0]
+    parts = [stage.preset] if stage.preset != METHODS.get(stage.method).default_preset else []
+    parts += [f"{k}={v}" for k, v in sorted(stage.values.items()) if k not in ("model", "dev_corpus")]
+    return " ".join(parts)
 
 
 def mark_failed(run_dir: Path, error: BaseException) -> None:

@@ -153,7 +153,7 @@ def our_settings(index: ResultIndex) -> dict[RowKey, Setting]:
     for key, cells in index.rows.items():
         records = [r.record for results in cells.values() for r in results]
         if key.method in UNTRAINED:
-            out[key] = Setting(key.model, "no training", "none (no training)")
+            out[key] = Setting(key.model, "no training", "none (no training)", values=shared_values(records))
             continue
         steps = sorted({str(find_key(r.get("config", {}), "max_steps") or "?") for r in records})
         batch = sorted({str(find_key(r.get("config", {}), "batch_size") or "?") for r in records})

@@ -53,6 +53,9 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple[Any, str]]] = {
                                "loss": ("infonce", "Table 5.17 'L_simcse + w * L_CLM_autoencoder'")},
     ("simcse-mlm", "thesis"): {**TABLE_5_3, **CONTRASTIVE, **DECODER,
                                "loss": ("infonce", "Table 5.17 'L_simcse + w * L_MLM_autoencoder'")},
+    **{(f"consert-{kind}", "thesis"): {**TABLE_5_3, **CONTRASTIVE, **CONSERT, **DECODER,
+                                      "view1": ("feature_cutoff", "683 ConSERT1's augmentations")}
+       for kind in ("clm", "mlm")},
 }
 
 

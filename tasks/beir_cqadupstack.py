@@ -106,15 +106,15 @@ class BeirCQADupStack(Task):
         return {forum: task.score(data[forum], scorer) for forum, task in FORUM_TASKS.items()}
 
     def subsets(self, data: dict[str, BeirData], scores: dict[str, Any]) -> dict[str, dict[str, float]]:
-        if self._last is not None and self._last[0] is scores:  # metrics() just computed them
-            return self._last[1]
-        per_forum = {forum: {**task.metrics(data[forum], scores[forum]), "n_queries": float(len(data[forum].query_ids))}
-                     for forum, task in FORUM_TASKS.items()}
-        self._last = (scores, per_forum)
-        return per_forum
+        if self._last is not None and self._last[0] is scores:  # metrics() just computed them: hand them over
+            per_forum, self._last = self._last[1], None  # and hold no reference to the run any longer
+            return per_forum
+        return {forum: {**task.metrics(data[forum], scores[forum]), "n_queries": float(len(data[forum].query_ids))}
+                for forum, task in FORUM_TASKS.items()}
 
     def metrics(self, data: dict[str, BeirData], scores: dict[str, Any]) -> dict[str, float]:
         per_forum = self.subsets(data, scores)
+        self._last = (scores, per_forum)  # evaluate() asks for the subsets next: pytrec_eval runs once per forum
         return {m: float(np.mean([v[m] for v in per_forum.values()])) for m in self.metric_names}
 
     def n_queries(self, data: dict[str, BeirData]) -> int:

@@ -128,3 +128,15 @@ def test_the_training_corpus_is_every_forums_documents_without_their_queries():
     queries = {q for t in FORUM_TASKS.values() for q in t.evaluation_queries(ASSETS)[1]}
     assert corpus and not queries & set(corpus)
     assert len(corpus) == sum(len(t.train_corpus(ASSETS)) for t in FORUM_TASKS.values())
+
+
+def test_each_forum_is_scored_once_per_evaluation(monkeypatch):
+    """metrics() and subsets() share one pytrec_eval pass per forum, and no run is held afterwards."""
+    from tasks.beir import BeirTask
+
+    calls = []
+    original = BeirTask.metrics
+    monkeypatch.setattr(BeirTask, "metrics", lambda self, data, run: calls.append(self.name) or original(self, data, run))
+    evaluate("beir-cqadupstack", WordOverlap(), "test", ASSETS)
+    assert sorted(calls) == sorted(t.name for t in FORUM_TASKS.values())
+    assert TASKS.get("beir-cqadupstack")._last is None

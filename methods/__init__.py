@@ -26,3 +26,4 @@ from methods import bertflow  # noqa: F401,E402
 from methods import denosent  # noqa: F401,E402
 from methods import paser  # noqa: F401,E402
 from methods import supervised  # noqa: F401,E402  (sbert-mnrl, sbert-cosine, sbert-nli, sbert-stsb)
+from methods import multitask  # noqa: F401,E402  (clm-ae, mlm-ae, simcse-clm/-mlm, consert-clm/-mlm)

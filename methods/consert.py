@@ -15,6 +15,12 @@ an epoch is ``len(DataLoader)`` = ceil(n / batch) steps (the last batch of an ep
 model is scored on STSb-dev with *its own* pooling (mean, ``train_pooling``) every 200 steps of an epoch and at
 the end of every epoch; the best checkpoint is kept, and training stops after ``dev_patience`` = 10
 evaluations without a new best (``--patience 10``).
+
+The ``thesis`` presets (R. Wang 2022, Sec. 5.3.1: ConSERT₁ = token shuffle + feature cutoff 0.2, ``thesis2`` =
+ConSERT₂ = token shuffle + embedding dropout 0.2) run these augmentations in the thesis' setup (its Table 5.3, on
+the SimCSE code) rather than ConSERT's script: eq. 3.2's NT-Xent is eq. 2.9, the mean of both directions, i.e.
+``cl_rate`` 0.5; BERT dropout removed (Sec. 3.1.2 step 1); mean pooling in training and at test; the Trainer's
+epoch (``epoch_loop=trainer``: whole batches, dev every 250 steps).
 """
 from __future__ import annotations
 
@@ -22,7 +28,7 @@ import math
 import random
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
@@ -47,8 +53,14 @@ from methods.parts.augment import (
     check_augmentation,
     drawn_forward,
 )
+from methods.parts.thesis_setup import TABLE_5_3, THESIS_NOTE
 
 LARGE_NUM = 1e9  # the reference's mask for self-similarity
+# The thesis' ConSERT: Table 5.3 + view 2 token shuffle, eq. 3.2 = eq. 2.9 (cl_rate 0.5), no BERT dropout (Sec.
+# 3.1.2), mean pooling in training and at test, the Trainer's epoch and dev schedule.
+THESIS_CONSERT: dict[str, Any] = {
+    **TABLE_5_3, "temperature": 0.05, "cl_rate": 0.5, "dropout": False, "view2": "shuffle", "rate2": 0.0,
+    "train_pooling": "mean", "eval_max_length": None, "warmup_ratio": 0.0, "epoch_loop": "trainer"}
 
 
 def nt_xent(view1: torch.Tensor, view2: torch.Tensor, temperature: float = 0.1) -> torch.Tensor:
@@ -101,6 +113,9 @@ class ConsertConfig(TrainConfig):
     dev_task: str | None = "stsb"  # --evaluation_steps 200 on STSb dev, best checkpoint kept
     dev_every: int = 200  # steps of an epoch (fit counts them per epoch) and at every epoch's end
     dev_patience: int | None = 10  # --patience 10: stop after 10 evaluations without a new best
+    # consert: main.py's epoch (ceil(n / batch) steps, dev every dev_every steps of an epoch and at its end);
+    # trainer: the base loop's (whole batches, dev every dev_every steps), as the HF Trainer the thesis ran
+    epoch_loop: Literal["consert", "trainer"] = "consert"
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -128,7 +143,8 @@ class ConsertModule(TrainModule):
         hidden = out.hidden_states if self.all_layers else (out.last_hidden_state,)
         return self.train_pool(hidden, features["attention_mask"], features["input_ids"])  # (bsz, dim)
 
-    def forward(self, batch: dict[str, Any]) -> torch.Tensor:
+    def two_views(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(f(x) = the first view, view1, view2), each (bsz, dim) with the training pooling."""
         features = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
         kwargs = {"output_hidden_states": self.all_layers or None, "return_dict": True}
         if "view_inputs" in batch:  # the augmentations drawn in collate (no per-row work or sync in the step)
@@ -138,7 +154,13 @@ class ConsertModule(TrainModule):
             rng = random.Random(batch["aug_seed"])  # drawn in collate, so resumed runs replay the same views
             view1, view2 = (self._pool(augmented_forward(self.encoder.model, features, name, rate, rng, **kwargs),
                                        features) for name, rate in self.views)
+        return view1, view1, view2
+
+    def contrastive_loss(self, view1: torch.Tensor, view2: torch.Tensor) -> torch.Tensor:
         return self.cl_rate * nt_xent(view1, view2, self.temperature)
+
+    def forward(self, batch: dict[str, Any]) -> torch.Tensor:
+        return self.contrastive_loss(*self.two_views(batch)[1:])
 
 
 class Consert(Method):
@@ -154,6 +176,10 @@ class Consert(Method):
         # Precision: fp16, as the script (--use_apex_amp --apex_amp_opt_level O1: fp16 autocast + loss scaling).
         "paper": {"model": "bert-base-uncased", "amp": "fp16"},
         "official": {"model": "bert-base-uncased", "amp": "fp16"},  # scripts/unsup-consert-base.sh
+        # R. Wang 2022 Sec. 5.3.1 / Table 5.3: ConSERT₁ (shuffle + feature cutoff 0.2) and ConSERT₂ (shuffle +
+        # embedding dropout 0.2) in the thesis' setup (see the module docstring).
+        "thesis": {**THESIS_CONSERT, "view1": "feature_cutoff", "rate1": 0.2},
+        "thesis2": {**THESIS_CONSERT, "view1": "dropout", "rate1": 0.2},
         "smoke": {  # a few CPU minutes with the packaged model; lr raised as 5e-7 would not move in 50 steps
             "model": "minilm", "batch_size": 32, "max_length": 64, "epochs": None, "max_steps": 50,
             "lr": 5e-6, "dev_task": None, "dev_every": 0, "dev_patience": None, "log_every": 10, "save_every": 0,
@@ -162,6 +188,8 @@ class Consert(Method):
     preset_notes: ClassVar[dict[str, str]] = {
         "paper": "scripts/unsup-consert-base.sh on 89,192 STS+SICK sentences; here the task's corpus or --corpus. "
                  "apex AMP O1 as fp16 autocast with dynamic loss scaling (amp=fp16)",
+        "thesis": "ConSERT₁ (shuffle + feature cutoff 0.2). " + THESIS_NOTE,
+        "thesis2": "ConSERT₂ (shuffle + embedding dropout 0.2). " + THESIS_NOTE,
     }
 
     def dev_pooling(self, cfg: TrainConfig) -> str:
@@ -176,6 +204,8 @@ class Consert(Method):
         return math.ceil(n / cfg.batch_size)
 
     def total_steps(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
+        if cfg.epoch_loop == "trainer":  # type: ignore[attr-defined]
+            return super().total_steps(cfg, n, world)
         if cfg.epochs is None:
             return int(cfg.max_steps)  # type: ignore[arg-type]
         steps = math.ceil(cfg.epochs * self._steps_per_epoch(cfg, n, world))
@@ -184,13 +214,15 @@ class Consert(Method):
     def batch_indices(self, cfg: TrainConfig, n: int, step: int, seed: int, rank: int = 0,
                       world: int = 1) -> list[int]:
         """Seeded epoch permutations cut into ceil(n / batch) batches; the last one holds the remainder."""
-        if world > 1:
+        if world > 1 or cfg.epoch_loop == "trainer":  # type: ignore[attr-defined]
             return super().batch_indices(cfg, n, step, seed, rank, world)
         epoch, k = divmod(step, self._steps_per_epoch(cfg, n, world))
         return epoch_permutation(n, seed, epoch)[k * cfg.batch_size : (k + 1) * cfg.batch_size].tolist()
 
     def dev_due(self, cfg: TrainConfig, step: int, n: int, world: int = 1) -> bool:
         """fit evaluates every ``evaluation_steps`` steps *of an epoch* and again at the end of each epoch."""
+        if cfg.epoch_loop == "trainer":  # type: ignore[attr-defined]
+            return super().dev_due(cfg, step, n, world)
         if not cfg.dev_every:
             return False
         in_epoch = step % self._steps_per_epoch(cfg, n, world)

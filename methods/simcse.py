@@ -15,6 +15,10 @@ Linear+tanh as a sentence-transformers ``Dense`` module (``2_Dense/``), which :f
 ``bench eval`` and ``SentenceTransformer(path)`` runs itself. Dev selection scores the exported pooling.
 ``variant=st``: the sentence-transformers recipe: each column gets its own forward, no MLP, mean pooling,
 MultipleNegativesRankingLoss with scale 1/tau = 20.
+``loss``: ``infonce`` (SimCSE's one-direction loss), or R. Wang's thesis variants in the same framework (its Sec.
+5.3.3): ``nt_xent`` (eq. 2.7-2.9, both directions, 2N-2 negatives) and ``bce`` (eq. 2.10); see
+:mod:`methods.parts.losses`. As in [SC] ``cl_init``/``cl_forward``, the MLP exists only with CLS pooling
+(``--pooler_type cls``): the ``avg`` pooler of the thesis' runs (Table 5.3) trains without it.
 Dropout must stay on: with ``dropout=false`` the views are identical and the loss collapses (a control run).
 """
 from __future__ import annotations
@@ -40,7 +44,8 @@ from benchmark.train.plugin import (
     tokenize,
 )
 from benchmark.registry import METHODS
-from methods.parts.losses import info_nce
+from methods.parts.losses import CONTRASTIVE_LOSSES, ContrastiveLoss
+from methods.parts.thesis_setup import TABLE_5_3, THESIS_NOTE
 
 CITATION = ("@inproceedings{gao2021simcse, title={SimCSE: Simple Contrastive Learning of Sentence Embeddings}, "
             "author={Gao, Tianyu and Yao, Xingcheng and Chen, Danqi}, booktitle={EMNLP}, year={2021}}")
@@ -58,6 +63,7 @@ class SimCSEConfig(TrainConfig):
     lr: float = 3e-5  # [SC] --learning_rate 3e-5
     scheduler: Literal["constant", "linear", "warmup_constant", "piecewise"] = "linear"  # HF Trainer default
     mlp_only_train: bool = True  # [SC] --mlp_only_train: the MLP trains but the export pools the raw CLS
+    loss: ContrastiveLoss = "infonce"  # [SC] one direction; thesis eq. 2.9 nt_xent / eq. 2.10 bce
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -88,18 +94,28 @@ class SimCSEModule(TrainModule):
         super().__init__()
         model, self.tokenizer, _ = load_backbone(cfg.model, dropout=cfg.dropout)
         self.encoder = SentenceEncoder(model, cfg.pooling)
-        self.variant, self.temperature = cfg.variant, cfg.temperature
-        # [SC] MLPLayer: dense (hidden->hidden) + tanh, freshly initialised; dropped at export.
+        self.variant, self.temperature, self.loss_fn = cfg.variant, cfg.temperature, CONTRASTIVE_LOSSES[cfg.loss]
+        # [SC] MLPLayer (only with --pooler_type cls): dense (hidden->hidden) + tanh, freshly initialised.
         self.mlp = nn.Sequential(nn.Linear(self.encoder.dim, self.encoder.dim), nn.Tanh()) \
-            if cfg.variant == "official" else None  # exported as 2_Dense when mlp_only_train=false
+            if cfg.variant == "official" and cfg.pooling == "cls" else None  # 2_Dense when mlp_only_train=false
+
+    def two_views(self, batch: dict[str, Any]) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(f(x): the pooled first view, z1, z2): the sentence embeddings and the two views the loss compares,
+        each (bsz, dim); z = MLP(f) where the MLP exists."""
+        if self.variant == "official":
+            h = self.encoder(**batch["views"])  # (2*bsz, dim); rows 2i, 2i+1 = sentence i
+            z = self.mlp(h) if self.mlp is not None else h
+            return h[0::2], z[0::2], z[1::2]
+        z1 = self.encoder(**batch["a"])  # (bsz, dim): the [ST] recipe encodes each column separately
+        return z1, z1, self.encoder(**batch["b"])
+
+    def contrastive_loss(self, z1: torch.Tensor, z2: torch.Tensor) -> torch.Tensor:
+        if self.variant == "official":  # under DDP the negatives come from every rank, as [SC] does
+            z1, z2 = gather_keep_local(z1), gather_keep_local(z2)
+        return self.loss_fn(z1, z2, self.temperature)
 
     def forward(self, batch: dict[str, Any]) -> torch.Tensor:
-        if self.variant == "official":
-            z = self.mlp(self.encoder(**batch["views"]))  # (2*bsz, dim); rows 2i, 2i+1 = sentence i
-            return info_nce(gather_keep_local(z[0::2]), gather_keep_local(z[1::2]), self.temperature)
-        z1 = self.encoder(**batch["a"])  # (bsz, dim): the [ST] recipe encodes each column separately
-        z2 = self.encoder(**batch["b"])
-        return info_nce(z1, z2, self.temperature)
+        return self.contrastive_loss(*self.two_views(batch)[1:])
 
 
 class SimCSE(Method):
@@ -128,6 +144,9 @@ class SimCSE(Method):
         # lr 5e-5, 10% warm-up, max_len 32.
         "st": {"model": "bert-base-uncased", "variant": "st", "pooling": "mean", "epochs": 1.0, "max_steps": None,
                "batch_size": 128, "lr": 5e-5, "warmup_ratio": 0.1, "amp": "fp16"},  # use_amp=True
+        # R. Wang 2022 (thesis) Table 5.3 on the SimCSE code: SimCSE's own loss (eq. 3.1; Sec. 5.3.3's variants
+        # are loss=nt_xent / loss=bce), mean ("avg.") pooling, hence no MLP; best checkpoint by validation loss.
+        "thesis": {**TABLE_5_3, "temperature": 0.05},
         # CPU smoke run on the packaged model: a few hundred steps, no dev selection.
         "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 32, "log_every": 20, "save_every": 100},
     }
@@ -135,6 +154,7 @@ class SimCSE(Method):
         "paper": "TSDAE App. B's SimCSE row: the MLP on CLS is kept at test (cls_mlp); App. B gives no max length or "
                  "dev interval: the official script's 32 tokens and STSb-dev every 125 steps",
         "official": "current unsup script: --mlp_only_train (raw CLS at test), bs 64, lr 3e-5, len 32",
+        "thesis": THESIS_NOTE + "; SimCSE's own loss (eq. 3.1): Table 5.9's variants are --set loss=nt_xent|bce",
     }
 
     def build(self, cfg: SimCSEConfig, device: torch.device) -> SimCSEModule:

@@ -12,6 +12,7 @@ from tasks import cqadupstack  # noqa: F401,E402
 from tasks import scidocs  # noqa: F401,E402
 from tasks import sts  # noqa: F401,E402  (sts12..sts16, stsb, sickr)
 from tasks import beir  # noqa: F401,E402  (quora)
+from tasks import beir_cqadupstack  # noqa: F401,E402  (beir-cqadupstack and its 12 forums beir-cqadupstack-<forum>)
 from tasks import bm25_rescore  # noqa: F401,E402  (bm25[-anserini|-pyserini]+<task> for every ranking task)
 from tasks import mteb  # noqa: F401,E402  (mteb:<TaskName>, MTEB's own task classes; the `mteb` extra)
 
@@ -19,6 +20,7 @@ from tasks import mteb  # noqa: F401,E402  (mteb:<TaskName>, MTEB's own task cla
 GROUPS: dict[str, tuple[str, ...]] = {
     "useb": ("askubuntu", "cqadupstack", "twitterpara", "scidocs"),
     "sts": ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"),
+    "beir-cqadupstack-forums": tuple(f"beir-cqadupstack-{f}" for f in beir_cqadupstack.FORUMS),
     # DenoSent (Wang et al. 2024), Fig. 3: MTEB re-ranking and retrieval tasks
     "mteb-denosent-rr": tuple(f"mteb:{n}" for n in (
         "AskUbuntuDupQuestions", "MindSmallReranking", "SciDocsRR", "StackOverflowDupQuestions", "QuoraRetrieval")),

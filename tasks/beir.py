@@ -12,9 +12,11 @@ BEIR's ``DenseRetrievalExactSearch``, whose top-k a test holds equal to ours).
 Protocol (beir ``GenericDataLoader`` + ``EvaluateRetrieval.evaluate``): only queries with judgements in the
 split are evaluated; a document's text is ``(title + " " + text).strip()`` as BEIR's dense models encode it; a
 query's own id is dropped from its results (``ignore_identical_ids=True``, which matters for Quora, whose queries
-are also corpus documents); metrics are pytrec_eval's ``ndcg_cut_10``, ``map_cut_100``, ``recall_100`` and
-``P_10``, averaged over the evaluated queries (unrounded here; BEIR rounds to 5 places). We hand pytrec_eval the
-top 100 after the exclusion (BEIR hands it 1000; no metric here looks past rank 100).
+are also corpus documents); metrics are pytrec_eval's ``ndcg_cut_10`` and ``map_cut_100``, and recall@k and P@k
+(``recall_k``, ``P_k``) at BEIR's default cutoffs k = 1, 3, 5, 10, 100, 1000 over BEIR's retrieval depth of 1000
+(R. Wang's thesis eq. 4.2 and Figs. 5.3/5.4 read them), averaged over the evaluated queries (unrounded here; BEIR
+rounds to 5 places). pytrec_eval gets the top 1000 after the exclusion, as from BEIR, one chunk of queries at a
+time (a 10,000-query run of depth 1000 is 10M (query, doc) entries at once otherwise).
 """
 from __future__ import annotations
 
@@ -35,10 +37,12 @@ from tasks.base import Family, Task, read_lines, split_fields
 from tasks.release import Count
 
 QRELS_HEADER = "query-id\tcorpus-id\tscore"
+K_VALUES = (1, 3, 5, 10, 100, 1000)  # BEIR's EvaluateRetrieval default k_values; thesis Sec. 4.2.2
 # our metric name -> pytrec_eval measure
-MEASURES: dict[str, str] = {"ndcg@10": "ndcg_cut_10", "map@100": "map_cut_100", "recall@100": "recall_100",
-                            "p@10": "P_10"}
-DEPTH = 100  # results per query handed to pytrec_eval (the deepest cutoff of MEASURES)
+MEASURES: dict[str, str] = {"ndcg@10": "ndcg_cut_10", "map@100": "map_cut_100",
+                            **{f"recall@{k}": f"recall_{k}" for k in K_VALUES}, **{f"p@{k}": f"P_{k}" for k in K_VALUES}}
+DEPTH = 1000  # results per query handed to pytrec_eval: BEIR's top_k, the deepest cutoff of MEASURES
+CHUNK = 500  # queries per pytrec_eval call (bounds the run's memory)
 
 
 @dataclass(frozen=True, eq=False)
@@ -120,11 +124,41 @@ def _beir_read_everything(data: BeirData, n_queries: int, corpus_path: Path, que
         and n_query_lines == n_queries and None not in data.query_ids
 
 
+@dataclass(frozen=True, eq=False)
+class BeirRun:
+    """The search's top ``DEPTH + 1`` per query (best first, each query's own id still in): scores and corpus
+    indices, (n_queries, k) each. Kept as arrays; the ``{qid: {doc id: score}}`` run is built a chunk at a time."""
+
+    scores: np.ndarray
+    indices: np.ndarray
+
+
+def run_chunks(data: BeirData, run: BeirRun | dict[str, dict[str, float]]):
+    """``{qid: {doc id: score}}`` runs of at most :data:`CHUNK` queries (own ids dropped, top DEPTH kept)."""
+    qids = list(run) if isinstance(run, dict) else list(data.query_ids)
+    for start in range(0, len(qids), CHUNK):
+        if isinstance(run, dict):
+            yield {q: run[q] for q in qids[start : start + CHUNK]}
+        else:
+            stop = start + CHUNK
+            yield exclude_and_cut(qids[start:stop], data.doc_ids, run.scores[start:stop], run.indices[start:stop],
+                                  DEPTH)
+
+
+def beir_metrics(data: BeirData, run: BeirRun | dict[str, dict[str, float]]) -> dict[str, float]:
+    """Every measure of :data:`MEASURES`, the mean over the run's queries, pytrec_eval fed a chunk at a time."""
+    per_query: dict[str, dict[str, float]] = {}
+    for part in run_chunks(data, run):
+        per_query.update(trec_eval({q: data.qrels[q] for q in part}, part, MEASURES.values()))
+    return {name: mean_measure(per_query, measure) for name, measure in MEASURES.items()}
+
+
 class BeirTask(Task):
     """A BEIR dataset under ``beir/<beir_name>/``: dense or lexical retrieval over the whole corpus."""
 
     group: ClassVar[str] = "beir"
     family: ClassVar[Family] = "retrieval"
+    version: ClassVar[str] = "2"  # 2: recall@k and P@k at k = 1..1000, depth 1000
     main_metric: ClassVar[str] = "ndcg@10"
     metric_names: ClassVar[tuple[str, ...]] = tuple(MEASURES)
     beir_name: ClassVar[str]
@@ -220,14 +254,14 @@ class BeirTask(Task):
     def texts(self, data: BeirData) -> list[str]:
         return list(dict.fromkeys((*data.query_texts, *data.doc_texts)))
 
-    def score(self, data: BeirData, scorer: Scorer) -> dict[str, dict[str, float]]:
-        # One extra result so that dropping the query's own id still leaves DEPTH.
+    def score(self, data: BeirData, scorer: Scorer) -> BeirRun:
+        # One extra result so that dropping the query's own id still leaves DEPTH (BEIR searches top_k + 1 too).
         scores, indices = scorer.search(list(data.query_texts), list(data.doc_texts), DEPTH + 1)
-        return exclude_and_cut(data.query_ids, data.doc_ids, np.asarray(scores), np.asarray(indices), DEPTH)
+        return BeirRun(np.asarray(scores), np.asarray(indices))
 
-    def metrics(self, data: BeirData, scores: dict[str, dict[str, float]]) -> dict[str, float]:
-        per_query = trec_eval(data.qrels, scores, MEASURES.values())
-        return {name: mean_measure(per_query, measure) for name, measure in MEASURES.items()}
+    def metrics(self, data: BeirData, scores: BeirRun | dict[str, dict[str, float]]) -> dict[str, float]:
+        """The measures of a :class:`BeirRun` (or of a ready ``{qid: {doc id: score}}`` run)."""
+        return beir_metrics(data, scores)
 
     def n_queries(self, data: BeirData) -> int:
         return len(data.query_ids)
@@ -240,7 +274,7 @@ class Quora(BeirTask):
     beir_name = "quora"
     splits = ("dev", "test")
     dataset = "quora"
-    description = "Quora duplicate-question retrieval (BEIR format; nDCG@10, MAP@100, Recall@100, P@10)"
+    description = "Quora duplicate-question retrieval (BEIR format; nDCG@10, MAP@100, R@k and P@k, k 1-1000)"
     release_documents = 522931  # BEIR paper Table 1 (Thakur et al. 2021): corpus 522,931
     release_queries = {"dev": 5000, "test": 10000}  # BEIR paper Table 1: dev 5,000, test 10,000 queries
     release_source = "BEIR quora release (Thakur et al. 2021, Table 1)"

@@ -15,6 +15,7 @@ Scores are combined per query, optionally normalised over that query's rescored 
 (normalisation, alpha) is reported in the result's subsets as ``<norm>/alpha=<a>`` (and ``dev/<norm>/...``);
 the headline scores use ``selection_normalisation`` at the alpha with the best dev main metric where the task
 has a dev split (ties: the smaller alpha), else ``default_alpha``; ``selected/<norm>`` records each choice.
+``bm25-pyserini-a20+<task>`` is the thesis' own setting: Lucene BM25, alpha fixed at 20, no dev selection.
 """
 from __future__ import annotations
 
@@ -48,6 +49,8 @@ class RescoreConfig:
     default_alpha: float = 20.0  # thesis Table 5.8 (best on eProduct); used where the task has no dev split
     normalisations: tuple[Normalisation, ...] = ("none", "minmax", "zscore")
     selection_normalisation: Normalisation = "none"  # eq. 5.1 adds raw scores
+    fixed_alpha: bool = False  # True: the headline is default_alpha even where a dev split could choose one
+    prefix: str = ""  # the wrapper's task-name prefix ("": PREFIXES[preset])
 
 
 def normalise(x: np.ndarray, how: Normalisation) -> np.ndarray:
@@ -190,16 +193,17 @@ class BM25Rescore(Task):
         self.inner, self.config = inner, config or RescoreConfig()
         if self.config.default_alpha not in self.config.alphas:
             raise BenchError(f"default alpha {self.config.default_alpha} is not in the grid {self.config.alphas}")
-        self.name = f"{PREFIXES[self.config.preset]}{inner.name}"
+        self.name = f"{self.config.prefix or PREFIXES[self.config.preset]}{inner.name}"
         self.group, self.family, self.dataset = inner.group, inner.family, inner.dataset
         self.extras = (*inner.extras, *(("pyserini",) if self.config.preset == "pyserini" else ()))
         self.main_metric, self.metric_names, self.splits = inner.main_metric, inner.metric_names, inner.splits
         c = self.config
-        self.version = f"{inner.version}+rescore1({c.preset},top{c.top_k},{c.selection_normalisation})"
+        fixed = f",alpha={c.default_alpha:g}" if c.fixed_alpha else ""
+        self.version = f"{inner.version}+rescore1({c.preset},top{c.top_k},{c.selection_normalisation}{fixed})"
         self.description = f"{inner.name} with BM25 ({c.preset}) top-{c.top_k} rescored by bm25 + alpha*cos"
 
     def _dev_split(self, split: str) -> str | None:
-        return "dev" if "dev" in self.inner.splits else None
+        return "dev" if "dev" in self.inner.splits and not self.config.fixed_alpha else None
 
     def files(self, split: str) -> list[str]:
         dev = self._dev_split(split)
@@ -298,3 +302,8 @@ PREFIXES: dict[str, str] = {"elasticsearch": "bm25+", "anserini": "bm25-anserini
 # Each exists for every ranking task, whenever that task is enrolled (resolved at lookup).
 for _preset, _prefix in PREFIXES.items():
     TASKS.add_wrapper(_prefix, rescore_wrapper(_preset))
+# The thesis' eq. 5.1 as it ran it: Lucene's BM25 (Pyserini, k1 0.9, b 0.4) top-1000 + 20 * cos, alpha fixed at 20
+# (Table 5.8) rather than chosen on a dev split; every alpha of the grid is still in the subsets (the sweep).
+THESIS_PREFIX = "bm25-pyserini-a20+"
+TASKS.add_wrapper(THESIS_PREFIX, lambda task: BM25Rescore(task, RescoreConfig(
+    preset="pyserini", fixed_alpha=True, prefix=THESIS_PREFIX)) if task.family in RANKING_FAMILIES else None)

@@ -19,7 +19,7 @@ def _csv_list(value: str) -> tuple[str, ...]:
 @click.option("--results-dir", type=click.Path(path_type=Path), default=None,
               help="Results store to read (default: results/).")
 @click.option("--table", "tables", default="all", show_default=True,
-              help="Comma-separated tables: paper-table2, sts-table, specific-vs-sts, or all.")
+              help="Comma-separated tables (see --list), a group (thesis), or all.")
 @click.option("--format", "formats", default="md,tex,csv,html", show_default=True,
               help="Comma-separated output formats: md, tex, csv, html.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
@@ -45,7 +45,10 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     from benchmark.report.tables import TABLES
     from benchmark.results import check_writable
 
-    names = tuple(TABLES.names()) if tables == "all" else _csv_list(tables)
+    from benchmark.report.catalog import TABLE_GROUPS
+
+    names = tuple(TABLES.names()) if tables == "all" else tuple(
+        n for part in _csv_list(tables) for n in TABLE_GROUPS.get(part, (part,)))
     for name in names:
         TABLES.get(name)  # unknown names fail here with a did-you-mean hint
     pair = _csv_list(compare_) if compare_ else None

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
 @click.option("--tasks", "task_spec", required=True, help="Tasks or groups whose corpora are trained on and "
               "which are evaluated (e.g. useb, twitterpara).")
 @click.option("--eval-tasks", default=None, help="Extra tasks to evaluate each trained model on (e.g. stsb).")
-@click.option("--seeds", type=click.IntRange(min=1), default=1, show_default=True, help="Seeds 0..N-1 per unit.")
+@click.option("--seeds", default="1", show_default=True, metavar="N|S,S,...",
+              help="Seeds 0..N-1 per unit, or a comma-separated list (the thesis: 1,7,42; one seed: '42,').")
 @click.option("--preset", default=None, help="paper | official | smoke (default: each method's default, paper).")
 @click.option("--model", default=None, help="Base model (overrides the preset's; alias minilm works offline).")
 @click.option("--corpus", "corpus", multiple=True,
@@ -61,8 +62,9 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     from benchmark.run.manifest import write_manifest
 
     check_positive(batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
+    seeds, seed_list = parse_seeds(seeds)
     opts = RunOptions(methods=tuple(m.strip() for m in method_spec.split(",") if m.strip()), tasks=task_spec,
-                      eval_tasks=eval_tasks, seeds=seeds, preset=preset, model=model, corpus=tuple(corpus),
+                      eval_tasks=eval_tasks, seeds=seeds, seed_list=seed_list, preset=preset, model=model, corpus=tuple(corpus),
                       corpus_size=corpus_size, max_steps=max_steps, overrides=tuple(overrides), split=split,
                       force=force, strict=strict, device=device, batch_size=batch_size, setting=setting,
                       labeled_sizes=_sizes(labeled_sizes))
@@ -105,6 +107,23 @@ def _check_torchrun(launcher: str) -> None:
     if int(os.environ.get("WORLD_SIZE", "1")) > 1 and launcher != "local":
         raise ConfigError(f"--launcher {launcher} under torchrun: torchrun runs one unit on several GPUs; "
                           "launchers run many units on one GPU each (use one or the other)")
+
+
+def parse_seeds(spec: str) -> tuple[int, tuple[int, ...]]:
+    """``--seeds``: ``"5"`` -> (5, ()) (seeds 0..4); ``"1,7,42"`` or ``"42,"`` -> (count, the listed seeds)."""
+    from benchmark.errors import ConfigError
+
+    try:
+        if "," not in spec:
+            if int(spec) < 1:
+                raise ValueError
+            return int(spec), ()
+        listed = tuple(int(p) for p in spec.split(",") if p.strip())
+    except ValueError:
+        raise ConfigError(f"--seeds {spec!r}: expected a count >= 1 or comma-separated seeds, e.g. 1,7,42") from None
+    if not listed:
+        raise ConfigError(f"--seeds {spec!r}: no seed listed")
+    return len(listed), listed
 
 
 def _sizes(spec: str | None) -> tuple[int, ...]:

@@ -262,7 +262,10 @@ class DataManager:
             several_ok = False
         else:  # a data root, a folder an archive was unpacked in, or one component's folder
             hits = [(c, path / c.dest, False) for c in comps if (path / c.dest).exists()]
-            hits = hits or [(c, path / c.member, False) for c in comps if c.member and (path / c.member).exists()]
+            # a folder named as a component's member counts only when it holds that component's files (USEB's
+            # data-eval/cqadupstack is not BEIR's cqadupstack/)
+            hits = hits or [(c, path / c.member, False) for c in comps if c.member and (path / c.member).exists()
+                            and (not c.files or any((path / c.member / f).exists() for f in c.files))]
             several_ok = bool(hits)
             hits = hits or [(c, path, False) for c in comps if path.name in (c.member, Path(c.dest).name)]
         if not hits or (len(hits) > 1 and not several_ok):

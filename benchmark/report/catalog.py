@@ -26,6 +26,18 @@ TABLE_NEEDS = {
                     "models, --model bm25, --model wordvec:PATH",
     "sts-table": "test results on sts12..sts16, stsb, sickr (bench eval/run --eval-tasks sts)",
     "specific-vs-sts": "stsb and the four USEB tasks for the same rows (test)",
+    "thesis-table5.9": "bench run --methods simcse --preset thesis --set loss=nt_xent (and loss=bce) --corpus FILE "
+                       "--set dev_corpus=FILE --seeds 1,7,42 --eval-tasks sts; bench eval --model bert-base-uncased "
+                       "--pooling mean --tasks sts",
+    "thesis-table5.10": "the same runs evaluated on quora and beir-cqadupstack (bench data download quora "
+                        "beir-cqadupstack); bench eval --model bm25-pyserini",
+    "thesis-table5.17": "bench run --methods simcse,clm-ae,mlm-ae,simcse-clm,simcse-mlm --preset thesis --tasks quora "
+                        "--corpus-size 100000 --set epochs=3 --set dev_task=quora --set dev_metric=recall@10 "
+                        "--set ae_weight=W --seeds 1,7,42",
+    "thesis-fig5.3": "quora test results (any run or bench eval); plots/thesis-fig5.3.png",
+    "thesis-fig5.4": "beir-cqadupstack test results; plots/thesis-fig5.4.png",
+    "thesis-studies": "bench run --methods simcse --preset thesis with --set batch_size=N, --corpus-size N, --set epochs=3",
+    "thesis-eproduct": "nothing: eProduct, eBert and the eBay titles are eBay-internal (published rows only)",
 }
 FIGURES = (
     Artifact("<table>-seeds", "figure", "per-seed values of every row and column of each table",
@@ -38,6 +50,11 @@ FIGURES = (
              "backbone, ±1 std bands over seeds (TSDAE paper Fig. 2 / App. E; dev splits, TwitterPara test)",
              "bench run --labeled-sizes 500,2000,... --methods tsdae,... (with --split dev where a task has one)",
              "plots/pretraining.png + .csv"),
+    Artifact("thesis-alpha", "figure", "BM25 top-1000 rescored with bm25 + alpha * cos, metric vs alpha (R. Wang "
+             "2022 thesis eq. 5.1 / Fig. 5.2's sweep)", "bench eval --model M --tasks bm25-pyserini-a20+quora "
+             "(or any bm25*+<task>)", "plots/thesis-alpha.png + .csv"),
+    Artifact("thesis-fig5.3 / thesis-fig5.4", "figure", "Recall@k and Precision@k against k (thesis Figs. 5.3, 5.4)",
+             "quora / beir-cqadupstack test results", "plots/thesis-fig5.3.png, plots/thesis-fig5.4.png + .csv"),
     Artifact("pretraining-breakeven", "table", "labeled pairs the supervised model from the backbone needs to "
              "match each unsupervised method, by the paper's binary search over the measured sizes (Table 10)",
              "the pretraining runs above plus the unsupervised methods' results on the same split",
@@ -52,11 +69,21 @@ def artifacts() -> list[Artifact]:
     return tables + list(FIGURES)
 
 
+# Named selections of --table (`bench report --table thesis`).
+TABLE_GROUPS: dict[str, tuple[str, ...]] = {
+    "thesis": ("thesis-table5.9", "thesis-table5.10", "thesis-table5.17", "thesis-fig5.3", "thesis-fig5.4",
+               "thesis-studies", "thesis-eproduct"),
+}
+
+
 def listing() -> str:
     """The text of `bench report --list`."""
     lines = []
     for a in artifacts():
         lines += [f"{a.name}  ({a.kind})", f"    {a.what}", f"    needs: {a.needs}", f"    writes: {a.files}"]
+    for group, names in TABLE_GROUPS.items():
+        lines += [f"{group}  (group)", "    R. Wang 2022 (master's thesis): its tables and figures on public data, its "
+                  "eProduct tables as published rows", f"    --table {group} = {', '.join(names)}"]
     lines.append("Tables are chosen with --table (default all); figures are drawn when their results exist "
                  "(--no-plots skips them).")
     return "\n".join(lines)

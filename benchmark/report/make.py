@@ -140,7 +140,17 @@ def _plots(results: list[StoredResult], sections: list[Section], out: Path, opts
     index = index_results(results, opts.split_configs)
     made.append(plots.corpus_size_curve(index, out))
     made.append(pretraining_figure(index, out))
+    made += _thesis_plots(results, sections, out)
     return [p for p in made if p is not None]
+
+
+def _thesis_plots(results: list[StoredResult], sections: list[Section], out: Path) -> list:
+    """R. Wang 2022's figures: R@k / P@k curves of its Fig. 5.3 / 5.4 tables, and the BM25 alpha sweep."""
+    from benchmark.report.thesis import alpha_sweep, recall_precision_curves
+
+    curves = [recall_precision_curves(s.built, out, s.built.name) for s in sections
+              if s.built.name in ("thesis-fig5.3", "thesis-fig5.4")]
+    return [*curves, alpha_sweep(results, out)]
 
 
 def _break_even(results: list[StoredResult], out: Path, opts: ReportOptions) -> list[Path]:

@@ -35,7 +35,9 @@ METHOD_ORDER = ("tsdae", "mlm", "ct", "simcse", "bertflow", "consert", "denosent
                 "sbert", "sbert-supervised")
 DISPLAY = {"tsdae": "TSDAE", "mlm": "MLM", "ct": "CT", "simcse": "SimCSE", "bertflow": "BERT-flow",
            "consert": "ConSERT", "denosent": "DenoSent", "paser": "PaSeR", "bm25": "BM25", "wordvec": "Avg. word vectors",
-           "sbert": "SBERT (from the backbone)", "sbert-supervised": "SBERT-supervised"}
+           "sbert": "SBERT (from the backbone)", "sbert-supervised": "SBERT-supervised",
+           "clm-ae": "CLM autoencoder", "mlm-ae": "MLM autoencoder", "simcse-clm": "SimCSE + w·CLM AE",
+           "simcse-mlm": "SimCSE + w·MLM AE", "consert-clm": "ConSERT + w·CLM AE", "consert-mlm": "ConSERT + w·MLM AE"}
 # The stages of the NLI+STS recipe (the `nli-sts` alias and what it expands to): a domain-adaptation row is
 # named after the chain's other stages.
 NLI_STS_STAGES = frozenset({"nli-sts", "sbert-nli", "sbert-stsb"})
@@ -56,11 +58,12 @@ class RowKey:
     corpus: str = ""  # training corpus when it is not the evaluated task's own ("" = in-domain or untrained)
     config: str = ""  # config identity prefix, only with --split-configs
     labeled_size: int | None = None  # --labeled-sizes: the supervised stage's labeled-set size
+    variant: str = ""  # a non-default preset and the overrides of the run (e.g. "thesis loss=bce"), "" for none
 
     def sort_key(self) -> tuple:
         order = METHOD_ORDER.index(self.method) if self.method in METHOD_ORDER else len(METHOD_ORDER)
         return (order, self.method, self.model, self.pooling, self.corpus, self.corpus_size or 0,
-                self.labeled_size or 0, self.config)
+                self.labeled_size or 0, self.config, self.variant)
 
     def same_experiment(self, other: RowKey) -> bool:
         """Same block, base model, corpus and size: rows whose seeds may be paired (dagger, --compare)."""
@@ -132,7 +135,7 @@ def row_key(record: dict[str, Any], split_configs: bool = False) -> RowKey:
                   pooling=str(method.get("pooling") or ""), corpus_size=int(size) if size else None,
                   corpus=row_corpus(record, group),
                   config=config_identity(config)[:8] if split_configs else "",
-                  labeled_size=int(labeled) if labeled else None)
+                  labeled_size=int(labeled) if labeled else None, variant=str(method.get("variant") or ""))
 
 
 @dataclass
@@ -179,6 +182,8 @@ def row_label(key: RowKey, show_model: bool) -> str:
         label += f" · {key.corpus_size:,} sent."
     if key.labeled_size:
         label += f" · {key.labeled_size:,} labeled"
+    if key.variant:
+        label += f" · {key.variant}"
     if key.config:
         label += f" · cfg {key.config}"
     return label

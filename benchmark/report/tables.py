@@ -65,6 +65,15 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
     _metric("askubuntu.mteb", "AskU. (MTEB)", "mteb:AskUbuntuDupQuestions", "map_at_1000"),
     _metric("scidocs.mteb", "SciDocs (MTEB)", "mteb:SciDocsRR", "map_at_1000"),
     _metric("cqadupstack.mteb", "CQADup. (MTEB)", "mteb:CQADupstackRetrieval", "ndcg_at_10"),
+    # R. Wang 2022 (thesis): STS-Avg is the plain mean of STS12-16 and STS-B (its BERT-base baseline 51.6 = mean of
+    # 30.87, 59.89, 47.73, 60.29, 63.73, 47.29), beside the 7-set average; BEIR recall/precision at k (eq. 4.2)
+    Column("sts.thesis-avg", "STS-Avg", mean_of=("sts12", "sts13", "sts14", "sts15", "sts16", "stsb")),
+    *(_metric(f"{t}.{m}@{k}", f"{'R' if m == 'recall' else 'P'}@{k}", t, f"{m}@{k}", g)
+      for t, g in (("quora", "Quora"), ("beir-cqadupstack", "CQADupStack")) for m in ("recall", "p")
+      for k in (1, 3, 5, 10, 100, 1000)),
+    # eBay's internal eProduct task (no adapter: its data is not public); only the thesis' published rows use these
+    _metric("eproduct.rcap@10", "R_cap@10", "eproduct", "rcap@10", "eProduct"),
+    _metric("eproduct.p@10", "P@10", "eproduct", "p@10", "eProduct"),
 )}
 
 
@@ -142,4 +151,51 @@ TABLES.add("protocols", TableSpec(
              "twitterpara.pit.mteb-eval", "twitterpara.pit.mteb", "askubuntu", "askubuntu.mteb", "scidocs.avg",
              "scidocs.mteb", "cqadupstack", "cqadupstack.mteb"),
     decimals=2,
+))
+
+
+# --- R. Wang 2022 (thesis): the tables on public data, and its eProduct tables as published rows only ----------
+THESIS_RK = tuple(f"{m}@{k}" for m in ("recall", "p") for k in (1, 3, 5, 10, 100, 1000))
+THESIS_EPRODUCT_NOTE = ("eProduct, eBert and the eBay titles are eBay-internal: no run here can meet these rows' "
+                        "settings, so they stand as published reference rows without a counterpart.")
+TABLES.add("thesis-table5.9", TableSpec(
+    name="thesis-table5.9", title="SimCSE with NT-Xent vs BCE: STS (R. Wang 2022 thesis, Table 5.9)",
+    caption=("Spearman x100; STS-Avg = the plain mean of STS12-16 and STS-B (the thesis' definition). `bench run "
+             "--methods simcse --preset thesis --set loss=nt_xent|bce --corpus FILE --seeds 1,7,42 --eval-tasks sts`"),
+    columns=("stsb", "sts.thesis-avg"), decimals=1, references=("thesis-table5.9",),
+))
+TABLES.add("thesis-table5.10", TableSpec(
+    name="thesis-table5.10", title="SimCSE with NT-Xent vs BCE: duplicate questions R@100 (thesis, Table 5.10)",
+    caption="Recall@100 x100 on Quora test and the mean of BEIR CQADupStack's 12 forums (BEIR's metrics).",
+    columns=("quora.recall@100", "beir-cqadupstack.recall@100"), decimals=1, references=("thesis-table5.10",),
+))
+TABLES.add("thesis-table5.17", TableSpec(
+    name="thesis-table5.17", title="Multi-task SimCSE + w x autoencoder on Quora (thesis, Table 5.17)",
+    caption="Quora test Recall@100 and Recall@10 x100; checkpoints selected on Quora-dev Recall@10.",
+    columns=("quora.recall@100", "quora.recall@10"), decimals=1, references=("thesis-table5.17",),
+))
+TABLES.add("thesis-fig5.3", TableSpec(
+    name="thesis-fig5.3", title="Quora: Recall@k and Precision@k, k = 1 ... 1000 (thesis, Figure 5.3)",
+    caption="BEIR's recall and precision at each k x100 (depth 1000); plots/thesis-fig5.3.png draws them against k.",
+    columns=tuple(f"quora.{m}" for m in THESIS_RK), decimals=1,
+))
+TABLES.add("thesis-fig5.4", TableSpec(
+    name="thesis-fig5.4", title="BEIR CQADupStack: Recall@k and Precision@k (thesis, Figure 5.4)",
+    caption="Mean over the 12 forums x100; plots/thesis-fig5.4.png draws them against k.",
+    columns=tuple(f"beir-cqadupstack.{m}" for m in THESIS_RK), decimals=1,
+))
+TABLES.add("thesis-studies", TableSpec(
+    name="thesis-studies", title="Batch size, corpus size and epochs of SimCSE (thesis Tables 5.11-5.13, our runs)",
+    caption=("Our runs of the thesis' studies on public data (Quora R@10 / P@10 x100, STS-B): rows by --set "
+             "batch_size=N, --corpus-size N and --set epochs=3. The thesis measured them on eProduct only. "
+             + THESIS_EPRODUCT_NOTE),
+    columns=("quora.recall@10", "quora.p@10", "stsb"), decimals=1,
+    references=("thesis-table5.11", "thesis-table5.12", "thesis-table5.13"),
+))
+TABLES.add("thesis-eproduct", TableSpec(
+    name="thesis-eproduct", title="The thesis' eProduct tables (5.4, 5.5, 5.8, 5.14-5.16): published rows only",
+    caption=THESIS_EPRODUCT_NOTE,
+    columns=("eproduct.rcap@10", "eproduct.p@10", "stsb", "sts.thesis-avg"), decimals=1,
+    references=("thesis-table5.4", "thesis-table5.5", "thesis-table5.8", "thesis-table5.14", "thesis-table5.15",
+                "thesis-table5.16"),
 ))

@@ -135,7 +135,20 @@ def stale_reason(path: Path, config: dict[str, Any], precision: str | None, data
         return f"the stored result was computed in {stored_precision}, this run computes in {precision}"
     if record.get("task", {}).get("partial") and not allow_partial:
         return "the stored result was made with --allow-partial on data that is not the release"
-    return None
+    return missing_metrics(record)
+
+
+def missing_metrics(record: dict[str, Any]) -> str | None:
+    """Why a stored result is stale because its task now computes metrics it lacks (e.g. BEIR's recall@1..1000,
+    added in task version 2); None when it has them all (or its task is not registered here)."""
+    from benchmark.registry import TASKS
+
+    try:
+        task = TASKS.get(str(record.get("task", {}).get("name")))
+    except Exception:  # noqa: BLE001  an unknown or unloadable task: nothing to compare with
+        return None
+    lacking = [m for m in task.metric_names if m not in record.get("scores", {})]
+    return f"the stored result lacks {', '.join(lacking)} (task version {task.version})" if lacking else None
 
 
 def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Path, results_dir: Path,

@@ -38,6 +38,7 @@ class RunOptions:
     tasks: str
     eval_tasks: str | None = None
     seeds: int = 1
+    seed_list: tuple[int, ...] = ()  # `--seeds 1,7,42`: these seeds instead of 0..seeds-1
     preset: str | None = None
     model: str | None = None
     corpus: tuple[Path, ...] = ()
@@ -135,6 +136,8 @@ def check_options(opts: RunOptions) -> None:
     """Option values that no config check sees."""
     if opts.seeds < 1:
         raise ConfigError(f"--seeds must be >= 1, got {opts.seeds}")
+    if any(s < 0 for s in opts.seed_list) or len(set(opts.seed_list)) != len(opts.seed_list):
+        raise ConfigError(f"--seeds: a list of distinct non-negative seeds, got {list(opts.seed_list)}")
     if opts.batch_size < 1:
         raise ConfigError(f"--batch-size must be >= 1, got {opts.batch_size}")
     if any(n < 1 for n in opts.labeled_sizes):
@@ -228,7 +231,7 @@ def _plan_task(plan: Plan, task: str, chains: list[tuple[tuple[str, ...], str | 
             if note and note not in plan.notes:
                 plan.notes.append(note)
         for size in opts.labeled_sizes or (None,):
-            for seed in range(opts.seeds):
+            for seed in opts.seed_list or range(opts.seeds):
                 plan.units.append(build_unit(chain, setting, size, seed, task, corpus, evals, opts, data_root,
                                              plan.notes))
 
@@ -274,7 +277,7 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
         values.update(_target_dev(name, task, notes))
         cfg = method.config(preset, values)
     if cfg.dev_every:
-        _require_dev(cfg.dev_task, data_root)
+        _require_dev(cfg, data_root)
     if k == 0:
         try:
             _require_model(cfg.model)
@@ -314,12 +317,22 @@ def _target_dev(method: str, task: str, notes: list[str]) -> dict[str, Any]:
     return {"dev_task": None, "dev_every": 0}
 
 
-def _require_dev(dev_task: str, data_root: Path) -> None:
+def _require_dev(cfg: Any, data_root: Path) -> None:
+    """The checkpoint selection's data: the validation corpus (dev_metric=loss), or the dev task's dev split and
+    the metric it selects on."""
     from benchmark.registry import TASKS
-    from benchmark.train.config import dev_tasks
+    from benchmark.train.config import VALIDATION_LOSS, dev_tasks
+    from benchmark.train.validation import read_dev_corpus
 
-    for name in dev_tasks(dev_task):  # "stsb,sickr": each must have its dev files
-        TASKS.get(name).require(data_root, "dev")
+    if cfg.dev_metric == VALIDATION_LOSS:
+        read_dev_corpus(cfg, cfg.batch_size)
+        return
+    for name in dev_tasks(cfg.dev_task):  # "stsb,sickr": each must have its dev files (and the metric)
+        task = TASKS.get(name)
+        task.require(data_root, "dev")
+        if cfg.dev_metric and cfg.dev_metric not in task.metric_names:
+            raise ConfigError(f"dev_metric={cfg.dev_metric!r} is not a metric of {name} (it has: "
+                              f"{', '.join(task.metric_names)}; or 'loss' with dev_corpus)")
 
 
 def stage_data(method: Any, cfg: Any, task: str, corpus: TrainingData | None, labeled_size: int | None, seed: int,

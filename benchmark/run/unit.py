@@ -184,7 +184,7 @@ def _train_chain(spec: UnitSpec, data_root: Path, run_dir: Path, dist: Any, resu
         note = _training_note(out, CHECKPOINT_DIR, STATE_DIR)
         say(f"  stage {k + 1}/{len(spec.stages)} {stage.method}: {note}" if len(spec.stages) > 1
             else f"  {stage.method}: {note}")
-        dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every else None
+        dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every and cfg.dev_task else None
         train(method, cfg, examples, out, seed=spec.seed, device=spec.device, resume=True,
               show_progress=spec.show_progress, run_config=run_config, dev_eval=dev_eval)
         result.training.append(note)
@@ -227,7 +227,8 @@ def _check_same(planned: str, found: str, label: str) -> None:
 
 
 def _dev_evaluator(cfg: Any, spec: UnitSpec, data_root: Path):
-    """checkpoint dir -> main score on ``cfg.dev_task``'s dev split (several tasks: the mean of their scores)."""
+    """checkpoint dir -> ``cfg.dev_metric`` (default: the main score) on ``cfg.dev_task``'s dev split (several
+    tasks: the mean of their scores)."""
     from benchmark.eval.encoder import HFEncoder
     from benchmark.eval.evaluate import evaluate
     from benchmark.eval.scorer import DenseScorer
@@ -235,7 +236,10 @@ def _dev_evaluator(cfg: Any, spec: UnitSpec, data_root: Path):
 
     def score(ckpt: Path) -> float:
         scorer = DenseScorer(HFEncoder(str(ckpt), batch_size=spec.batch_size, device=spec.device, show_progress=False))
-        scores = [evaluate(name, scorer, "dev", data_root).main_score for name in dev_tasks(cfg.dev_task)]
+        scores = []
+        for name in dev_tasks(cfg.dev_task):
+            ev = evaluate(name, scorer, "dev", data_root)
+            scores.append(ev.scores[cfg.dev_metric] if cfg.dev_metric else ev.main_score)
         return sum(scores) / len(scores)
 
     return score
@@ -262,7 +266,11 @@ def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Pa
 
 def _same_data(path: Path, task: Any, split: str, data_root: Path) -> bool:
     """Whether a stored result was computed on the data now in the data root (else it is re-computed)."""
+    from benchmark.run.evaluation import missing_metrics
+
     stored = _stored_hash(path)
+    if stored is not None and missing_metrics(json.loads(path.read_text(encoding="utf-8"))):
+        return False  # the task now computes more metrics than the stored result holds: evaluate again
     try:
         return stored is not None and stored == task.data_sha256(data_root, split)
     except (OSError, MissingDataError):
@@ -296,11 +304,28 @@ def _evaluate_one(spec: UnitSpec, task: str, scorer: Any, data_root: Path, resul
             "train_corpus": spec.stages[0].data["label"]}
     if "setting" in spec.config:
         meta["setting"] = spec.config["setting"]
+    variant = stage_variant(spec)
+    if variant:
+        meta["variant"] = variant
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
                                        config=spec.config))
     say(f"  {task}/{spec.split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
         f"{time.perf_counter() - t0:.1f} s)")
     return True
+
+
+def stage_variant(spec: UnitSpec) -> str:
+    """How a single-stage unit departs from its method's default preset, as report rows name it: the preset
+    when it is not the default, then the overrides (``--set``, ``--max-steps``) in key order; "" for none. The
+    backbone is a row field of its own and the validation file is no part of the setting's name."""
+    from benchmark.registry import METHODS
+
+    if len(spec.stages) != 1:
+        return ""
+    stage = spec.stages[0]
+    parts = [stage.preset] if stage.preset != METHODS.get(stage.method).default_preset else []
+    parts += [f"{k}={v}" for k, v in sorted(stage.values.items()) if k not in ("model", "dev_corpus")]
+    return " ".join(parts)
 
 
 def mark_failed(run_dir: Path, error: BaseException) -> None:

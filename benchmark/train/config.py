@@ -25,6 +25,7 @@ C = TypeVar("C", bound="TrainConfig")
 # What each ``amp`` value trains in, on every device (`bench methods --preset` shows it; config.json records amp).
 PRECISION = {"off": "fp32", "bf16": "bf16 autocast", "fp16": "fp16 autocast with dynamic loss scaling (as apex O1 / "
              "torch.cuda.amp / HF --fp16)", "auto": "bf16 autocast on a GPU, fp32 on the CPU"}
+VALIDATION_LOSS = "loss"  # dev_metric: select by the loss on dev_corpus
 
 
 @dataclass(frozen=True)
@@ -64,6 +65,10 @@ class TrainConfig:
     # mean of their main scores, DenoSent's official selection); None: the last checkpoint
     dev_every: int = 0  # steps between dev evaluations (0: never)
     dev_patience: int | None = None  # stop after this many dev evaluations without a new best (None: never)
+    # What selects the checkpoint: None = dev_task's main score; a metric name of dev_task's dev split (e.g.
+    # recall@10); "loss" = the training loss on the held-out sentences of dev_corpus (lower is better)
+    dev_metric: str | None = None
+    dev_corpus: str | None = None  # one sentence a line: the validation corpus of dev_metric="loss"
 
     def __post_init__(self) -> None:
         check_literals(self)
@@ -83,8 +88,10 @@ class TrainConfig:
                               f"{len(self.lr_milestones) + 1} values, got {len(self.lr_factors)}")
         if list(self.lr_milestones) != sorted(self.lr_milestones):
             raise ConfigError(f"lr_milestones must be increasing, got {self.lr_milestones}")
-        if self.dev_every and not self.dev_task:
-            raise ConfigError("dev_every > 0 needs dev_task (e.g. dev_task=stsb)")
+        if self.dev_metric == VALIDATION_LOSS and self.dev_task:
+            raise ConfigError(f"dev_metric=loss selects on dev_corpus, not on a task: drop dev_task={self.dev_task}")
+        if self.dev_every and not (self.dev_task or self.dev_metric == VALIDATION_LOSS):
+            raise ConfigError("dev_every > 0 needs dev_task (e.g. dev_task=stsb) or dev_metric=loss with dev_corpus")
         if self.dev_task is not None and not all(dev_tasks(self.dev_task)):
             raise ConfigError(f"dev_task={self.dev_task!r}: expected task names separated by commas (e.g. stsb,sickr)")
         if self.dev_patience is not None and (self.dev_patience < 1 or not self.dev_every):

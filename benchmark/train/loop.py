@@ -36,7 +36,7 @@ from benchmark.train.checkpoint import (
     save_train_state,
     set_rng_state,
 )
-from benchmark.train.config import TrainConfig, config_to_dict
+from benchmark.train.config import VALIDATION_LOSS, TrainConfig, config_to_dict
 from benchmark.errors import BenchError
 from benchmark.train.optim import build_optimizer, build_scheduler
 from benchmark.train.plugin import Method, unique_parameters
@@ -52,6 +52,7 @@ from benchmark.train.runtime import (
 )
 from benchmark.train.batches import StepBatches, default_workers, step_batches
 from benchmark.train.trainlog import TrainLog
+from benchmark.train.validation import loss_evaluator, read_dev_corpus
 
 CHECKPOINT_DIR, STATE_DIR, LOG_FILE, BEST_DIR = "checkpoint", "train_state", "log.jsonl", "dev_best"
 
@@ -275,7 +276,8 @@ def _dev_step(run: _Run, step: int, out_dir: Path, run_config: dict[str, Any],
         probe = _export(run, out_dir / ".dev_probe", run_config, info, pooling=dev_pooling)
         score = float(dev_eval(probe))
         if run.dev_best is None or score > run.dev_best["score"]:
-            run.dev_best = {"task": run.cfg.dev_task, "step": step, "score": score, "pooling": dev_pooling}
+            run.dev_best = {"task": run.cfg.dev_task, "step": step, "score": score, "pooling": dev_pooling,
+                            "metric": run.cfg.dev_metric or "main score"}  # loss: score = -validation loss
             run.dev_stale = 0
             shutil.rmtree(out_dir / BEST_DIR, ignore_errors=True)
             if dev_pooling == run.method.eval_pooling(run.cfg):
@@ -323,10 +325,15 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     if not resume:
         shutil.rmtree(out_dir / STATE_DIR, ignore_errors=True)
         (out_dir / LOG_FILE).unlink(missing_ok=True)
-    if dev_eval is None and cfg.dev_every:
+    dev_texts = None
+    if cfg.dev_every and cfg.dev_metric == VALIDATION_LOSS:  # the thesis' selection: loss on held-out sentences
+        dev_texts = read_dev_corpus(cfg, method.sentences_per_step(cfg))
+    elif dev_eval is None and cfg.dev_every:
         raise BenchError(f"dev_every={cfg.dev_every} needs a dev evaluator (bench run builds one for dev_task)")
     run = _setup(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash)
     run.workers = default_workers(dev) if workers is None else workers
+    if dev_texts is not None:
+        dev_eval = loss_evaluator(method, cfg, run.module, dev_texts, dev)
     state = load_train_state(run.state_dir, method.name, run_hash) if resume else None
     start = _restore(run, state) if state else 0
     if dist.world > 1:  # dropout must differ between ranks; one stream per (seed, start, rank)

@@ -183,6 +183,20 @@ PUBLISHED: dict[str, dict[str, tuple[Any, str]]] = {
         "eps": (1e-6, "[ST v0.3.8] fit default"),
         "dev": (("stsb", 1, None), "[ST] evaluation_steps=1000 > an epoch's 359 steps: once per epoch"),
     },
+    # R. Wang's thesis (004) is the paper of its autoencoders and multi-task methods: Table 5.3 (lines 644-652),
+    # the SimCSE code's Trainer where it is silent (665); tests/methods/test_thesis_presets.py has every field.
+    **{name: {
+        "model": (BERT, "004:630 Bert-base-uncased"),
+        "epochs": (1.0, "004:644 'epochs 1'"),
+        "batch_size": (64, "004:645 'batch size 64'"),
+        "lr": (3e-5, "004:650 'learning rate 3e-5'"),
+        "eps": (1e-8, "004:665 SimCSE code: HF Trainer adam_epsilon"),
+        "scheduler": ("linear", "004:665 SimCSE code: HF Trainer linear decay after 910 warm-up steps (646)"),
+        "train_pooling": ("mean", "004:651 'pooling avg.'"),
+        "eval_pooling": ("mean", "004:651"),
+        "max_length": (32, "004:649 'max seq. length 32'"),
+        "dev": ((None, 250, None), "004:636 validation loss, every 250 steps"),
+    } for name in ("clm-ae", "mlm-ae", "simcse-clm", "simcse-mlm", "consert-clm", "consert-mlm")},
 }
 
 
@@ -190,8 +204,8 @@ def train_pooling(name: str, cfg: Any) -> str | None:
     """What the training loss sees: SimCSE's MLP on CLS, ConSERT's/BERT-flow's own field, MLM none."""
     if name == "mlm":
         return None
-    if name == "simcse":
-        return "cls_mlp" if cfg.variant == "official" else cfg.pooling
+    if name == "simcse":  # [SC] cl_init: the MLP exists with --pooler_type cls only
+        return "cls_mlp" if cfg.variant == "official" and cfg.pooling == "cls" else cfg.pooling
     return getattr(cfg, "train_pooling", None) or getattr(cfg, "base_pooling", None) or cfg.pooling
 
 

@@ -41,8 +41,8 @@ def test_settings_name_real_presets_config_fields_and_the_presets_precision(tid,
     fields = {f.name for f in dataclasses.fields(method.Config)}
     assert presets and all(p in method.presets for p in presets), (tid, label, presets)
     assert set(e.settings["config"]) <= fields, (tid, label)
-    for p in presets:
-        assert AMP[method.config(p).amp] == e.settings["precision"], (tid, label, p)
+    for p in presets:  # a source that states no precision (the thesis) records none, and none is checked
+        assert e.settings["precision"] is None or AMP[method.config(p).amp] == e.settings["precision"], (tid, label, p)
 
 
 def test_paser_ablation_tables_are_typed_in():

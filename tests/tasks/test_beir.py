@@ -11,7 +11,7 @@ import pytest
 
 from benchmark.errors import DataFormatError, MissingDataError
 from benchmark.eval.metrics import mean_measure, trec_eval
-from tasks.beir import BeirTask, exclude_and_cut
+from tasks.beir import K_VALUES, BeirData, BeirTask, exclude_and_cut, run_chunks
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -64,6 +64,14 @@ def tiny():
     return Tiny(), Tiny().load("test", ASSETS)
 
 
+def as_dict(data, run) -> dict[str, dict[str, float]]:
+    """The whole ``{qid: {doc id: score}}`` run of a BeirRun (own ids dropped)."""
+    out: dict[str, dict[str, float]] = {}
+    for part in run_chunks(data, run):
+        out.update(part)
+    return out
+
+
 def test_load_reads_the_beir_layout(tiny):
     task, data = tiny
     assert data.query_ids == ("q1", "q2", "q3")  # only judged queries (q4, q5 are judged in dev)
@@ -79,7 +87,7 @@ def test_load_reads_the_beir_layout(tiny):
 
 def test_metrics_equal_hand_computation(tiny):
     task, data = tiny
-    run = task.score(data, FixedRanker(data, RANKINGS))
+    run = as_dict(data, task.score(data, FixedRanker(data, RANKINGS)))
     assert "q1" not in run["q1"] and list(run["q1"])[:3] == ["d3", "d2", "d1"]
     assert len(run["q1"]) == 11 and len(run["q2"]) == 12
     log2 = math.log2
@@ -87,7 +95,12 @@ def test_metrics_equal_hand_computation(tiny):
             (1 + 0 + 2 / log2(4)) / (2 + 1 / log2(3)),  # q2: gains 1, 0, 2 at ranks 1-3; ideal 2, 1
             (1 / log2(11)) / 1]  # q3: gain 1 at rank 10
     ap = [(1 / 1 + 2 / 3) / 2, (1 / 1 + 2 / 3) / 2, 1 / 10]
-    expected = {"ndcg@10": np.mean(ndcg), "map@100": np.mean(ap), "recall@100": 1.0, "p@10": np.mean([.2, .2, .1])}
+    # relevant (judgement >= 1) at ranks: q1 1 and 3 of 2; q2 1 and 3 of 2 (d8 is judged 0); q3 10 of 1
+    recall = {1: 1 / 3, 3: 2 / 3, 5: 2 / 3, 10: 1.0, 100: 1.0, 1000: 1.0}
+    hits = {1: (1, 1, 0), 3: (2, 2, 0), 5: (2, 2, 0), 10: (2, 2, 1), 100: (2, 2, 1), 1000: (2, 2, 1)}
+    expected = {"ndcg@10": np.mean(ndcg), "map@100": np.mean(ap),
+                **{f"recall@{k}": recall[k] for k in K_VALUES},
+                **{f"p@{k}": np.mean(hits[k]) / k for k in K_VALUES}}  # P@k divides by k, retrieved or not
     got = task.metrics(data, run)
     assert got.keys() == expected.keys()
     for name, value in expected.items():
@@ -96,7 +109,7 @@ def test_metrics_equal_hand_computation(tiny):
 
 def test_metrics_agree_with_pytrec_eval_directly(tiny):
     task, data = tiny
-    run = task.score(data, FixedRanker(data, RANKINGS))
+    run = as_dict(data, task.score(data, FixedRanker(data, RANKINGS)))
     per_query = trec_eval(data.qrels, run, ["ndcg_cut_10", "map_cut_100", "recall_100", "P_10"])
     assert task.metrics(data, run)["ndcg@10"] == mean_measure(per_query, "ndcg_cut_10")
 
@@ -114,7 +127,7 @@ def test_bm25_end_to_end_on_the_fixture(tiny):
     task, data = tiny
     scorer = BM25Scorer("anserini")
     scorer.prepare(task.texts(data))
-    run = task.score(data, scorer)
+    run = as_dict(data, task.score(data, scorer))
     for qid, query in zip(data.query_ids, data.query_texts):
         # the search order is the order of the documents' BM25 scores (ties: corpus order), own id left out
         scores = BM25Scorer("anserini")
@@ -212,12 +225,56 @@ def test_our_metrics_equal_beirs_evaluate_retrieval(tiny):
     full = {qid: {TINY_DOC_IDS[j]: float(v) for j, v in zip(indices[r], scores[r])}
             for r, qid in enumerate(data.query_ids)}  # each query's own id still in: BEIR drops it itself
     ours = task.metrics(data, exclude_and_cut(data.query_ids, TINY_DOC_IDS, scores, indices, 100))
-    ndcg, map_, recall, precision = EvaluateRetrieval.evaluate(data.qrels, full, [10, 100], ignore_identical_ids=True)
+    ndcg, map_, recall, precision = EvaluateRetrieval.evaluate(data.qrels, full, list(K_VALUES),
+                                                               ignore_identical_ids=True)
     # BEIR rounds to 5 places
     assert ours["ndcg@10"] == pytest.approx(ndcg["NDCG@10"], abs=1e-5)
     assert ours["map@100"] == pytest.approx(map_["MAP@100"], abs=1e-5)
-    assert ours["recall@100"] == pytest.approx(recall["Recall@100"], abs=1e-5)
-    assert ours["p@10"] == pytest.approx(precision["P@10"], abs=1e-5)
+    for k in K_VALUES:
+        assert ours[f"recall@{k}"] == pytest.approx(recall[f"Recall@{k}"], abs=1e-5)
+        assert ours[f"p@{k}"] == pytest.approx(precision[f"P@{k}"], abs=1e-5)
+
+
+class RandomScorer:
+    """Random cosines, searched exactly: a stand-in dense model for a run deeper than 1000."""
+
+    name = "random"
+
+    def __init__(self, scores: np.ndarray):
+        self.matrix = scores  # (n_queries, n_docs)
+
+    def prepare(self, texts):
+        pass
+
+    def search(self, queries, corpus_texts, k):
+        order = np.argsort(-self.matrix, axis=1, kind="stable")[:, :k]
+        return np.take_along_axis(self.matrix, order, 1), order
+
+    def describe(self):
+        return {"kind": "random"}
+
+
+@needs_beir
+def test_recall_and_precision_at_every_k_equal_beirs_on_a_deep_run():
+    """1,500 documents, 40 queries with 1-6 relevant documents anywhere (also past rank 1000), some queries in
+    the corpus under their own id: every R@k and P@k, k 1-1000, as BEIR's EvaluateRetrieval computes them."""
+    from beir.retrieval.evaluation import EvaluateRetrieval
+
+    rng = np.random.default_rng(11)
+    doc_ids = tuple(f"q{i}" if i < 10 else f"d{i}" for i in range(1500))  # q0..q9 are corpus documents too
+    query_ids = tuple(f"q{i}" for i in range(40))
+    qrels = {q: {doc_ids[j]: int(rng.integers(1, 3)) for j in rng.choice(1500, rng.integers(1, 7), replace=False)
+                 if doc_ids[j] != q} or {"d20": 1} for q in query_ids}
+    data = BeirData(query_ids, query_ids, doc_ids, doc_ids, qrels)
+    matrix = rng.normal(size=(40, 1500))
+    ours = Tiny().metrics(data, Tiny().score(data, RandomScorer(matrix)))
+    top = np.argsort(-matrix, axis=1, kind="stable")[:, :1001]
+    full = {q: {doc_ids[j]: float(matrix[r, j]) for j in top[r]} for r, q in enumerate(query_ids)}
+    _, _, recall, precision = EvaluateRetrieval.evaluate(qrels, full, list(K_VALUES), ignore_identical_ids=True)
+    assert 0 < ours["recall@1000"] < 1  # some relevant documents lie past rank 1000
+    for k in K_VALUES:
+        assert ours[f"recall@{k}"] == pytest.approx(recall[f"Recall@{k}"], abs=1e-5), k
+        assert ours[f"p@{k}"] == pytest.approx(precision[f"P@{k}"], abs=1e-5), k
 
 
 @needs_beir

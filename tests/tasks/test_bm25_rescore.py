@@ -172,3 +172,23 @@ def test_wrapper_runs_through_the_engine_on_useb_fixtures(inner):
     # any Scorer works as the dense side (here one without the DenseScorer fast path)
     generic = evaluate(f"bm25+{inner}", VectorScorer({}, default=[1.0, 0.0]), split, ASSETS)
     assert generic.subsets["none/alpha=0"] == plain.scores
+
+
+def test_the_thesis_wrapper_fixes_alpha_at_20_and_keeps_the_sweep(setup):
+    """bm25-pyserini-a20+<task>: eq. 5.1 with alpha = 20 (Table 5.8), never chosen on dev (Quora has a dev split);
+    every alpha of the thesis grid stays in the subsets (Fig. 5.2's sweep)."""
+    from benchmark.registry import TASKS
+    from tasks.bm25_rescore import THESIS_ALPHAS, THESIS_PREFIX
+
+    wrapped = TASKS.get(f"{THESIS_PREFIX}quora")
+    assert wrapped.name == "bm25-pyserini-a20+quora" and wrapped.config.preset == "pyserini"
+    assert wrapped.config.fixed_alpha and wrapped.files("test") == TASKS.get("quora").files("test")  # no dev files
+    task, data, dense, _ = setup
+    fixed = BM25Rescore(task, RescoreConfig(preset="elasticsearch", fixed_alpha=True, prefix="x+"))
+    chosen = BM25Rescore(task)
+    assert fixed.load("test", ASSETS).dev is None and chosen.load("test", ASSETS).dev is not None
+    run = fixed.score(fixed.load("test", ASSETS), dense)
+    subsets = fixed.subsets(None, run)
+    assert fixed.metrics(None, run) == subsets["none/alpha=20"]
+    assert subsets["selected/none"]["alpha"] == 20.0 and subsets["selected/none"]["chosen_on_dev"] == 0.0
+    assert all(f"none/alpha={a:g}" in subsets for a in THESIS_ALPHAS)

@@ -28,6 +28,7 @@ from typing import Any, Literal, get_args
 
 import numpy as np
 
+from benchmark.errors import ConfigError
 from methods.parts.noise import _word_tools, delete_words, word_tokenize
 
 NoiseType = Literal["delete", "swap", "mask", "replace", "add"]
@@ -94,13 +95,13 @@ def add_noise(kind: str, text: str, ratio: float, rng: np.random.Generator, *, m
         return swap_bigrams(text, ratio, rng)
     if kind == "mask":
         if not mask_token:
-            raise ValueError("mask noise needs the tokenizer's mask token; this tokenizer has none")
+            raise ConfigError("mask noise needs the tokenizer's mask token; this tokenizer has none")
         return mask_words(text, ratio, rng, mask_token)
     if kind in ("replace", "add"):
         if not vocab:
-            raise ValueError(f"{kind} noise needs a non-empty vocabulary of words to draw from")
+            raise ConfigError(f"{kind} noise needs a non-empty vocabulary of words to draw from")
         return (replace_words if kind == "replace" else add_words)(text, ratio, rng, vocab)
-    raise ValueError(f"unknown noise type {kind!r} (known: {', '.join(NOISE_TYPES)})")
+    raise ConfigError(f"unknown noise type {kind!r} (known: {', '.join(NOISE_TYPES)})")
 
 
 def vocabulary_words(tokenizer: Any) -> list[str]:

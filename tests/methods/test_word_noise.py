@@ -10,6 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from benchmark.errors import ConfigError
+
 from methods.parts.word_noise import NOISE_TYPES, add_noise, vocabulary_words
 
 SENTENCE = "the quick brown fox jumps over the lazy dog"
@@ -68,11 +70,11 @@ def test_influenced_fraction_is_the_ratio(kind):
 
 
 def test_mask_needs_a_mask_token_and_replace_a_vocabulary():
-    with pytest.raises(ValueError, match="mask token"):
+    with pytest.raises(ConfigError, match="mask token"):
         add_noise("mask", SENTENCE, 0.3, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="vocabulary"):
+    with pytest.raises(ConfigError, match="vocabulary"):
         add_noise("replace", SENTENCE, 0.3, np.random.default_rng(0))
-    with pytest.raises(ValueError, match="unknown noise type"):
+    with pytest.raises(ConfigError, match="unknown noise type"):
         add_noise("shuffle", SENTENCE, 0.3, np.random.default_rng(0))
 
 

@@ -128,10 +128,9 @@ class TSDAEModule(TrainModule):
     """Encoder + (tied) cross-attention decoder; for an encoder-decoder checkpoint (BART, T5) its encoder and
     its own decoder (``seq2seq``, see :mod:`methods.parts.seq2seq_denoiser`)."""
 
-    seq2seq: nn.Module | None = None
-
     def __init__(self, cfg: TSDAEConfig):
         super().__init__()
+        self.seq2seq: nn.Module | None = None
         if checkpoint_is_encoder_decoder(cfg.model):
             self._init_seq2seq(cfg)
             return

@@ -64,3 +64,15 @@ def test_table4_reports_score_and_final_loss(tmp_path):
     assert row.cells["askubuntu"].mean == pytest.approx(59.0) and row.cells["askubuntu.loss"].mean == pytest.approx(2.2)
     assert row.cells["useb.avg"].missing  # the other three tasks have no result: no average
     assert [e.label for _, e in section.comparison.rows] == ["BERT-base"]  # not Scratch: from_scratch differs
+
+
+def test_a_running_units_dev_probe_is_not_read_as_a_result(tmp_path):
+    """A unit evaluating on its dev task exports `<run>/.dev_probe/` (config.json among its files); a report made
+    meanwhile must not take that for a result (it failed with 'not a usebench result')."""
+    from benchmark.results import iter_results
+
+    r = _result(tmp_path / "run0/stsb/dev.json", PAPER_CFG, 0, 0.7)
+    probe = tmp_path / "run1" / ".dev_probe"
+    probe.mkdir(parents=True)
+    (probe / "config.json").write_text(json.dumps({"model_type": "bert"}))
+    assert [x.path for x in iter_results(tmp_path)] == [r.path]

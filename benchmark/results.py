@@ -218,7 +218,8 @@ def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
     folders (``.launch/``: the launchers' state) hold no results."""
     root = Path(results_dir)
     for path in sorted(root.glob("*/*/*.json")):
-        if path.parent.name in MODEL_DIRS or path.relative_to(root).parts[0].startswith("."):
+        # hidden folders hold no results: .launch/ (launchers' state), a run's .dev_probe/ (an export mid-run)
+        if path.parent.name in MODEL_DIRS or any(p.startswith(".") for p in path.relative_to(root).parts[:2]):
             continue
         try:
             record = json.loads(path.read_text(encoding="utf-8"))

@@ -5,12 +5,14 @@ import sys
 
 import click
 
+from benchmark.cli.analyze import analyze
 from benchmark.cli.catalog import methods_cmd, tasks_cmd
 from benchmark.cli.data import data
 from benchmark.cli.eval import eval_cmd
 from benchmark.cli.launching import status
 from benchmark.cli.report import check, report
 from benchmark.cli.run import run
+from benchmark.cli.search import config_search
 from benchmark.errors import BenchError
 
 
@@ -55,7 +57,8 @@ def _quiet_libraries() -> None:
         pass
 
 
-for command in (eval_cmd, run, status, report, check, data, tasks_cmd, methods_cmd):
+for command in (eval_cmd, run, status, report, check, data, tasks_cmd, methods_cmd, config_search,
+                analyze):
     main.add_command(command)
 
 if __name__ == "__main__":

@@ -25,9 +25,9 @@ if TYPE_CHECKING:
               help="Seeds 0..N-1 per unit, or a comma-separated list (the thesis: 1,7,42; one seed: '42,').")
 @click.option("--preset", default=None, help="paper | official | smoke (default: each method's default, paper).")
 @click.option("--model", default=None, help="Base model (overrides the preset's; alias minilm works offline).")
-@click.option("--corpus", "corpus", multiple=True,
-              type=click.Path(exists=True, dir_okay=False, resolve_path=True, path_type=Path),
-              help="Train on this file (one sentence per line) instead of the task corpus; repeat to concatenate.")
+@click.option("--corpus", "corpus", multiple=True, callback=lambda ctx, param, value: _corpus_args(value),
+              help="Train on this file (one sentence per line) instead of the task corpus; repeat to concatenate. "
+                   "allnli: the SNLI+MultiNLI sentences of the data root without labels (TSDAE paper App. A).")
 @click.option("--corpus-size", type=click.IntRange(min=1), default=None,
               help="Train on a fixed subsample of N sentences of the corpus (the paper's Fig. 3: 128 ... 65536).")
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Cap the optimizer steps.")
@@ -124,6 +124,20 @@ def parse_seeds(spec: str) -> tuple[int, tuple[int, ...]]:
     if not listed:
         raise ConfigError(f"--seeds {spec!r}: no seed listed")
     return len(listed), listed
+
+
+def _corpus_args(values: tuple[str, ...]) -> tuple[Path, ...]:
+    """``--corpus`` values: existing files (resolved), or one named corpus of the data root (``allnli``)."""
+    from benchmark.data.nli_sentences import NAMED_CORPORA, is_named_corpus
+
+    if any(is_named_corpus(v) for v in values):
+        if len(values) > 1:
+            raise click.BadParameter(f"a named corpus ({', '.join(NAMED_CORPORA)}) cannot be combined with others")
+        return (Path(values[0]),)
+    for v in values:
+        if not Path(v).is_file():
+            raise click.BadParameter(f"{v!r} is not a file (or a named corpus: {', '.join(NAMED_CORPORA)})")
+    return tuple(Path(v).resolve() for v in values)
 
 
 def _sizes(spec: str | None) -> tuple[int, ...]:

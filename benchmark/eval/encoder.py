@@ -96,7 +96,9 @@ class HFEncoder:
         show_progress: bool = True,
         precision: Precision = "fp32",
     ):
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoTokenizer
+
+        from benchmark.eval.encoder_only import load_encoder_model
 
         check_precision(precision)
         check_positive(batch_size, "--batch-size")
@@ -119,7 +121,8 @@ class HFEncoder:
         try:
             local = {"local_files_only": True} if self.info.local else {}
             self.tokenizer = AutoTokenizer.from_pretrained(self.info.path, **local)
-            self.model = AutoModel.from_pretrained(self.info.path, **local).to(self.device).eval()
+            # BART/T5 checkpoints embed with their encoder (AutoModel would run BART's decoder)
+            self.model = load_encoder_model(self.info.path, **local).to(self.device).eval()
         except OSError as e:
             raise BenchError(
                 f"cannot load model {model!r}: {e}. Offline, use a local directory or the packaged alias 'minilm'."

@@ -38,6 +38,11 @@ TABLE_NEEDS = {
     "thesis-fig5.4": "beir-cqadupstack test results; plots/thesis-fig5.4.png",
     "thesis-studies": "bench run --methods simcse --preset thesis with --set batch_size=N, --corpus-size N, --set epochs=3",
     "thesis-eproduct": "nothing: eProduct, eBert and the eBay titles are eBay-internal (published rows only)",
+    "tsdae-app-a": "STSb-dev results of TSDAE selected on STSb dev, one row per noise/ratio/pooling/tying setting: "
+                   "bench config-search (App. A: --corpus allnli, preset app-a, 5 seeds; --preset smoke on a CPU)",
+    "tsdae-table4": "test results of TSDAE on the four USEB tasks per backbone, with each run's log.jsonl (the loss): "
+                    "bench run --methods tsdae --tasks useb --seeds 5 --model bert-base-uncased | facebook/bart-base "
+                    "| t5-base (--set tie_encoder_decoder=false) | bert-base-uncased --set from_scratch=true",
 }
 FIGURES = (
     Artifact("<table>-seeds", "figure", "per-seed values of every row and column of each table",
@@ -59,6 +64,10 @@ FIGURES = (
              "match each unsupervised method, by the paper's binary search over the measured sizes (Table 10)",
              "the pretraining runs above plus the unsupervised methods' results on the same split",
              "pretraining-breakeven.md + .csv"),
+    Artifact("content-words", "figure", "POS-tag groups of each relevant pair's most relevant word, per task and "
+             "averaged, beside the prior and Figure 4's printed rows (TSDAE paper Sec. 7.2, Fig. 4; App. H, Fig. 7)",
+             "not the store: bench analyze content-words --model M --tasks askubuntu,scidocs,twitterpara "
+             "(pip install 'usebench[pos]')", "reports/content-words/<model>.md + .json"),
 )
 
 

@@ -17,6 +17,7 @@ from benchmark.report.rows import ResultIndex, index_results
 from benchmark.report.sections import Section, section_latex, section_markdown
 from benchmark.report.stats import SeedStats, paired_comparison
 from benchmark.report.tables import COLUMNS, TABLES
+from benchmark.report.tsdae_analyses import SECTION_BUILDERS
 from benchmark.results import StoredResult, iter_results, write_json_atomic
 
 Format = Literal["md", "tex", "csv", "html"]
@@ -92,6 +93,9 @@ def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Sec
     sections = []
     for name in opts.tables:
         spec = TABLES.get(name)
+        if name in SECTION_BUILDERS:  # tables whose rows are configurations (TSDAE App. A, Table 4)
+            sections.append(SECTION_BUILDERS[name](results, spec))
+            continue
         built = build_table(spec, index, opts.split)
         comparison = compare(built, spec, opts.reference_source, settings, runs)
         paired = paired_lines(built, *opts.compare) if opts.compare else []

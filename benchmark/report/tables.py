@@ -74,6 +74,13 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
     # eBay's internal eProduct task (no adapter: its data is not public); only the thesis' published rows use these
     _metric("eproduct.rcap@10", "R_cap@10", "eproduct", "rcap@10", "eProduct"),
     _metric("eproduct.p@10", "P@10", "eproduct", "p@10", "eProduct"),
+    # TSDAE Table 4's training loss beside each score (read from the runs' log.jsonl, not from a task metric)
+    *(Column(f"{t}.loss", f"{h} loss") for t, h in (("askubuntu", "AskU."), ("cqadupstack", "CQADup."),
+                                                      ("twitterpara.avg", "TwitterP."), ("scidocs.avg", "SciDocs"),
+                                                      ("useb", "Avg."))),
+    # TSDAE Figure 4: share (%) of relevant pairs whose most relevant word has each POS-tag group
+    *(Column(f"pos.{g}", g) for g in ("IN", "PRP", "SYM", "VB-AUX", "VB-NAUX", "DT", "CC", "NN", "JJ", "RB", "CD",
+                                      "OTHER")),
 )}
 
 
@@ -198,4 +205,20 @@ TABLES.add("thesis-eproduct", TableSpec(
     columns=("eproduct.rcap@10", "eproduct.p@10", "stsb", "sts.thesis-avg"), decimals=1,
     references=("thesis-table5.4", "thesis-table5.5", "thesis-table5.8", "thesis-table5.14", "thesis-table5.15",
                 "thesis-table5.16"),
+))
+TABLES.add("tsdae-app-a", TableSpec(
+    name="tsdae-app-a", title="TSDAE configuration search: noise, ratio, pooling, tying (TSDAE paper App. A, Tables 5-7)",
+    caption=("STSb dev Spearman x100 of the best dev checkpoint (every 1.5K steps up to 30K in the paper), TSDAE "
+             "trained on NLI sentences without labels, mean ± sample std over seeds; one row per setting "
+             "(`bench config-search`)."),
+    columns=("stsb",), split="dev", decimals=2,
+    references=("tsdae-table5", "tsdae-table6", "tsdae-table7", "tsdae-app-a-tying"),
+))
+TABLES.add("tsdae-table4", TableSpec(
+    name="tsdae-table4", title="TSDAE from other checkpoints: test score and final training loss (TSDAE paper, Table 4)",
+    caption=("AP / MAP x100 on the test sets and the last logged training loss of each run, mean ± sample std over "
+             "seeds, per backbone (BART/T5 with their own decoders; Scratch = from_scratch=true)."),
+    columns=("askubuntu", "askubuntu.loss", "cqadupstack", "cqadupstack.loss", "twitterpara.avg",
+             "twitterpara.avg.loss", "scidocs.avg", "scidocs.avg.loss", "useb.avg", "useb.loss"),
+    decimals=1, references=("tsdae-table4",),
 ))

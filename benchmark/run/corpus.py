@@ -7,14 +7,19 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmark.data.corpus import read_corpus
+from benchmark.data.nli_sentences import is_named_corpus, named_corpus
 from benchmark.errors import ConfigError
 from benchmark.registry import TASKS
 from benchmark.train.plugin import TrainingData
 
 
 def load_corpus(task: str | None, files: Sequence[str | Path], size: int | None, data_root: Path) -> TrainingData:
-    """The task's unlabeled corpus, or the concatenation of ``files`` (one sentence per line)."""
-    if files:
+    """The task's unlabeled corpus, the concatenation of ``files`` (one sentence per line), or one named corpus
+    of the data root (``allnli``, :mod:`benchmark.data.nli_sentences`)."""
+    if len(files) == 1 and is_named_corpus(files[0]):  # e.g. allnli: NLI sentences without labels (App. A)
+        texts, sources = named_corpus(str(files[0]), data_root)
+        label = str(files[0])
+    elif files:
         texts = [t for f in files for t in read_corpus(f)]
         label, sources = "file:" + "+".join(Path(f).name for f in files), tuple(str(f) for f in files)
     else:

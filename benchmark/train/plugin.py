@@ -77,7 +77,7 @@ class SentenceEncoder(nn.Module):
         return self._pool(hidden, attention_mask, input_ids)
 
 
-def load_backbone(name: str, model_class: Any = None, *, dropout: bool = True,
+def load_backbone(name: str, model_class: Any = None, *, dropout: bool = True, from_scratch: bool = False,
                   **model_kwargs: Any) -> tuple[nn.Module, Any, str]:
     """(model, tokenizer, resolved path) for ``name`` (alias ``minilm``, a local dir or an HF id).
 
@@ -85,21 +85,30 @@ def load_backbone(name: str, model_class: Any = None, *, dropout: bool = True,
     config's dropout probabilities are 0 *before* the model is built (as ConSERT's ``--no_dropout`` does), so
     no transformers version can read a non-zero rate that was copied at construction, and then
     :func:`set_dropout` switches off whatever is left. The BERT pooler (dense+tanh, never used by our poolings)
-    is frozen so optimizers and DDP ignore it, but it stays in the export.
+    is frozen so optimizers and DDP ignore it, but it stays in the export. ``from_scratch=True`` builds the
+    checkpoint's architecture with freshly initialised weights (the TSDAE paper's "Scratch" row, Table 4).
+    Encoder-decoder checkpoints (BART, T5) are refused here: their encoder is what embeds sentences
+    (:mod:`benchmark.eval.encoder_only`), and only TSDAE trains them, with their own decoder.
     """
     from transformers import AutoConfig, AutoModel, AutoTokenizer
 
+    from benchmark.eval.encoder_only import is_encoder_decoder
     from benchmark.eval.models import resolve_model
 
     info = resolve_model(name)
     local = {"local_files_only": True} if info.local else {}
     try:
         tokenizer = AutoTokenizer.from_pretrained(info.path, **local)
+        config = AutoConfig.from_pretrained(info.path, **local)
+        if model_class is None and is_encoder_decoder(config):
+            raise ConfigError(f"{name} is an encoder-decoder checkpoint ({config.model_type}); only tsdae trains "
+                              "one (its encoder, with the checkpoint's own decoder: TSDAE paper Table 4)")
         if not dropout:
-            config = AutoConfig.from_pretrained(info.path, **local)
             zero_dropout_fields(config)
-            model_kwargs = {**model_kwargs, "config": config}
-        model = (model_class or AutoModel).from_pretrained(info.path, **local, **model_kwargs)
+        model_kwargs = {"config": config, **model_kwargs}
+        model_class = model_class or AutoModel
+        model = (model_class.from_config(config) if from_scratch
+                 else model_class.from_pretrained(info.path, **local, **model_kwargs))
     except OSError as e:
         raise BenchError(f"cannot load base model {name!r}: {e}. Offline, pass --model minilm or a local "
                          f"directory (paper presets name bert-base-uncased, which needs the hub or a local copy).")

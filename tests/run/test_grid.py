@@ -88,9 +88,9 @@ def test_overrides_per_method_and_unknown_names(tiny_bert_dir, corpus_file, tmp_
     from methods.simcse import SimCSEConfig
     from methods.tsdae import TSDAEConfig
 
-    items = ["lr=1e-4", "simcse.temperature=0.1", "tsdae.deletion_ratio=0.5"]
+    items = ["lr=1e-4", "simcse.temperature=0.1", "tsdae.noise_ratio=0.5"]
     assert method_overrides("simcse", SimCSEConfig, items) == {"lr": 1e-4, "temperature": 0.1}
-    assert method_overrides("tsdae", TSDAEConfig, items) == {"lr": 1e-4, "deletion_ratio": 0.5}
+    assert method_overrides("tsdae", TSDAEConfig, items) == {"lr": 1e-4, "noise_ratio": 0.5}
     with pytest.raises(ConfigError, match=r"tsdae: unknown config key 'temperature'.*tsdae.key=value"):
         method_overrides("tsdae", TSDAEConfig, ["temperature=0.1"])
     with pytest.raises(ConfigError, match="did you mean 'simcse'"):

@@ -35,8 +35,8 @@ def _args(tiny_bert_dir, corpus_file, results, *more):
 
 def test_a_bad_value_for_a_later_method_fails_before_anything_trains(tiny_bert_dir, corpus_file, tmp_path):
     result = CliRunner().invoke(main, _args(tiny_bert_dir, corpus_file, tmp_path, "--methods", "simcse,tsdae",
-                                            "--set", "tsdae.deletion_ratio=1.5"))
-    assert result.exit_code == 2 and "deletion_ratio" in result.output, result.output
+                                            "--set", "tsdae.noise_ratio=1.5"))
+    assert result.exit_code == 2 and "noise_ratio" in result.output, result.output
     assert not list(tmp_path.glob("simcse__*")), "simcse trained although tsdae's config was invalid"
 
 

@@ -92,7 +92,7 @@ def test_method_config_rejects_keys_of_other_methods():
     from benchmark.registry import METHODS
 
     tsdae = METHODS.get("tsdae")
-    assert tsdae.config("smoke", ["deletion_ratio=0.5"]).deletion_ratio == 0.5
+    assert tsdae.config("smoke", ["noise_ratio=0.5"]).noise_ratio == 0.5
     with pytest.raises(ConfigError, match="unknown config key 'temperature'"):
         tsdae.config("smoke", ["temperature=0.1"])  # a SimCSE key
     with pytest.raises(ConfigError, match="unknown preset"):

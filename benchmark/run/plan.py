@@ -138,7 +138,7 @@ def plan_run(opts: RunOptions, data_root: Path) -> Plan:
     train_tasks = expand_tasks(opts.tasks)
     extra = expand_tasks(opts.eval_tasks) if opts.eval_tasks else []
     plan = Plan(split=str(opts.split))
-    all_chains: set[tuple[str, ...]] = set()
+    all_chains: set[tuple[str, ...]] = set(chains)  # a method whose chains were all left out is still named
     for task in train_tasks:
         evals = tuple(dict.fromkeys([task, *extra]))
         task_chains = unit_chains(chains, opts, task, plan.notes)

@@ -23,13 +23,10 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from benchmark.results import config_hash
 from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError
-
-if TYPE_CHECKING:
-    from benchmark.run.plan import UnitSpec
 
 STAGES_HOME = ".stages"
 STAGE_LOCK_DIR = ".stage"  # a stage's lock: <home>/.stage/.lock (the unit lock of a run dir is <run_dir>/.lock)
@@ -107,8 +104,9 @@ class StageUse:
         return f"{self.method}: reuse (unit {unit})"
 
 
-def stage_usage(units: Sequence[UnitSpec], results_dir: Path) -> list[list[StageUse]]:
-    """Per unit, in plan order, what happens to each of its stages if the plan runs now."""
+def stage_usage(units: Sequence[Any], results_dir: Path) -> list[list[StageUse]]:
+    """Per unit (:class:`benchmark.run.plan.UnitSpec`), in plan order, what happens to each of its stages if
+    the plan runs now."""
     first: dict[str, str] = {}  # home -> run id of the first unit that trains it
     out = []
     for unit in units:
@@ -135,7 +133,7 @@ def usage_totals(usage: list[list[StageUse]]) -> str:
             f"({done_homes} distinct finished stage(s))")
 
 
-def force_reset(units: Sequence[UnitSpec], results_dir: Path, say: Callable[[str], None]) -> None:
+def force_reset(units: Sequence[Any], results_dir: Path, say: Callable[[str], None]) -> None:
     """``--force``: every run directory and stage home of ``units`` starts over, each once (a stage shared by
     many units is not wiped, and retrained, once per unit). Applied by the driver before anything is
     dispatched, so a retried or requeued unit resumes instead of starting over again. A directory another

@@ -30,9 +30,9 @@ from benchmark.run.settings import (
     parse_chain,
     pretraining_chains,
 )
+from benchmark.run.stage_data import checked_data, forget_checked_data
 from benchmark.run.stages import shared_home, stage_id, stage_identity
 from benchmark.train.config import config_to_dict, parse_overrides
-from benchmark.train.loop import check_trainable
 from benchmark.train.plugin import TrainingData
 
 UNTRAINED = ("base", "bm25")
@@ -132,6 +132,7 @@ def plan_run(opts: RunOptions, data_root: Path) -> Plan:
     from tasks import expand_tasks
 
     check_options(opts)
+    forget_checked_data()  # the data may have changed since an earlier plan of this process
     fallback = opts.split is None and bool(opts.labeled_sizes)  # the paper reads Fig. 2 on dev (TwitterPara: test)
     opts = replace(opts, split=opts.split or ("dev" if opts.labeled_sizes else "test"))
     chains, baselines = parse_methods(opts.methods)
@@ -341,11 +342,7 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
         _require_dev(cfg.dev_task, data_root)
     if k == 0:
         _check_backbone(cfg.model, name, preset, opts, start)
-    data, examples = stage_data(method, cfg, task, corpus, labeled_size, seed, data_root)
-    if k == 0 or data["kind"] == "labeled":  # later sentence stages see the same corpus as the first
-        steps = check_trainable(method, cfg, examples, seed)
-    else:
-        steps = method.total_steps(cfg, len(examples))
+    data, steps = checked_data(method, cfg, k, task, corpus, labeled_size, seed, data_root)
     cfg_dict = config_to_dict(cfg)
     if k > 0:
         cfg_dict["model"] = f"stage:{k}"  # the previous stage's export (its path is no part of the identity)
@@ -390,25 +387,6 @@ def _require_dev(dev_task: str, data_root: Path) -> None:
     from benchmark.registry import TASKS
 
     TASKS.get(dev_task).require(data_root, "dev")
-
-
-def stage_data(method: Any, cfg: Any, task: str, corpus: TrainingData | None, labeled_size: int | None, seed: int,
-               data_root: Path) -> tuple[dict[str, Any], list[Any]]:
-    """How a stage's training data is identified in the config (re-loaded and re-checked at run time), and
-    the examples themselves (for the checks before training)."""
-    if method.data_kind == "sentences":
-        assert corpus is not None  # loaded by _plan_task for any chain with a sentence stage
-        return {"kind": "corpus", "label": corpus.label, "sha256": corpus.sha256,
-                "sentences": len(corpus.examples), "duplicates_dropped": corpus.duplicates_dropped}, corpus.examples
-    data = method.training_data(cfg, task, data_root, seed)
-    entry = {"kind": "labeled", "label": data.label, "sha256": data.sha256, "examples": len(data.examples)}
-    if labeled_size is not None:
-        # The subset depends on the seed; its identity is the full set's hash plus the size, so the seeds of
-        # one experiment stay comparable (subset_sha256 is a seed-derived key, ignored when averaging).
-        full = method.training_data(cfg.replace(labeled_size=None), task, data_root, seed)
-        entry.update({"sha256": full.sha256, "examples": len(full.examples), "labeled_size": labeled_size,
-                      "subset_sha256": data.sha256})
-    return entry, data.examples
 
 
 def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: list[StageSpec], setting: str | None,

@@ -53,3 +53,13 @@ def test_the_break_even_search_never_proposes_a_size_a_run_refuses():
     assert search([(8000, 70.0), (23000, 72.0)], 75.0, 0.5, max_size=23_000) == (None, 23000, None, None)
     assert search([(140, 70.0), (141, 80.0)], 75.0, 0.5) == (None, 140, 141, None)
     assert search([(1, 80.0)], 75.0, 0.5) == (None, None, 1, None)
+
+
+def test_simcse_keeps_its_last_partial_batch_as_hf_trainer_does():
+    """[SC] the official SimCSE trains with HF's Trainer, whose DataLoader keeps the last partial batch
+    (dataloader_drop_last=False): 1 epoch of 1,000 sentences at batch 512 is 2 steps, the second of 488."""
+    simcse = METHODS.get("simcse")
+    cfg = simcse.config("paper")
+    assert (cfg.epochs, cfg.batch_size) == (1.0, 512) and simcse.total_steps(cfg, 1000) == 2
+    batches = [simcse.batch_indices(cfg, 1000, s, seed=0) for s in range(2)]
+    assert [len(b) for b in batches] == [512, 488] and sorted(sum(batches, [])) == list(range(1000))

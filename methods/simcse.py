@@ -23,6 +23,7 @@ Dropout must stay on: with ``dropout=false`` the views are identical and the los
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -40,6 +41,8 @@ from benchmark.train.plugin import (
     Method,
     SentenceEncoder,
     TrainModule,
+    batches_per_epoch,
+    epoch_batch,
     load_backbone,
     tokenize,
 )
@@ -159,6 +162,17 @@ class SimCSE(Method):
 
     def build(self, cfg: SimCSEConfig, device: torch.device) -> SimCSEModule:
         return SimCSEModule(cfg)
+
+    def total_steps(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
+        """[SC] HF Trainer (dataloader_drop_last=False): an epoch is ceil(n / batch) steps, the last one partial."""
+        if cfg.epochs is None:
+            return int(cfg.max_steps)  # type: ignore[arg-type]
+        steps = math.ceil(cfg.epochs * batches_per_epoch(n, cfg.batch_size, world, keep_partial=True))
+        return min(steps, cfg.max_steps) if cfg.max_steps else steps
+
+    def batch_indices(self, cfg: TrainConfig, n: int, step: int, seed: int, rank: int = 0,
+                      world: int = 1) -> list[int]:
+        return epoch_batch(n, cfg.batch_size, step, seed, rank, world, keep_partial=True)
 
     def eval_pooling(self, cfg: SimCSEConfig) -> str:
         return cfg.pooling if cfg.mlp_only_train or cfg.variant != "official" else CLS_MLP

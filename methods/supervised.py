@@ -30,8 +30,8 @@ from benchmark.data.labeled import labeled_subset
 from benchmark.errors import BenchError, ConfigError
 from benchmark.registry import METHODS
 from benchmark.train.config import TrainConfig
-from benchmark.train.plugin import Method, SentenceEncoder, TrainingData, TrainModule, load_backbone, set_dropout, \
-    tokenize
+from benchmark.train.plugin import Method, SentenceEncoder, TrainingData, TrainModule, batches_per_epoch, \
+    epoch_batch, load_backbone, set_dropout, tokenize
 from methods.parts.labeled_data import Kind, load_labeled
 
 CITATION = ("@inproceedings{reimers-2019-sentence-bert, title={Sentence-BERT: Sentence Embeddings using Siamese "
@@ -131,12 +131,16 @@ def without_repeats(examples: list[tuple]) -> list[tuple]:
 
 
 class SupervisedMethod(Method):
-    """Shared plumbing of the labeled stages: data loading, the subset, example checks, collate, dev period."""
+    """Shared plumbing of the labeled stages: data loading, the subset, example checks, collate, epochs and
+    dev period as sentence-transformers' ``fit`` has them."""
 
     data_kind = "labeled"
     citation = CITATION
     example_kind: ClassVar[Kind] = "pairs"
     loss_name: ClassVar[Literal["mnrl", "cosine"]] = "mnrl"
+    # [ST v0.3.8] DataLoader(shuffle=True, batch_size=...) keeps the last partial batch of an epoch (drop_last
+    # False): ceil(n / batch) steps per epoch, and fewer examples than a batch still train (one step an epoch).
+    keep_partial_batch: ClassVar[bool] = True
 
     def build(self, cfg: SupervisedConfig, device: torch.device) -> PairModule:
         return PairModule(cfg, self.loss_name)
@@ -159,6 +163,9 @@ class SupervisedMethod(Method):
         if len(widths) > 1:  # in-batch MNRL needs the same columns in every example
             raise BenchError(f"{self.name}: the labeled examples mix pairs and triplets; give every example a hard "
                              f"negative or none (--set hard_negatives=false drops them)")
+        world = max(1, min_examples // self.sentences_per_step(cfg))
+        if self.keep_partial_batch and world == 1:
+            min_examples = 1  # the reference's DataLoader trains on a partial batch
         if len(out) < min_examples:
             raise BenchError(f"{self.name}: {len(out)} labeled examples, fewer than one batch ({min_examples}); "
                              f"lower batch_size or use more labeled data")
@@ -190,14 +197,30 @@ class SupervisedMethod(Method):
             batch["labels"] = torch.tensor([ex[2] for ex in examples], dtype=torch.float32)
         return batch
 
+    def steps_per_epoch(self, cfg: SupervisedConfig, n: int, world: int = 1) -> int:
+        return batches_per_epoch(n, cfg.batch_size, world, self.keep_partial_batch)
+
+    def total_steps(self, cfg: SupervisedConfig, n: int, world: int = 1) -> int:  # type: ignore[override]
+        if cfg.epochs is None:
+            return int(cfg.max_steps)  # type: ignore[arg-type]
+        steps = math.ceil(cfg.epochs * self.steps_per_epoch(cfg, n, world))
+        return min(steps, cfg.max_steps) if cfg.max_steps else steps
+
+    def batch_indices(self, cfg: SupervisedConfig, n: int, step: int, seed: int, rank: int = 0,  # type: ignore[override]
+                      world: int = 1) -> list[int]:
+        return epoch_batch(n, cfg.batch_size, step, seed, rank, world, self.keep_partial_batch)
+
     def dev_due(self, cfg: SupervisedConfig, step: int, n: int, world: int = 1) -> bool:  # type: ignore[override]
-        """Every ``dev_every`` steps, or every ``dev_every`` epochs of ``n`` examples (``dev_unit``)."""
+        """As [ST v0.3.8] ``fit``: every ``evaluation_steps`` steps *of an epoch* (``dev_every`` steps, or
+        ``int(dev_every x steps per epoch)`` with ``dev_unit=epochs``) and at the end of every epoch; and at the
+        last step, so a run cut by ``max_steps`` (App. B: 20K) has its last stretch among the candidates."""
         if not cfg.dev_every:
             return False
-        if cfg.dev_unit == "steps":
-            return step % int(cfg.dev_every) == 0
-        per_epoch = max(1, n // (self.sentences_per_step(cfg) * world))
-        return step % max(1, round(cfg.dev_every * per_epoch)) == 0
+        per_epoch = self.steps_per_epoch(cfg, n, world)
+        if step % per_epoch == 0 or step == self.total_steps(cfg, n, world):
+            return True
+        every = int(cfg.dev_every) if cfg.dev_unit == "steps" else int(cfg.dev_every * per_epoch)
+        return every > 0 and (step % per_epoch) % every == 0
 
 
 SMOKE = {"model": "minilm", "epochs": None, "max_steps": 100, "batch_size": 16, "log_every": 10, "save_every": 50,
@@ -238,12 +261,14 @@ class SbertCosine(SupervisedMethod):
 
 
 # [ST] examples/training/nli/training_nli_v2.py (the SBERT-base-nli-v2 recipe): 1 epoch, batch 128, 75 tokens,
-# warm-up 10%, evaluation on STSb dev every 10% of the epoch, fit defaults otherwise.
+# warm-up 10%, evaluation on STSb dev every 10% of the epoch, fit defaults otherwise. Its NoDuplicatesDataLoader
+# yields floor(n / batch) full batches (no partial one).
 # fp32: the examples of the v2 models' time pass use_amp=False (v2.2.2; newer ones default to fp16=True).
 NLI_V2 = {"model": "bert-base-uncased", "train_data": "allnli", "epochs": 1.0, "max_steps": None,
           "batch_size": 128, "max_length": 75, "dev_task": "stsb", "dev_every": 0.1, "dev_unit": "epochs", "amp": "off"}
 # [ST] examples/training/sts/training_stsbenchmark_continue_training.py (the -stsb-v2 step): 4 epochs,
-# batch 16, warm-up 10%, evaluation on STSb dev (evaluation_steps 1000 > an epoch's 359 steps: once per epoch).
+# batch 16, warm-up 10%, evaluation on STSb dev (evaluation_steps 1000 > an epoch's 360 steps, the last one
+# partial: at each epoch's end).
 STSB_CONTINUE = {"model": "bert-base-uncased", "train_data": "stsb", "epochs": 4.0, "max_steps": None,
                  "batch_size": 16, "dev_task": "stsb", "dev_every": 1, "dev_unit": "epochs", "amp": "off"}
 
@@ -253,6 +278,7 @@ class SbertNLI(SbertMNRL):
 
     name = "sbert-nli"
     description = "SBERT-nli-v2 stage: MNRL on AllNLI with contradiction hard negatives (first stage of nli-sts)"
+    keep_partial_batch = False  # [ST] NoDuplicatesDataLoader: len = floor(n / batch), full batches only
     presets = {"paper": NLI_V2, "official": NLI_V2, "smoke": {**SMOKE, "train_data": "allnli"}}
     preset_notes = {"paper": "the paper names the SBERT-nli-stsb recipe, not its settings: these are "
                              "sentence-transformers' training_nli_v2.py example values"}

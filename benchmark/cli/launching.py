@@ -69,7 +69,7 @@ def status(results_dir: Path | None, states: str | None) -> None:
 
     from benchmark.errors import BenchError, ConfigError
     from benchmark.paths import default_results_dir
-    from benchmark.run.status import STATES, grid_status
+    from benchmark.run.status import STATES, grid_status, stage_states
 
     results_dir = Path(results_dir or default_results_dir())
     if not results_dir.is_dir():
@@ -96,6 +96,26 @@ def status(results_dir: Path | None, states: str | None) -> None:
     for u in shown:
         if u.detail and u.state in ("failed", "interrupted", "running", "submitted"):
             console.print(f"{u.run_id}: {u.state}: {u.detail}", markup=False, highlight=False)
+    _print_stages(console, stage_states(results_dir))
+
+
+def _print_stages(console: Any, stages: list) -> None:
+    """The distinct stages (each trained once, in its home), with how many units use each."""
+    from rich.table import Table
+
+    if not stages:
+        return
+    table = Table(title="stages (each trained once; a single method's stage is its unit's run directory)")
+    for col in ("home", "method", "state", "step", "used by"):
+        table.add_column(col, justify="right" if col in ("step", "used by") else "left")
+    for st in stages:
+        table.add_row(st.home, st.method, _colour(st.state), "" if st.step is None else str(st.step),
+                      f"{st.used_by} unit(s)")
+    console.print(table)
+    counts: dict[str, int] = {}
+    for st in stages:
+        counts[st.state] = counts.get(st.state, 0) + 1
+    console.print(f"{len(stages)} stage(s): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
 
 
 def _colour(state: str) -> str:

@@ -33,7 +33,9 @@ if TYPE_CHECKING:
 @click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Cap the optimizer steps.")
 @click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
               help="Config override (typed, checked); METHOD.KEY=VALUE applies to one method only.")
-@click.option("--split", default="test", show_default=True, type=click.Choice(["test", "dev"]))
+@click.option("--split", default=None, type=click.Choice(["test", "dev"]),
+              help="Evaluation split (default: test; dev with --labeled-sizes, as the paper's Fig. 2, a task "
+                   "without a dev split then on test).")
 @click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available).")
 @click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size.")
 @click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip.")
@@ -43,13 +45,18 @@ if TYPE_CHECKING:
 @click.option("--labeled-sizes", default=None, metavar="N,N,...",
               help="Pre-training (paper Fig. 2): each method then the task's supervised stage on nested labeled "
                    "subsets of these sizes, plus the supervised stage alone.")
-@click.option("--dry-run", is_flag=True, help="Build and check every unit, print the plan, train nothing.")
+@click.option("--nli-sts-model", default=None, metavar="PATH|HF_ID",
+              help="Start the NLI+STSb→target chains (nli-sts>METHOD, --setting adapt-nli-first/all) from this "
+                   "published checkpoint (e.g. kwang2049/SBERT-base-nli-stsb-v2, TSDAE paper Table 8) instead of "
+                   "training the NLI and STSb stages; recorded in the run id and results.")
+@click.option("--dry-run", is_flag=True, help="Build and check every unit, print the plan (each unit's stages: "
+              "trained, or reused from where), train nothing.")
 @launch_options_decorator
 @DATA_ROOT
 @RESULTS_DIR
 def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus_size, max_steps, overrides, split,
-        device, batch_size, strict, force, setting, labeled_sizes, dry_run, data_root, results_dir, launcher_config,
-        **launch) -> None:
+        device, batch_size, strict, force, setting, labeled_sizes, nli_sts_model, dry_run, data_root, results_dir,
+        launcher_config, **launch) -> None:
     """Train each method (or chain) on each task's data, evaluate, and print mean ± std over seeds.
 
     Exit status: 0 when every unit finished, 1 when some unit failed (each is listed with its log) or nothing
@@ -67,7 +74,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
                       eval_tasks=eval_tasks, seeds=seeds, seed_list=seed_list, preset=preset, model=model, corpus=tuple(corpus),
                       corpus_size=corpus_size, max_steps=max_steps, overrides=tuple(overrides), split=split,
                       force=force, strict=strict, device=device, batch_size=batch_size, setting=setting,
-                      labeled_sizes=_sizes(labeled_sizes))
+                      labeled_sizes=_sizes(labeled_sizes), nli_sts_model=nli_sts_model)
     data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
     lopts = launch_options({k: launch[k] for k in LAUNCH_KEYS}, launcher_config)
     if lopts.launcher == "local":
@@ -152,32 +159,36 @@ def _sizes(spec: str | None) -> tuple[int, ...]:
 
 
 def print_plan(plan, results_dir: Path) -> None:
-    """`--dry-run`: every unit with its chain, data, seed, steps and what a run would do with it now."""
+    """`--dry-run`: every unit with its chain, data, seed, steps, poolings, what happens to each of its stages
+    (trained, or reused from which unit or home) and what a run would do with it now; then the totals."""
     from rich.console import Console
     from rich.table import Table
 
+    from benchmark.run.stages import stage_usage, usage_totals
     from benchmark.run.status import unit_state
 
-    console = Console(width=200)
+    console = Console(width=260)
     for note in plan.notes:
-        console.print(note)
+        console.print(note, markup=False, highlight=False)
     for what, why in plan.skipped:
         console.print(f"[yellow]skipped {what}[/yellow]: {why}")
     table = Table(title=f"bench run --dry-run: {len(plan.units)} unit(s), {len(plan.baselines)} baseline(s)")
-    for col in ("run id", "chain", "setting", "trains on", "seed", "steps", "evaluates", "now"):
+    for col in ("#", "run id", "chain", "setting", "trains on", "seed", "steps", "pooling", "stages", "evaluates",
+                "now"):
         table.add_column(col)
-    for u in plan.units:
-        steps = " > ".join(str(s.values.get("max_steps") or _preset_steps(u, i)) for i, s in enumerate(u.stages))
-        table.add_row(u.run_id, u.label, str(u.config.get("setting", "unsupervised")), u.stages[0].data["label"],
-                      str(u.seed), steps, ",".join(u.evals), unit_state(results_dir / u.run_id).state)
+    usage = stage_usage(plan.units, results_dir)
+    number = {u.run_id: i for i, u in enumerate(plan.units, 1)}
+    for i, (u, uses) in enumerate(zip(plan.units, usage), 1):
+        steps = " > ".join("?" if s.steps is None else str(s.steps) for s in u.stages)
+        table.add_row(str(i), u.run_id, u.label, str(u.config.get("setting", "unsupervised")), u.stages[0].data["label"],
+                      str(u.seed), steps, " > ".join(s.pooling for s in u.stages),
+                      "\n".join(x.text(number) for x in uses), f"{','.join(u.evals)} ({u.split})",
+                      unit_state(results_dir / u.run_id).state)
     for b in plan.baselines:
-        table.add_row(f"{b.name} ({b.model})", b.name, "baselines", "-", "-", "-", ",".join(b.evals), "-")
+        table.add_row("", f"{b.name} ({b.model})", b.name, "baselines", "-", "-", "-", b.pooling or "-", "-",
+                      ",".join(b.evals), "-")
     console.print(table)
-
-
-def _preset_steps(unit, k: int) -> str:
-    entry = unit.config["config"] if "config" in unit.config else unit.config["stages"][k]["config"]
-    return str(entry.get("max_steps") or f"{entry.get('epochs')} epochs")
+    console.print("stages: " + usage_totals(usage), markup=False, highlight=False)
 
 
 def print_run_table(outcome: RunOutcome) -> None:

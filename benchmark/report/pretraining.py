@@ -40,22 +40,32 @@ class Point:
     stats: SeedStats
 
 
-def split_for(index: ResultIndex, key: RowKey, task: str) -> str:
-    """Fig. 2 reads the development sets; TwitterPara has none, so its test set."""
-    return "dev" if index.results(key, task, "dev") else "test"
+def split_for(index: ResultIndex, keys: list[RowKey], task: str) -> str:
+    """One split per column, the same for every curve in it: Fig. 2 reads the development sets; a task with no
+    dev result (TwitterPara has no dev split) is read on test."""
+    return "dev" if any(index.results(k, task, "dev") for k in keys) else "test"
 
 
 def curve_points(index: ResultIndex) -> list[Point]:
-    """Every (column, pre-training method, size) with at least one seed."""
+    """Every (column, pre-training method, size) with at least one seed, on the column's split."""
     points = []
-    for key in (k for k in index.rows if k.group == "pretraining" and k.labeled_size):
-        for cid in CURVE_COLUMNS:
-            col = COLUMNS[cid]
-            split = split_for(index, key, col.task or "")
+    keys = [k for k in index.rows if k.group == "pretraining" and k.labeled_size]
+    for cid in CURVE_COLUMNS:
+        col = COLUMNS[cid]
+        split = split_for(index, keys, col.task or "")
+        for key in keys:
             stats = index.cell(key, col, split).scaled(100.0)
             if stats.n:
                 points.append(Point(cid, split, key.method, key.model, int(key.labeled_size), stats))
     return points
+
+
+def splits_caption(points: list[Point]) -> str:
+    """Which split each panel reads, e.g. "scored on dev (TwitterP. Avg.: test)"."""
+    splits = {p.column: p.split for p in points}
+    main = max(set(splits.values()), key=list(splits.values()).count)
+    others = [f"{_header(c)}: {s}" for c, s in splits.items() if s != main]
+    return f"scored on {main}" + (f" ({', '.join(others)})" if others else "")
 
 
 def _name(method: str) -> str:
@@ -82,14 +92,15 @@ def pretraining_figure(index: ResultIndex, out_dir: Path) -> Plot | None:
         split = next(p.split for p in points if p.column == cid)
         ax.set_title(f"{_header(cid)} ({split})", fontsize=9)
         ax.legend(fontsize=6)
-    fig.suptitle("Pre-training + in-domain supervised vs labeled-set size, mean ± std over seeds "
-                 "(TSDAE paper Fig. 2)", fontsize=10)
+    fig.suptitle("Pre-training + in-domain supervised vs labeled-set size, mean ± std over seeds, "
+                 f"{splits_caption(points)} (TSDAE paper Fig. 2: dev sets, TwitterPara test)", fontsize=10)
     png, csv_path = out_dir / "pretraining.png", out_dir / "pretraining.csv"
     fig.savefig(png)
     rows = [(p.column, p.split, p.method, p.model, p.size, p.stats.mean,
              "" if math.isnan(p.stats.std) else p.stats.std, p.stats.n) for p in points]
     _write_csv(csv_path, ("column", "split", "pretraining", "model", "labeled_size", "mean", "std", "n"), sorted(rows))
-    return Plot("pretraining", png, csv_path, "Pre-training with growing labeled sets (mean ± std over seeds)")
+    return Plot("pretraining", png, csv_path, "Pre-training with growing labeled sets (mean ± std over seeds, "
+                f"{splits_caption(points)})")
 
 
 @dataclass(frozen=True)
@@ -103,21 +114,24 @@ class BreakEven:
     found: int | None = None  # the smallest measured size within the precision
     low: int | None = None  # the largest measured size below the target (None: none measured)
     high: int | None = None  # the smallest measured size above it
-    next_size: int | None = None  # the next size the binary search would run
+    next_size: int | None = None  # the next size the binary search would run (None: none left to run)
 
     def text(self) -> str:
         if self.found is not None:
             return f"≈{self.found:,}"
+        nxt = f" (next: {self.next_size:,})" if self.next_size else " (no size left to run)"
         if self.low is not None and self.high is not None:
-            return f"{self.low:,}–{self.high:,} (next: {self.next_size:,})"
+            return f"{self.low:,}–{self.high:,}{nxt}"
         if self.low is not None:
-            return f"> {self.low:,} (next: {self.next_size:,})"
-        return f"< {self.high:,} (next: {self.next_size:,})"
+            return f"> {self.low:,}{nxt}"
+        return f"< {self.high:,}{nxt}"
 
 
-def search(curve: list[tuple[int, float]], target: float, precision: float) -> tuple[int | None, int | None,
-                                                                                    int | None, int | None]:
-    """(found, low, high, next) for a supervised curve of (size, mean) against ``target`` ± ``precision``."""
+def search(curve: list[tuple[int, float]], target: float, precision: float,
+           max_size: int | None = None) -> tuple[int | None, int | None, int | None, int | None]:
+    """(found, low, high, next) for a supervised curve of (size, mean) against ``target`` ± ``precision``.
+    ``next`` is a size `bench run --labeled-sizes` accepts and has not measured: between 1 and ``max_size``
+    (the labeled set's size), or None when no such size is left."""
     curve = sorted(curve)
     within = [n for n, m in curve if abs(m - target) <= precision]
     if within:
@@ -129,10 +143,12 @@ def search(curve: list[tuple[int, float]], target: float, precision: float) -> t
     lows = [n for n in below if high is None or n < high]
     low = lows[-1] if lows else None
     if low is not None and high is not None:
-        return None, low, high, (low + high) // 2
+        nxt = (low + high) // 2
+        return None, low, high, nxt if nxt > low else None
     if low is not None:
-        return None, low, None, 2 * low
-    return None, None, high, max(1, high // 2)  # type: ignore[operator]
+        nxt = 2 * low if max_size is None else min(2 * low, max_size)
+        return None, low, None, nxt if nxt > low else None
+    return None, None, high, high // 2 if high and high // 2 >= 1 else None  # type: ignore[operator]
 
 
 def break_even(index: ResultIndex) -> list[BreakEven]:
@@ -150,9 +166,21 @@ def break_even(index: ResultIndex) -> list[BreakEven]:
             if not stats.n:
                 continue
             precision = 0.0 if math.isnan(stats.std) else stats.std
-            found, low, high, nxt = search([(p.size, p.stats.mean) for p in pts], stats.mean, precision)
+            found, low, high, nxt = search([(p.size, p.stats.mean) for p in pts], stats.mean, precision,
+                                           _labeled_set_size(index, cid, split))
             out.append(BreakEven(cid, key.method, stats.mean, precision, found, low, high, nxt))
     return out
+
+
+def _labeled_set_size(index: ResultIndex, cid: str, split: str) -> int | None:
+    """The full labeled set of the supervised curve (its stage's ``examples``), the largest size a run accepts."""
+    for key in (k for k in index.rows if k.group == "pretraining" and k.method == PLAIN):
+        for r in index.results(key, COLUMNS[cid].task or "", split):
+            stages = r.record.get("config", {}).get("stages") or [{}]
+            size = stages[-1].get("data", {}).get("examples")
+            if isinstance(size, int):
+                return size
+    return None
 
 
 def break_even_markdown(rows: list[BreakEven], paper: dict[str, float] | None = None) -> str:

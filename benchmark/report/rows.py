@@ -24,12 +24,13 @@ GROUP_TITLES: dict[str, str] = {
     "out-of-the-box": "Out-of-the-box supervised pre-trained models",
     "supervised": "In-domain supervised training (upper bound)",
     "pretraining": "Pre-training + in-domain supervised (labeled subsets)",
+    "other-supervised": "Other chains with supervised stages (no setting of the paper)",
 }
 # Earlier names of the same blocks (results written before the run grid named its settings).
 GROUP_ALIASES = {"da-nli-target": "adapt-nli-first", "da-target-nli": "adapt-target-first",
                  "upper-bound": "supervised"}
 # Rows that train on the target task's labels: not compared for bold.
-UPPER_BOUND_GROUPS = frozenset({"supervised", "pretraining"})
+UPPER_BOUND_GROUPS = frozenset({"supervised", "pretraining", "other-supervised"})
 # Paper row order inside a block; other methods follow alphabetically.
 METHOD_ORDER = ("tsdae", "mlm", "ct", "simcse", "bertflow", "consert", "denosent", "paser", "bm25", "wordvec", "base",
                 "sbert", "sbert-supervised")

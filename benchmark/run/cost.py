@@ -14,29 +14,40 @@ UTILISATION = 0.35  # share of the matmul peak a training step reaches (attentio
 
 
 def paper_preset_note(plan: Plan, device: str | None) -> str | None:
-    """One paragraph naming the paper preset's budget and its estimated time here, or None if no unit uses it."""
-    paper = [(u, s) for u in plan.units for s in u.stages if s.preset == "paper"]
-    if not paper:
+    """One paragraph naming the paper preset's budget and its estimated time here, or None if no unit uses it.
+    Each distinct stage counts once (a stage shared by many units trains once)."""
+    stages = distinct_paper_stages(plan)
+    if not stages:
         return None
-    configs = [_stage_config(u, s) for u, s in paper]
-    steps = sum(int(c.get("max_steps") or 0) for c in configs)
-    flops = sum(6 * _params(c.get("model", "")) * c.get("batch_size", 8) * TOKENS_PER_SENTENCE
-                * int(c.get("max_steps") or 0) for c in configs)
+    steps = sum(s.steps or 0 for s, _ in stages)
     rate, where = _matmul_flops(device)
-    hours = flops / (rate * UTILISATION) / 3600
-    models = sorted({str(c.get("model")) for c in configs})
-    return (f"preset 'paper' (the default): {len(paper)} training stage(s) on {', '.join(models)}, "
+    hours = training_flops(stages) / (rate * UTILISATION) / 3600
+    models = sorted({model for _, model in stages})
+    return (f"preset 'paper' (the default): {len(stages)} distinct training stage(s) on {', '.join(models)}, "
             f"{steps:,} optimizer steps in all, as the papers trained them. Rough estimate on {where}: "
             f"{_human(hours)}. For a quick run use --preset smoke (a few hundred steps of the packaged MiniLM).")
 
 
-def _stage_config(unit: Any, stage: Any) -> dict[str, Any]:
-    if "config" in unit.config:
-        return unit.config["config"]
-    for entry in unit.config["stages"]:
-        if entry["method"] == stage.method:
-            return entry["config"]
-    return {}
+def distinct_paper_stages(plan: Plan) -> list[tuple[Any, str]]:
+    """(stage, backbone of its chain) for each distinct stage of the plan that uses the paper preset."""
+    out: dict[str, tuple[Any, str]] = {}
+    for unit in plan.units:
+        backbone = str(unit.stages[0].identity.get("config", {}).get("model", ""))
+        for stage in unit.stages:
+            if stage.preset == "paper":
+                out.setdefault(stage.home, (stage, backbone))
+    return list(out.values())
+
+
+def training_flops(stages: list[tuple[Any, str]]) -> float:
+    """6 x parameters x tokens per step x steps, summed (labeled stages encode 2 or 3 texts per example)."""
+    total = 0.0
+    for stage, backbone in stages:
+        cfg = stage.identity.get("config", {})
+        texts = 1 if stage.data["kind"] == "corpus" else (
+            3 if cfg.get("hard_negatives") and cfg.get("train_data") == "allnli" else 2)
+        total += 6 * _params(backbone) * cfg.get("batch_size", 8) * texts * TOKENS_PER_SENTENCE * (stage.steps or 0)
+    return total
 
 
 def _params(model: str) -> float:

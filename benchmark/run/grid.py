@@ -10,12 +10,14 @@ and validated up front and :mod:`benchmark.run.unit` for what one unit does and 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmark.results import StoredResult, result_path
 from benchmark.run.plan import BaselineSpec, Plan, RunOptions, UnitSpec, method_overrides, plan_run
+from benchmark.run.stages import force_reset, stage_usage, usage_totals
 from benchmark.run.unit import UnitResult, finished_unit, run_unit, say
 
 __all__ = ["RunOptions", "RunOutcome", "method_overrides", "plan_run", "run_benchmark", "run_sequentially"]
@@ -57,7 +59,10 @@ def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute:
     for note in plan.notes:
         say(note)
     for baseline in plan.baselines:
-        _run_baseline(baseline, opts, Path(data_root), Path(results_dir), outcome)
+        _run_baseline(baseline, opts, plan.split, Path(data_root), Path(results_dir), outcome)
+    if opts.force and int(os.environ.get("RANK", "0")) == 0:
+        force_reset(plan.units, Path(results_dir), say)
+    say_stages(plan.units, Path(results_dir))
     todo = []
     hashes: dict[tuple[str, str], str | None] = {}
     for unit in plan.units:
@@ -75,6 +80,15 @@ def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute:
     return outcome
 
 
+def say_stages(units: Sequence[UnitSpec], results_dir: Path) -> None:
+    """The log's account of the plan: per unit, which stages it trains and which it reuses from where."""
+    usage = stage_usage(units, results_dir)
+    for unit, uses in zip(units, usage):
+        say(f"plan {unit.run_id}: " + " > ".join(u.text() for u in uses))
+    if units:
+        say("plan: " + usage_totals(usage))
+
+
 def collect(outcome: RunOutcome, result: UnitResult) -> None:
     """Add one unit's results and skips to the outcome."""
     outcome.units.append(result)
@@ -85,16 +99,16 @@ def collect(outcome: RunOutcome, result: UnitResult) -> None:
         outcome.add(result.row, task, path)
 
 
-def _run_baseline(spec: BaselineSpec, opts: RunOptions, data_root: Path, results_dir: Path,
+def _run_baseline(spec: BaselineSpec, opts: RunOptions, split: str, data_root: Path, results_dir: Path,
                   outcome: RunOutcome) -> None:
     from benchmark.run.evaluation import EvalOptions, evaluate_model
 
     ev_opts = EvalOptions(model=spec.model, pooling=spec.pooling, batch_size=opts.batch_size, device=opts.device)
-    res = evaluate_model(ev_opts, ",".join(spec.evals), opts.split, data_root, results_dir, strict=opts.strict,
+    res = evaluate_model(ev_opts, ",".join(spec.evals), split, data_root, results_dir, strict=opts.strict,
                          force=opts.force)
     outcome.skipped.extend(res.skipped)
     row = f"{spec.name} ({spec.model})"
     for task in spec.evals:
-        path = result_path(results_dir, res.run_id, task, opts.split)
+        path = result_path(results_dir, res.run_id, task, split)
         if path.is_file():
             outcome.add(row, task, path)

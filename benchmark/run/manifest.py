@@ -5,7 +5,7 @@ Launcher state lives in the hidden folder ``<results>/.launch/`` (the store's re
 
 - ``grid-<id>.json``: written atomically by `bench run` when it starts, one per distinct grid (``<id>`` hashes the
   sorted run ids, so re-running the same command rewrites the same file): the command line, the launcher, and
-  per unit its run id, chain, seed, target task and evaluations.
+  per unit its run id, chain, seed, target task, evaluations and stages (method and home).
 - ``jobs/<run_id>.json``: written by the Ray and SLURM launchers when they hand a unit out: the launcher, its
   job id, where the launcher's own log of the job is, and when (the latest submission of that unit).
 - ``ray/`` (a local Ray's temp dir) and ``slurm/`` (submitit's folder: job scripts, pickles, stdout/stderr).
@@ -35,6 +35,7 @@ class PlannedUnit:
     seed: int
     task: str
     grid: str  # the manifest it comes from
+    stages: tuple[dict[str, Any], ...] = ()  # {"method", "home"} per stage
 
 
 def launch_dir(results_dir: str | Path) -> Path:
@@ -59,7 +60,7 @@ def write_manifest(plan: Plan, results_dir: str | Path, launcher: str, argv: lis
 
 def _unit_entry(unit: UnitSpec) -> dict[str, Any]:
     return {"run_id": unit.run_id, "label": unit.label, "seed": unit.seed, "task": unit.task,
-            "evals": list(unit.evals)}
+            "evals": list(unit.evals), "stages": [{"method": s.method, "home": s.home} for s in unit.stages]}
 
 
 def planned_units(results_dir: str | Path) -> list[PlannedUnit]:
@@ -76,7 +77,7 @@ def planned_units(results_dir: str | Path) -> list[PlannedUnit]:
     for _, name, data in sorted(manifests):
         for u in data.get("units", []):
             out.setdefault(u["run_id"], PlannedUnit(u["run_id"], u.get("label", ""), int(u.get("seed", 0)),
-                                                    u.get("task", ""), name))
+                                                    u.get("task", ""), name, tuple(u.get("stages", ()))))
     return list(out.values())
 
 

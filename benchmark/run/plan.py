@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -21,9 +21,19 @@ from benchmark.errors import BenchError, ConfigError, MissingDataError
 from benchmark.results import run_id
 from benchmark.run.corpus import corpus_note, load_corpus
 from benchmark.run.requirements import check_requirements
-from benchmark.run.settings import chain_label, expand_aliases, expand_setting, parse_chain, pretraining_chains
+from benchmark.run.chains import backbone_pooling, drop_unfit, published_start, start_label, supervised_pooling
+from benchmark.run.settings import (
+    chain_label,
+    chain_shape,
+    check_shape,
+    expand_aliases,
+    expand_setting,
+    parse_chain,
+    pretraining_chains,
+)
+from benchmark.run.stage_data import checked_data, forget_checked_data
+from benchmark.run.stages import shared_home, stage_id, stage_identity
 from benchmark.train.config import config_to_dict, parse_overrides
-from benchmark.train.loop import check_trainable
 from benchmark.train.plugin import TrainingData
 
 UNTRAINED = ("base", "bm25")
@@ -45,7 +55,7 @@ class RunOptions:
     corpus_size: int | None = None  # train on a fixed subsample of this many sentences (TSDAE paper Fig. 3)
     max_steps: int | None = None
     overrides: tuple[str, ...] = ()
-    split: str = "test"
+    split: str | None = None  # None: test; dev with --labeled-sizes (tasks without one on test, as the paper)
     force: bool = False
     strict: bool = False
     device: str | None = None
@@ -53,6 +63,7 @@ class RunOptions:
     show_progress: bool = True
     setting: str | None = None  # unsupervised | adapt-nli-first | adapt-target-first | supervised | all
     labeled_sizes: tuple[int, ...] = ()  # pre-training: the supervised stage on nested labeled subsets
+    nli_sts_model: str | None = None  # a published NLI+STSb checkpoint that nli-sts>m chains start from
 
 
 @dataclass(frozen=True)
@@ -63,6 +74,10 @@ class StageSpec:
     preset: str
     values: dict[str, Any]  # config overrides; a later stage's `model` is set at run time
     data: dict[str, Any]  # {"kind": "corpus"|"labeled", "label", "sha256", ...}: recorded and re-checked
+    home: str = ""  # where it trains, relative to the results dir (benchmark.run.stages)
+    identity: dict[str, Any] = field(default_factory=dict)  # hashed into its checkpoint's config_hash
+    pooling: str = ""  # the pooling it exports
+    steps: int | None = None  # its step budget (None: not computed)
 
 
 @dataclass(frozen=True)
@@ -85,10 +100,12 @@ class UnitSpec:
     strict: bool = False
     force: bool = False
     show_progress: bool = True
+    start: str | None = None  # --nli-sts-model: the published checkpoint the chain starts from
+    test_where_no_dev: bool = False  # split dev by default (--labeled-sizes): a task without one on test
 
     @property
     def label(self) -> str:
-        return chain_label(self.chain)
+        return start_label(self.chain, self.start)
 
 
 @dataclass(frozen=True)
@@ -107,6 +124,7 @@ class Plan:
     baselines: list[BaselineSpec] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
     notes: list[str] = field(default_factory=list)  # things worth printing before work starts
+    split: str = "test"  # the split the units and baselines evaluate
 
 
 def plan_run(opts: RunOptions, data_root: Path) -> Plan:
@@ -116,17 +134,23 @@ def plan_run(opts: RunOptions, data_root: Path) -> Plan:
     from tasks import expand_tasks
 
     check_options(opts)
+    forget_checked_data()  # the data may have changed since an earlier plan of this process
+    fallback = opts.split is None and bool(opts.labeled_sizes)  # the paper reads Fig. 2 on dev (TwitterPara: test)
+    opts = replace(opts, split=opts.split or ("dev" if opts.labeled_sizes else "test"))
     chains, baselines = parse_methods(opts.methods)
     train_tasks = expand_tasks(opts.tasks)
     extra = expand_tasks(opts.eval_tasks) if opts.eval_tasks else []
-    plan = Plan()
-    all_chains: set[tuple[str, ...]] = set()
+    plan = Plan(split=str(opts.split))
+    all_chains: set[tuple[str, ...]] = set(chains)  # a method whose chains were all left out is still named
     for task in train_tasks:
         evals = tuple(dict.fromkeys([task, *extra]))
-        task_chains = unit_chains(chains, opts, task)
+        task_chains = unit_chains(chains, opts, task, plan.notes)
         all_chains.update(c for c, _ in task_chains)
-        _plan_task(plan, task, task_chains, evals, opts, data_root)
+        _plan_task(plan, task, task_chains, evals, opts, data_root, fallback)
     check_set_prefixes(opts.overrides, {m for c in all_chains for m in c})
+    if opts.nli_sts_model and plan.units and not any(u.start for u in plan.units):
+        raise ConfigError(f"--nli-sts-model {opts.nli_sts_model}: no chain of this run starts with the NLI+STSb "
+                          "stages (it replaces them in nli-sts>METHOD chains: --setting adapt-nli-first or all)")
     plan.baselines = _baselines(baselines, train_tasks, extra, opts)
     check_requirements(plan)  # WordNet, extras, Java: every unit's, before anything trains
     return plan
@@ -171,13 +195,23 @@ def parse_methods(specs: Sequence[str]) -> tuple[list[tuple[str, ...]], list[str
     return list(dict.fromkeys(chains)), list(dict.fromkeys(baselines))
 
 
-def unit_chains(chains: list[tuple[str, ...]], opts: RunOptions, task: str) -> list[tuple[tuple[str, ...], str | None]]:
-    """(chain, setting) pairs for one target task: as given, or expanded by ``--setting``/``--labeled-sizes``."""
-    if opts.labeled_sizes:
-        return [(tuple(expand_aliases(c)), s) for c, s in pretraining_chains(chains, task)]
-    if opts.setting:
-        return [(tuple(expand_aliases(c)), s) for c, s in expand_setting(opts.setting, chains, task)]
-    return [(c, None) for c in chains]
+def unit_chains(chains: list[tuple[str, ...]], opts: RunOptions, task: str,
+                notes: list[str]) -> list[tuple[tuple[str, ...], str]]:
+    """(chain, setting) pairs for one target task: as given (filed under the setting their shape says), or
+    expanded by ``--setting``/``--labeled-sizes`` (every expanded chain checked: shape, no stage after a
+    stage that cannot be continued)."""
+    from benchmark.registry import METHODS
+
+    def labeled(m: str) -> bool:
+        return METHODS.get(m).data_kind == "labeled"
+
+    if not (opts.labeled_sizes or opts.setting):
+        return [(c, chain_shape(c, labeled)) for c in chains]
+    pairs = pretraining_chains(chains, task) if opts.labeled_sizes else expand_setting(str(opts.setting), chains, task)
+    pairs = drop_unfit([(tuple(expand_aliases(c)), s) for c, s in pairs], lambda m: METHODS.get(m).continuable, notes)
+    for chain, setting in pairs:
+        check_shape(chain, setting, labeled)
+    return pairs
 
 
 def check_set_prefixes(items: Sequence[str], names: set[str]) -> None:
@@ -212,8 +246,8 @@ def method_overrides(method_name: str, config_cls: type, items: Sequence[str]) -
                           f"{method_name}.key=value)") from None
 
 
-def _plan_task(plan: Plan, task: str, chains: list[tuple[tuple[str, ...], str | None]], evals: tuple[str, ...],
-               opts: RunOptions, data_root: Path) -> None:
+def _plan_task(plan: Plan, task: str, chains: list[tuple[tuple[str, ...], str]], evals: tuple[str, ...],
+               opts: RunOptions, data_root: Path, fallback: bool) -> None:
     """The units of one target task (its corpus loaded once, only if a stage trains on sentences)."""
     from benchmark.registry import METHODS
 
@@ -232,68 +266,105 @@ def _plan_task(plan: Plan, task: str, chains: list[tuple[tuple[str, ...], str | 
                 plan.notes.append(note)
         for size in opts.labeled_sizes or (None,):
             for seed in opts.seed_list or range(opts.seeds):
-                plan.units.append(build_unit(chain, setting, size, seed, task, corpus, evals, opts, data_root,
-                                             plan.notes))
+                unit = build_unit(chain, setting, size, seed, task, corpus, evals, opts, data_root, plan.notes)
+                plan.units.append(replace(unit, test_where_no_dev=fallback))
 
 
 def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | None, seed: int, task: str,
                corpus: TrainingData | None, evals: tuple[str, ...], opts: RunOptions, data_root: Path,
                notes: list[str]) -> UnitSpec:
-    """One unit: every stage's config built (and so validated) and its training data identified."""
+    """One unit: every stage's config built (and so validated), its training data identified, its home set."""
     from benchmark.eval.models import model_slug
 
-    stages, configs = [], []
+    chain, start = published_start(chain, opts.nli_sts_model)
+    stages: list[StageSpec] = []
+    configs = []
     for k, name in enumerate(chain):
-        stage, cfg_dict = build_stage(name, k, labeled_size, seed, task, corpus, opts, data_root, notes)
+        size = labeled_size if k == len(chain) - 1 else None  # the target's supervised stage only (Fig. 2)
+        stage, cfg_dict = build_stage(name, k, size, seed, task, corpus, opts, data_root, notes,
+                                      stages[-1] if stages else None, start)
         stages.append(stage)
         configs.append(cfg_dict)
     first_model = configs[0]["config"]["model"]
-    config = unit_config(chain, configs, stages, setting, labeled_size, opts)
+    config = unit_config(chain, configs, stages, setting, labeled_size, opts, start)
     rid = run_id("+".join(chain), model_slug(first_model), config, seed)  # method names are folder-safe
     data_label = stages[-1].data["label"] if len(chain) == 1 else stages[0].data["label"]
-    row = f"{chain_label(chain)} ({data_label})" + (f" n={labeled_size}" if labeled_size else "")
-    return UnitSpec(run_id=rid, chain=chain, stages=tuple(stages), seed=seed, task=task,
-                    corpus_files=tuple(str(f) for f in opts.corpus), corpus_size=opts.corpus_size, evals=evals,
-                    config=config, row=row, split=opts.split, device=opts.device, batch_size=opts.batch_size,
-                    strict=opts.strict, force=opts.force, show_progress=opts.show_progress)
+    row = f"{start_label(chain, start)} ({data_label})" + (f" n={labeled_size}" if labeled_size else "")
+    return UnitSpec(run_id=rid, chain=chain, stages=tuple(place_stages(stages, configs, seed, opts)), seed=seed,
+                    task=task, corpus_files=tuple(str(f) for f in opts.corpus), corpus_size=opts.corpus_size,
+                    evals=evals, config=config, row=row, split=str(opts.split), device=opts.device,
+                    batch_size=opts.batch_size, strict=opts.strict, force=opts.force,
+                    show_progress=opts.show_progress, start=start)
+
+
+def place_stages(stages: list[StageSpec], configs: list[dict[str, Any]], seed: int,
+                 opts: RunOptions) -> list[StageSpec]:
+    """Each stage with its identity and home (:mod:`benchmark.run.stages`): a first stage on the target's
+    sentences is the single-method unit of the same config (its run directory is the home), any other stage
+    lives in ``.stages/``."""
+    from benchmark.eval.models import model_slug
+
+    out, parent = [], None
+    for k, (stage, entry) in enumerate(zip(stages, configs)):
+        if k == 0 and stage.data["kind"] == "corpus":
+            solo = unit_config((stage.method,), [entry], [stage], None, None, opts)
+            identity, home = {**solo, "seed": seed}, run_id(stage.method, model_slug(entry["config"]["model"]),
+                                                            solo, seed)
+        else:
+            identity = stage_identity(stage.method, stage.preset, entry["config"], stage.data, seed, parent)
+            home = shared_home(stage.method, identity, seed)
+        parent = stage_id(identity)
+        out.append(replace(stage, home=home, identity=identity))
+    return out
 
 
 def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: str, corpus: TrainingData | None,
-                opts: RunOptions, data_root: Path, notes: list[str]) -> tuple[StageSpec, dict[str, Any]]:
+                opts: RunOptions, data_root: Path, notes: list[str], previous: StageSpec | None = None,
+                start: str | None = None) -> tuple[StageSpec, dict[str, Any]]:
     """(stage spec, its config entry) with the config validated by the method's own dataclass."""
     from benchmark.registry import METHODS
 
     method = METHODS.get(name)
     values = method_overrides(name, method.Config, opts.overrides)
-    if opts.model and k == 0:
-        values["model"] = opts.model
+    if (start or opts.model) and k == 0:
+        values["model"] = start or opts.model
     if opts.max_steps:
         values["max_steps"] = opts.max_steps
     if method.data_kind == "labeled" and labeled_size is not None:
         values["labeled_size"] = labeled_size
     preset = opts.preset or method.default_preset
     cfg = method.config(preset, values)
+    if method.data_kind == "labeled" and "pooling" not in values:  # keeps the pooling of where it starts
+        pooling = supervised_pooling(name, previous.pooling if previous else backbone_pooling(cfg.model),
+                                     cfg.pooling, notes)
+        if pooling != cfg.pooling:
+            values["pooling"] = pooling
+            cfg = method.config(preset, values)
     if cfg.dev_task == TARGET:
         values.update(_target_dev(name, task, notes))
         cfg = method.config(preset, values)
     if cfg.dev_every:
         _require_dev(cfg, data_root)
     if k == 0:
-        try:
-            _require_model(cfg.model)
-        except BenchError as e:
-            if opts.model:
-                raise
-            default = " (the default)" if opts.preset is None else ""
-            raise BenchError(f"{e} [{cfg.model} is the backbone of {name}'s preset {preset!r}{default}; "
-                             "`--preset smoke` trains the packaged MiniLM]") from None
-    data, examples = stage_data(method, cfg, task, corpus, labeled_size, seed, data_root)
-    if k == 0 or data["kind"] == "labeled":  # later sentence stages see the same corpus as the first
-        check_trainable(method, cfg, examples, seed)
+        _check_backbone(cfg.model, name, preset, opts, start)
+    data, steps = checked_data(method, cfg, k, task, corpus, labeled_size, seed, data_root)
     cfg_dict = config_to_dict(cfg)
     if k > 0:
         cfg_dict["model"] = f"stage:{k}"  # the previous stage's export (its path is no part of the identity)
-    return StageSpec(name, preset, values, data), {"method": name, "preset": preset, "config": cfg_dict}
+    return (StageSpec(name, preset, values, data, pooling=method.eval_pooling(cfg), steps=steps),
+            {"method": name, "preset": preset, "config": cfg_dict})
+
+
+def _check_backbone(model: str, name: str, preset: str, opts: RunOptions, start: str | None) -> None:
+    """The first stage's backbone can be loaded here; a preset's default backbone gets a hint."""
+    try:
+        _require_model(model)
+    except BenchError as e:
+        if opts.model or start:
+            raise
+        default = " (the default)" if opts.preset is None else ""
+        raise BenchError(f"{e} [{model} is the backbone of {name}'s preset {preset!r}{default}; "
+                         "`--preset smoke` trains the packaged MiniLM]") from None
 
 
 @lru_cache(maxsize=None)
@@ -335,27 +406,8 @@ def _require_dev(cfg: Any, data_root: Path) -> None:
                               f"{', '.join(task.metric_names)}; or 'loss' with dev_corpus)")
 
 
-def stage_data(method: Any, cfg: Any, task: str, corpus: TrainingData | None, labeled_size: int | None, seed: int,
-               data_root: Path) -> tuple[dict[str, Any], list[Any]]:
-    """How a stage's training data is identified in the config (re-loaded and re-checked at run time), and
-    the examples themselves (for the checks before training)."""
-    if method.data_kind == "sentences":
-        assert corpus is not None  # loaded by _plan_task for any chain with a sentence stage
-        return {"kind": "corpus", "label": corpus.label, "sha256": corpus.sha256,
-                "sentences": len(corpus.examples), "duplicates_dropped": corpus.duplicates_dropped}, corpus.examples
-    data = method.training_data(cfg, task, data_root, seed)
-    entry = {"kind": "labeled", "label": data.label, "sha256": data.sha256, "examples": len(data.examples)}
-    if labeled_size is not None:
-        # The subset depends on the seed; its identity is the full set's hash plus the size, so the seeds of
-        # one experiment stay comparable (subset_sha256 is a seed-derived key, ignored when averaging).
-        full = method.training_data(cfg.replace(labeled_size=None), task, data_root, seed)
-        entry.update({"sha256": full.sha256, "examples": len(full.examples), "labeled_size": labeled_size,
-                      "subset_sha256": data.sha256})
-    return entry, data.examples
-
-
 def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: list[StageSpec], setting: str | None,
-                labeled_size: int | None, opts: RunOptions) -> dict[str, Any]:
+                labeled_size: int | None, opts: RunOptions, start: str | None = None) -> dict[str, Any]:
     """The unit's identity. A single unsupervised method keeps the layout of earlier versions (same run ids)."""
     if len(chain) == 1 and stages[0].data["kind"] == "corpus":
         config: dict[str, Any] = {**configs[0], "corpus": {k: v for k, v in stages[0].data.items() if k != "kind"}}
@@ -368,6 +420,10 @@ def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: l
         config["setting"] = setting
     if labeled_size is not None:
         config["labeled_size"] = labeled_size
+    if start:  # --nli-sts-model: the NLI+STSb stages are a published checkpoint, named with its content hash
+        from benchmark.eval.models import model_fingerprint, resolve_model
+
+        config["nli_sts_model"] = {"model": start, "fingerprint": model_fingerprint(resolve_model(start))[:16]}
     return config
 
 

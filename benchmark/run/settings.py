@@ -12,9 +12,14 @@ the chosen setups:
 - ``all``: every setup above.
 With ``--labeled-sizes`` (pre-training, Fig. 2 / Table 10) each method ``m`` becomes ``m>sup`` and the plain
 backbone ``sup`` is added, for each labeled-set size.
+
+A chain is filed under the setting its shape says (:func:`chain_shape`), whether typed (``--methods
+"tsdae>nli-sts"``) or expanded: a chain with a supervised stage is never filed as unsupervised. A chain of other
+shapes with a supervised stage (``nli-sts`` alone, ``sbert-nli>tsdae``...) is ``other-supervised``.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Literal, get_args
 
 from benchmark.errors import ConfigError
@@ -29,6 +34,7 @@ SUPERVISED_FOR_TASK: dict[str, str] = {
     "twitterpara": "sbert-cosine", "stsb": "sbert-cosine",
 }
 CHAIN_SEP = ">"
+OTHER_SUPERVISED = "other-supervised"  # a chain with supervised stages in none of the paper's shapes
 
 
 def parse_chain(spec: str) -> tuple[str, ...]:
@@ -74,6 +80,35 @@ def expand_setting(setting: str, chains: list[tuple[str, ...]], task: str) -> li
             else:
                 out.append(((*chain, NLI_STS), s))
     return list(dict.fromkeys(out))
+
+
+def chain_shape(chain: tuple[str, ...], labeled: Callable[[str], bool]) -> str:
+    """The setting a chain's shape says; ``labeled(name)`` tells whether a stage trains on labeled data."""
+    sup_stages = [m for m in chain if labeled(m)]
+    if not sup_stages:
+        return "unsupervised"
+    n = len(NLI_STS_STAGES)
+    in_domain = set(SUPERVISED_FOR_TASK.values())
+    unsup = lambda part: bool(part) and not any(labeled(m) for m in part)  # noqa: E731
+    if chain[:n] == NLI_STS_STAGES and unsup(chain[n:]):
+        return "adapt-nli-first"
+    if chain[-n:] == NLI_STS_STAGES and unsup(chain[:-n]):
+        return "adapt-target-first"
+    if len(chain) == 1 and chain[0] in in_domain:
+        return "supervised"
+    if chain[-1] in in_domain and (unsup(chain[:-1]) or chain[:-1] == NLI_STS_STAGES):
+        return "pretraining"
+    return OTHER_SUPERVISED
+
+
+def check_shape(chain: tuple[str, ...], setting: str, labeled: Callable[[str], bool]) -> None:
+    """A chain is filed only under the setting its shape says (the supervised stage alone is also the
+    pre-training curve's starting point, SBERT from the backbone)."""
+    shape = chain_shape(chain, labeled)
+    if shape != setting and not (setting == "pretraining" and shape == "supervised"):
+        raise ConfigError(f"chain {chain_label(chain)!r} has the shape of the {shape} setting, not {setting} "
+                          f"(a chain with a supervised stage is never filed as unsupervised); drop --setting or "
+                          f"name the methods that setting expands")
 
 
 def pretraining_chains(chains: list[tuple[str, ...]], task: str) -> list[tuple[tuple[str, ...], str]]:

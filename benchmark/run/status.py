@@ -15,7 +15,8 @@ from typing import Any
 from benchmark.run.console import UNIT_LOG
 from benchmark.run.lock import LOCK_FILE, owner_alive, read_owner
 from benchmark.run.manifest import LAUNCH_DIR, planned_units, read_job
-from benchmark.run.unit import FAILED_FILE, STAGES_DIR
+from benchmark.run.stages import STAGE_LOCK_DIR, STAGES_HOME, finished
+from benchmark.run.unit import FAILED_FILE, STAGES_DIR, STAGES_FILE
 
 
 STATES = ("done", "running", "failed", "interrupted", "stopped", "submitted", "missing")
@@ -49,9 +50,11 @@ def unit_state(run_dir: Path) -> UnitState:
     progress = dict(stage=stage, step=last.get("step"), last_loss=last.get("loss"), elapsed_s=last.get("elapsed_s"),
                     log=log, console=console if console.is_file() else None, total_steps=_total(config, stage),
                     label=str(config.get("method", "")), seed=config.get("seed"))
-    owner = read_owner(run_dir / LOCK_FILE)
-    if owner is not None and owner_alive(owner, run_dir / LOCK_FILE):
-        return UnitState(run_dir.name, "running", detail=f"pid {owner.get('pid')} on {owner.get('host')}", **progress)
+    for lock in (run_dir / LOCK_FILE, run_dir / STAGE_LOCK_DIR / LOCK_FILE):  # the unit, or its stage trained
+        owner = read_owner(lock)  # by another unit (a single method's run dir is that stage's home)
+        if owner is not None and owner_alive(owner, lock):
+            return UnitState(run_dir.name, "running", detail=f"pid {owner.get('pid')} on {owner.get('host')}",
+                             **progress)
     failed = _read(run_dir / FAILED_FILE)
     if failed:
         return UnitState(run_dir.name, failed.get("state", "failed"), detail=failed.get("error", ""), **progress)
@@ -96,6 +99,9 @@ def _total(config: dict[str, Any], stage: str) -> int | None:
 
 def _current_log(run_dir: Path) -> tuple[Path | None, str]:
     """The log of the stage that ran last (a chain's stages in order), and its "k/n method" label."""
+    homes = _read_list(run_dir / STAGES_FILE)
+    if homes and [h.get("home") for h in homes] != [run_dir.name]:
+        return _homes_log(run_dir.parent, homes)
     stages = sorted((run_dir / STAGES_DIR).glob("*-*"), key=lambda p: int(p.name.split("-", 1)[0])) \
         if (run_dir / STAGES_DIR).is_dir() else []
     if not stages:
@@ -106,6 +112,65 @@ def _current_log(run_dir: Path) -> tuple[Path | None, str]:
     total = len(_read(run_dir / "config.json").get("chain", stages))
     return (last / "log.jsonl" if (last / "log.jsonl").is_file() else None), \
         f"{last.name.split('-', 1)[0]}/{total} {last.name.split('-', 1)[1]}"
+
+
+def _homes_log(results_dir: Path, homes: list[dict[str, Any]]) -> tuple[Path | None, str]:
+    """stages.json: the first stage without a finished export is the current one (else the last)."""
+    k = next((i for i, h in enumerate(homes) if not finished(results_dir / h["home"])), len(homes) - 1)
+    log = results_dir / homes[k]["home"] / "log.jsonl"
+    return (log if log.is_file() else None), f"{k + 1}/{len(homes)} {homes[k].get('method', '')}"
+
+
+@dataclass(frozen=True)
+class StageState:
+    """One stage home: done (finished export), running (a live stage lock), partial (a log or train state, no
+    export, no live lock: it resumes when a unit needs it) or missing; with its progress and its users."""
+
+    home: str
+    method: str
+    state: str
+    step: int | None = None
+    used_by: int = 0  # units of the store's grids that need it
+
+
+def stage_states(results_dir: Path) -> list[StageState]:
+    """Every stage the grid manifests name (shared ones once) and every home under ``.stages/``."""
+    results_dir = Path(results_dir)
+    users: dict[str, list[str]] = {}
+    methods: dict[str, str] = {}
+    for planned in planned_units(results_dir):
+        for entry in _read_list(results_dir / planned.run_id / STAGES_FILE) or planned.stages:
+            users.setdefault(entry["home"], []).append(planned.run_id)
+            methods[entry["home"]] = entry.get("method", "")
+    hidden = results_dir / STAGES_HOME
+    for path in sorted(hidden.iterdir()) if hidden.is_dir() else []:
+        home = f"{STAGES_HOME}/{path.name}"
+        users.setdefault(home, [])
+        methods.setdefault(home, path.name.split("__", 1)[0])
+    return [_stage_state(results_dir, home, methods[home], len(ids)) for home, ids in users.items()]
+
+
+def _stage_state(results_dir: Path, home: str, method: str, used_by: int) -> StageState:
+    path = results_dir / home
+    log = path / "log.jsonl"
+    step = _last_line(log).get("step") if log.is_file() else None
+    lock = path / STAGE_LOCK_DIR / LOCK_FILE
+    owner = read_owner(lock)
+    if finished(path):
+        state = "done"
+    elif owner is not None and owner_alive(owner, lock):
+        state = "running"
+    else:
+        state = "partial" if log.is_file() or (path / "train_state").is_dir() else "missing"
+    return StageState(home, method, state, step, used_by)
+
+
+def _read_list(path: Path) -> list[dict[str, Any]]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        return data if isinstance(data, list) else []
+    except (OSError, json.JSONDecodeError):
+        return []
 
 
 def _last_line(log: Path) -> dict[str, Any]:

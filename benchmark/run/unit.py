@@ -4,12 +4,14 @@
 reads its inputs from the data root and writes only into its own run directory ``<results>/<run_id>/``:
 
 - ``config.json``, ``env.json``; ``method.json`` (the final stage's) and ``<task>/<split>.json`` per evaluation;
-- a single-stage unit trains in the run directory itself (``log.jsonl``, ``checkpoint/``, ``train_state/``);
-  a chain keeps each stage in ``stages/<k>-<method>/`` with its own ``config.json``, log and checkpoint;
-  stage k+1 starts from stage k's exported checkpoint;
-- ``.lock`` while a process runs the unit (:mod:`benchmark.run.lock`); ``failed.json`` when it failed (the
-  error and where to look), removed by the next successful run; ``unit.log``, everything the unit printed, every
-  attempt appended (:mod:`benchmark.run.console`).
+  ``stages.json``: each stage's id and home;
+- each stage trains in its home (:mod:`benchmark.run.stages`), once for every unit that needs it: a single
+  unsupervised method's home is the run directory itself (``log.jsonl``, ``checkpoint/``, ``train_state/``, as
+  ever), every other stage's is ``<results>/.stages/<method>__<id>__s<seed>/`` with its own ``config.json``,
+  log and checkpoint; stage k+1 starts from stage k's exported checkpoint;
+- ``.lock`` while a process runs the unit (:mod:`benchmark.run.lock`), ``<home>/.stage/.lock`` while one trains a
+  stage; ``failed.json`` when it failed (the error and where to look), removed by the next successful run;
+  ``unit.log``, everything the unit printed, every attempt appended (:mod:`benchmark.run.console`).
 A killed unit resumes: finished stages are reused (their export is checked against the stage's config hash),
 the stage that was running continues from its last train state, and finished evaluations are kept.
 """
@@ -30,9 +32,11 @@ from benchmark.results import now_iso, result_path, save_result, write_json_atom
 from benchmark.run.console import UNIT_LOG, unit_console
 from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError
 from benchmark.run.plan import StageSpec, UnitSpec
+from benchmark.run.stages import STAGES_HOME, finished, stage_id, stage_lock
 
 FAILED_FILE = "failed.json"
-STAGES_DIR = "stages"
+STAGES_DIR = "stages"  # the layout before stages had homes of their own (read by `bench status`)
+STAGES_FILE = "stages.json"
 
 
 @dataclass
@@ -79,7 +83,7 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
         with unit_console(run_dir, enabled=dist.main) as log:
             result.log = log
             _prepare_dir(spec, run_dir, dist)
-            checkpoint = _train_chain(spec, data_root, run_dir, dist, result)
+            checkpoint = _train_chain(spec, data_root, Path(results_dir), dist, result)
             if dist.main:
                 _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
                 (run_dir / FAILED_FILE).unlink(missing_ok=True)
@@ -109,21 +113,31 @@ def finished_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path
     hashes = {} if data_hashes is None else data_hashes
     for name in spec.evals:
         task = TASKS.get(name)
-        if spec.split not in task.splits and not spec.strict:
-            result.skipped.append((name, f"task {name!r} has no {spec.split!r} split (it has: "
+        split = task_split(spec, task)
+        if split not in task.splits and not spec.strict:
+            result.skipped.append((name, f"task {name!r} has no {split!r} split (it has: "
                                          f"{', '.join(task.splits)})"))
             continue
-        path = result_path(results_dir, spec.run_id, name, spec.split)
-        if (name, spec.split) not in hashes:
+        path = result_path(results_dir, spec.run_id, name, split)
+        if (name, split) not in hashes:
             try:
-                hashes[name, spec.split] = task.data_sha256(Path(data_root), spec.split)
+                hashes[name, split] = task.data_sha256(Path(data_root), split)
             except MissingDataError:
-                hashes[name, spec.split] = None
+                hashes[name, split] = None
         stored = _stored_hash(path)
-        if stored is None or stored != hashes[name, spec.split]:
+        if stored is None or stored != hashes[name, split]:
             return None
         result.results.append((name, path))
     return result
+
+
+def task_split(spec: UnitSpec, task: Any) -> str:
+    """The split ``task`` is evaluated on: the unit's, or test for a task without a dev split where dev was the
+    default (``--labeled-sizes``: the paper scores Fig. 2 on the dev sets and TwitterPara, which has none, on
+    test)."""
+    if spec.split not in task.splits and spec.test_where_no_dev and "test" in task.splits:
+        return "test"
+    return spec.split
 
 
 def _stored_hash(path: Path) -> str | None:
@@ -135,13 +149,13 @@ def _stored_hash(path: Path) -> str | None:
 
 
 def _prepare_dir(spec: UnitSpec, run_dir: Path, dist: Any) -> None:
+    """config.json, env.json and stages.json (--force is applied by the driver: benchmark.run.stages.force_reset)."""
     if dist.main:
-        if spec.force:  # start over, keeping the lock this process holds and the log it writes
-            for child in run_dir.iterdir():
-                if child.name not in (LOCK_FILE, UNIT_LOG):
-                    shutil.rmtree(child) if child.is_dir() else child.unlink()
         run_dir.mkdir(parents=True, exist_ok=True)
         write_json_atomic(run_dir / "config.json", {**spec.config, "seed": spec.seed, "run_id": spec.run_id})
+        write_json_atomic(run_dir / STAGES_FILE, [
+            {"stage": k + 1, "method": s.method, "stage_id": stage_id(s.identity), "home": s.home,
+             "pooling": s.pooling} for k, s in enumerate(spec.stages)])
         if not (run_dir / "env.json").is_file():
             write_json_atomic(run_dir / "env.json", {**env_info(spec.device), "world_size": dist.world})
     if dist.world > 1:
@@ -150,48 +164,86 @@ def _prepare_dir(spec: UnitSpec, run_dir: Path, dist: Any) -> None:
         torch.distributed.barrier()
 
 
-def stage_dir(run_dir: Path, spec: UnitSpec, k: int) -> Path:
-    """Where stage ``k`` trains: the run directory for a single stage, ``stages/<k+1>-<method>/`` in a chain."""
-    if len(spec.stages) == 1:
-        return run_dir
-    return run_dir / STAGES_DIR / f"{k + 1}-{spec.stages[k].method}"
-
-
-def _train_chain(spec: UnitSpec, data_root: Path, run_dir: Path, dist: Any, result: UnitResult) -> Path:
-    """Train every stage in order; returns the final checkpoint."""
-    from benchmark.registry import METHODS
-    from benchmark.train.loop import CHECKPOINT_DIR, STATE_DIR, train
+def _train_chain(spec: UnitSpec, data_root: Path, results_dir: Path, dist: Any, result: UnitResult) -> Path:
+    """Train or reuse every stage in order, each in its home under its lock; returns the final checkpoint."""
+    from benchmark.train.loop import CHECKPOINT_DIR
 
     previous: Path | None = None
-    corpus = None
+    data: dict[str, Any] = {}  # the unit's corpus, loaded once if a stage trains on it
     for k, stage in enumerate(spec.stages):
-        method = METHODS.get(stage.method)
-        values = dict(stage.values)
-        if previous is not None:
-            values["model"] = str(previous)
-        cfg = method.config(stage.preset, values)
-        if stage.data["kind"] == "corpus":
-            corpus = corpus or _load_corpus(spec, data_root)
-            examples = corpus.examples
-        else:
-            examples = _load_labeled(method, cfg, spec, stage, data_root)
-        out = stage_dir(run_dir, spec, k)
-        run_config = {**spec.config, "seed": spec.seed} if len(spec.stages) == 1 else {
-            **spec.config, "seed": spec.seed, "stage": k + 1}
-        if dist.main and len(spec.stages) > 1:
-            write_json_atomic(out / "config.json", {"stage": k + 1, "method": stage.method, "preset": stage.preset,
-                                                    "values": values, "data": stage.data, "run_id": spec.run_id})
-        note = _training_note(out, CHECKPOINT_DIR, STATE_DIR)
-        say(f"  stage {k + 1}/{len(spec.stages)} {stage.method}: {note}" if len(spec.stages) > 1
-            else f"  {stage.method}: {note}")
-        dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every and cfg.dev_task else None
-        train(method, cfg, examples, out, seed=spec.seed, device=spec.device, resume=True,
-              show_progress=spec.show_progress, run_config=run_config, dev_eval=dev_eval)
-        result.training.append(note)
-        previous = out / CHECKPOINT_DIR
+        home = results_dir / stage.home
+        with stage_lock(home, say, enabled=dist.world == 1):
+            result.training.append(_stage(spec, k, previous, home, data_root, dist, data))
+        previous = home / CHECKPOINT_DIR
+    assert previous is not None
     if dist.main:
-        shutil.copyfile(previous / "method.json", run_dir / "method.json")
+        shutil.copyfile(previous / "method.json", results_dir / spec.run_id / "method.json")
     return previous
+
+
+def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root: Path, dist: Any,
+           data: dict[str, Any]) -> str:
+    """Train stage ``k`` in ``home`` (or resume it, or reuse its finished export); returns what happened."""
+    from benchmark.registry import METHODS
+    from benchmark.results import config_hash
+    from benchmark.train.checkpoint import finished_checkpoint
+    from benchmark.train.loop import CHECKPOINT_DIR, STATE_DIR, train
+
+    stage = spec.stages[k]
+    method = METHODS.get(stage.method)
+    values = {**stage.values, "model": str(previous)} if previous is not None else dict(stage.values)
+    cfg = method.config(stage.preset, values)
+    note = _training_note(home, CHECKPOINT_DIR, STATE_DIR)
+    where = "" if stage.home == spec.run_id else f" [{stage.home}]"
+    say(f"  stage {k + 1}/{len(spec.stages)} {stage.method}: {note}{where}" if len(spec.stages) > 1
+        else f"  {stage.method}: {note}{where}")
+    if finished(home):  # an export found in the home must be this stage's (else a ConfigError names both)
+        finished_checkpoint(home / CHECKPOINT_DIR, stage.method, config_hash(stage.identity))
+        return note
+    if previous is not None:
+        repair_dropout(previous)
+    if stage.data["kind"] == "corpus":
+        data.setdefault("corpus", _load_corpus(spec, data_root))
+        examples = data["corpus"].examples
+    else:
+        examples = _load_labeled(method, cfg, spec, stage, data_root)
+    if dist.main:
+        _write_stage_files(spec, stage, home, values)
+    dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every and cfg.dev_task else None
+    train(method, cfg, examples, home, seed=spec.seed, device=spec.device, resume=True,
+          show_progress=spec.show_progress, run_config=stage.identity, dev_eval=dev_eval)
+    return note
+
+
+def repair_dropout(checkpoint: Path) -> None:
+    """An export written before exports carried the backbone's dropout rates (CT and ConSERT wrote zeros) gets
+    them back before a later stage trains from it."""
+    from benchmark.train.checkpoint import read_method_json, restore_dropout
+
+    meta = read_method_json(checkpoint) or {}
+    if meta and "dropout_restored_from" not in meta and meta.get("base_model"):
+        try:
+            restore_dropout(checkpoint, str(meta["base_model"]))
+        except (BenchError, OSError, ValueError) as e:
+            say(f"  warning: could not restore the dropout rates of {checkpoint} from {meta['base_model']}: {e}")
+            return
+        write_json_atomic(checkpoint / "method.json", {**meta, "dropout_restored_from": meta["base_model"]})
+
+
+def _write_stage_files(spec: UnitSpec, stage: StageSpec, home: Path, values: dict[str, Any]) -> None:
+    """A stage home's config.json (written once, by the first unit that trains it) and env.json. A first stage
+    whose home is a single-method unit's run directory gets that unit's config.json."""
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "config.json").is_file():
+        if stage.home.startswith(STAGES_HOME):
+            config = {"stage_id": stage_id(stage.identity), "method": stage.method, "preset": stage.preset,
+                      "values": values, "data": stage.data, "seed": spec.seed, "pooling": stage.pooling,
+                      "identity": stage.identity, "first_trained_by": spec.run_id}
+        else:
+            config = {**stage.identity, "run_id": home.name}
+        write_json_atomic(home / "config.json", config)
+    if not (home / "env.json").is_file():
+        write_json_atomic(home / "env.json", env_info(spec.device))
 
 
 def _training_note(out: Path, checkpoint_dir: str, state_dir: str) -> str:
@@ -252,14 +304,15 @@ def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Pa
     scorer = None
     for task_name in spec.evals:
         task = TASKS.get(task_name)
-        if spec.split not in task.splits and not spec.strict:
-            result.skipped.append((task_name, f"task {task_name!r} has no {spec.split!r} split "
+        split = task_split(spec, task)
+        if split not in task.splits and not spec.strict:
+            result.skipped.append((task_name, f"task {task_name!r} has no {split!r} split "
                                               f"(it has: {', '.join(task.splits)})"))
             continue
-        path = result_path(results_dir, spec.run_id, task_name, spec.split)
-        if not (path.is_file() and _same_data(path, task, spec.split, data_root)):
+        path = result_path(results_dir, spec.run_id, task_name, split)
+        if not (path.is_file() and _same_data(path, task, split, data_root)):
             scorer = scorer or _scorer(checkpoint, spec)
-            if not _evaluate_one(spec, task_name, scorer, data_root, results_dir, result):
+            if not _evaluate_one(spec, task_name, split, scorer, data_root, results_dir, result):
                 continue
         result.results.append((task_name, path))
 
@@ -285,14 +338,14 @@ def _scorer(checkpoint: Path, spec: UnitSpec) -> Any:
                                  show_progress=spec.show_progress))
 
 
-def _evaluate_one(spec: UnitSpec, task: str, scorer: Any, data_root: Path, results_dir: Path,
+def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root: Path, results_dir: Path,
                   result: UnitResult) -> bool:
     """Evaluate and store one result; a task whose data is missing is skipped (an error with --strict)."""
     from benchmark.eval.evaluate import evaluate, to_record
 
     t0 = time.perf_counter()
     try:
-        ev = evaluate(task, scorer, spec.split, data_root)
+        ev = evaluate(task, scorer, split, data_root)
     except MissingDataError as e:
         if spec.strict:
             raise
@@ -307,9 +360,11 @@ def _evaluate_one(spec: UnitSpec, task: str, scorer: Any, data_root: Path, resul
     variant = stage_variant(spec)
     if variant:
         meta["variant"] = variant
+    if spec.start:
+        meta["nli_sts_model"] = spec.start
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
                                        config=spec.config))
-    say(f"  {task}/{spec.split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
+    say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
         f"{time.perf_counter() - t0:.1f} s)")
     return True
 

@@ -10,6 +10,8 @@ Export layout (``<run>/checkpoint/``), loadable with ``SentenceTransformer(path)
   and the flag-style pooling config are used because every sentence-transformers version reads them;
 - ``method.json``: method, pooling, max_length, config, config_hash, base_model, versions (+ plugin extras such as
   ``prompt``). :class:`benchmark.eval.encoder.HFEncoder` reads pooling, max_length and prompt from it.
+- the HF ``config.json`` carries the backbone's dropout rates (:func:`restore_dropout`): a method that trains
+  with dropout off (CT, ConSERT) must not hand zero rates to the stage that starts from its export.
 
 A plugin whose pooling is not one of these (BERT-flow's ``flow``, DenoSent's ``mask_token``, SimCSE's
 ``cls_mlp``) hands its own writer to :func:`export_checkpoint` through ``Method.pooling_writer``, so nothing is
@@ -120,19 +122,23 @@ def export_checkpoint(model: nn.Module, tokenizer: Any, out_dir: str | Path, *, 
                       max_length: int, config: dict[str, Any], base_model: str,
                       extra: dict[str, Any] | None = None,
                       write_extra: Callable[[Path], None] | None = None,
-                      pooling_writer: STWriter | None = None) -> Path:
+                      pooling_writer: STWriter | None = None, dropout_from: str | None = None) -> Path:
     """Write ``model`` + ``tokenizer`` as a sentence-transformers directory with ``method.json``.
 
     Written into a temporary sibling and renamed into place, so ``out_dir`` is either the old or the new
     checkpoint, never a mix. ``method.json`` goes last: its presence marks a finished export.
     ``pooling_writer`` writes the pooling modules (default: the built-in one of ``pooling``);
     ``write_extra(dir)`` may add files (a plugin's extra weights) before method.json is written.
+    ``dropout_from`` (the model training started from) gives the dropout rates the export's config declares.
     """
     pooling_writer = pooling_writer or builtin_writer(pooling)
     out_dir = Path(out_dir)
     tmp = out_dir.with_name(f".{out_dir.name}.tmp-{os.getpid()}")
     shutil.rmtree(tmp, ignore_errors=True)
     model.save_pretrained(tmp)
+    if dropout_from is not None:
+        restore_dropout(tmp, dropout_from)
+        extra = {**(extra or {}), "dropout_restored_from": dropout_from}
     tokenizer.save_pretrained(tmp)
     modules = [{"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"}]
     modules += pooling_writer(tmp, model.config)
@@ -151,6 +157,31 @@ def export_checkpoint(model: nn.Module, tokenizer: Any, out_dir: str | Path, *, 
     honour_umask(tmp)  # safetensors writes the weights 0600; a shared results store must let the group read them
     _swap_into_place(tmp, out_dir)
     return out_dir
+
+
+_DROPOUT_SUFFIXES = ("dropout", "dropout_prob")  # as benchmark.train.plugin.zero_dropout_fields
+
+
+def dropout_rates(config: dict[str, Any]) -> dict[str, float]:
+    """The dropout rates of an HF config dict (keys ending in dropout / dropout_prob holding a number)."""
+    return {k: v for k, v in config.items()
+            if k.endswith(_DROPOUT_SUFFIXES) and isinstance(v, (int, float)) and not isinstance(v, bool)}
+
+
+def restore_dropout(model_dir: str | Path, base: str) -> None:
+    """Write ``base``'s dropout rates into ``model_dir/config.json`` (the keys both configs have): training
+    switches (dropout off) stay out of the export, so fine-tuning it later trains with the backbone's dropout."""
+    from transformers import AutoConfig
+
+    from benchmark.eval.models import resolve_model
+
+    info = resolve_model(base)
+    rates = dropout_rates(AutoConfig.from_pretrained(info.path, local_files_only=info.local).to_dict())
+    path = Path(model_dir) / "config.json"
+    config = json.loads(path.read_text(encoding="utf-8"))
+    changed = {k: v for k, v in rates.items() if k in config and config[k] != v}
+    if changed:
+        write_json_atomic(path, {**config, **changed})
 
 
 def _swap_into_place(tmp: Path, out_dir: Path) -> None:

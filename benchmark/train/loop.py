@@ -252,7 +252,8 @@ def _export(run: _Run, target: Path, run_config: dict[str, Any], extra: dict[str
                              max_length=eval_max_length(cfg, model), config=run_config, base_model=cfg.model,
                              extra={**(method.method_json(cfg) if own else {}), **extra},
                              write_extra=(lambda d: method.export_extra(run.module, cfg, d)) if own else None,
-                             pooling_writer=method.pooling_writer(cfg) if own else builtin_writer(pooling))
+                             pooling_writer=method.pooling_writer(cfg) if own else builtin_writer(pooling),
+                             dropout_from=cfg.model)
 
 
 def eval_max_length(cfg: TrainConfig, model: Any) -> int:

@@ -176,6 +176,26 @@ def shuffled_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0,
     return perm[start : start + batch_size].tolist()
 
 
+def batches_per_epoch(n: int, batch_size: int, world: int = 1, keep_partial: bool = False) -> int:
+    """Steps in one pass over ``n`` examples: whole global batches, or with ``keep_partial`` (a DataLoader with
+    drop_last=False, one process) ceil(n / batch_size), the last batch holding the remainder."""
+    if keep_partial and world == 1:
+        return max(1, math.ceil(n / batch_size))
+    return max(1, n // (batch_size * world))
+
+
+def epoch_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0, world: int = 1,
+                keep_partial: bool = False) -> list[int]:
+    """The example indices of ``step``: :func:`shuffled_batch`, or with ``keep_partial`` (one process) the same
+    seeded epoch permutations cut into ceil(n / batch_size) batches, so the last one of an epoch is smaller
+    and an epoch of fewer examples than a batch is one step. Under DDP whole global batches only (a rank could
+    otherwise get an empty remainder)."""
+    if not keep_partial or world > 1:
+        return shuffled_batch(n, batch_size, step, seed, rank, world)
+    epoch, k = divmod(step, batches_per_epoch(n, batch_size, world, keep_partial))
+    return epoch_permutation(n, seed, epoch)[k * batch_size : (k + 1) * batch_size].tolist()
+
+
 _PERM_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
 
 

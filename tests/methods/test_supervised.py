@@ -129,8 +129,10 @@ def test_examples_are_checked(tiny_bert_dir):
     assert cosine.prepare_examples(cfg, [("a ", "b", 1), ("c", "d", 0.5)], 2) == [("a", "b", 1.0), ("c", "d", 0.5)]
     with pytest.raises(BenchError, match=r"labeled example 1 .*label in \[-1, 1\]"):
         cosine.prepare_examples(cfg, [("a", "b", 1.0), ("c", "d", 4.0)], 1)
+    assert cosine.prepare_examples(cfg, [("a", "b", 1.0)], 2) == [("a", "b", 1.0)]  # [ST] a partial batch trains
+    nli = METHODS.get("sbert-nli")  # its NoDuplicatesDataLoader yields whole batches only
     with pytest.raises(BenchError, match="fewer than one batch"):
-        cosine.prepare_examples(cfg, [("a", "b", 1.0)], 2)
+        nli.prepare_examples(tiny_config(nli, tiny_bert_dir, batch_size=2), [("a", "b", "c")], 2)
     mcfg = tiny_config(mnrl, tiny_bert_dir, hard_negatives=False)
     assert mnrl.prepare_examples(mcfg, [("a", "b", "n")], 1) == [("a", "b")]
     with pytest.raises(BenchError, match="non-blank"):
@@ -147,7 +149,10 @@ def test_dev_schedule_in_epochs_and_steps(tiny_bert_dir):
     m = METHODS.get("sbert-cosine")
     assert _dev_steps(m, m.config("paper"), 6400, 300) == [100, 200, 300]  # batch 64: one epoch = 100 steps
     assert _dev_steps(m, m.config("paper", dev_every=0.1), 6400, 30) == [10, 20, 30]
-    assert _dev_steps(m, m.config("paper", dev_every=250, dev_unit="steps"), 6400, 600) == [250, 500]
+    # [ST v0.3.8] fit: every evaluation_steps steps of an epoch, and at each epoch's end
+    assert _dev_steps(m, m.config("paper", dev_every=250, dev_unit="steps"), 6400, 300) == [100, 200, 300]
+    assert _dev_steps(m, m.config("paper", dev_every=40, dev_unit="steps"), 6400, 200) == [40, 80, 100, 140, 180,
+                                                                                          200]
     with pytest.raises(ConfigError, match="whole number of steps"):
         m.config("paper", dev_every=0.5, dev_unit="steps")
 

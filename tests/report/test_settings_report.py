@@ -112,3 +112,41 @@ def test_report_list():
                  "corpus-size", "loss-curves"):
         assert f"{name}  (" in out.output
     assert "--labeled-sizes" in out.output and "--setting" in out.output
+
+
+def test_the_pretraining_figure_says_which_split_each_panel_reads(tmp_path):
+    """Fig. 2 is scored on the dev sets; TwitterPara has none and is read on test. Every curve of a panel reads
+    the same split, and the figure's title and caption say which."""
+    from benchmark.report.pretraining import splits_caption
+
+    root = tmp_path / "results"
+    for seed in (0, 1):
+        for method in ("sbert-mnrl", "tsdae>sbert-mnrl"):
+            add_result(root, method, seed, "askubuntu", {"map": 0.6}, split="dev", setting="pretraining",
+                       config={"labeled_size": 100})
+            add_result(root, method, seed, "askubuntu", {"map": 0.5}, split="test", setting="pretraining",
+                       config={"labeled_size": 100})
+            add_result(root, method, seed, "stsb", {"spearman": 0.7}, split="dev", setting="pretraining",
+                       config={"labeled_size": 100})
+            add_result(root, method.replace("mnrl", "cosine"), seed, "twitterpara",
+                       {"ap_twitterurl": 0.8, "ap_pit": 0.7, "ap_avg": 0.75}, setting="pretraining",
+                       config={"labeled_size": 100})
+    points = curve_points(index_results(iter_results(root)))
+    assert {(p.column, p.split) for p in points} == {("askubuntu", "dev"), ("stsb", "dev"),
+                                                      ("twitterpara.avg", "test")}
+    assert splits_caption(points) == "scored on dev (TwitterP. Avg.: test)"
+    rep = make_report(ReportOptions(results_dir=root, out=tmp_path / "out", tables=("paper-table2",),
+                                    formats=("md",)))
+    plot = next(p for p in rep.plots if p.name == "pretraining")
+    assert "scored on dev (TwitterP. Avg.: test)" in plot.caption
+
+
+def test_a_chain_of_no_paper_setting_is_its_own_block_and_never_bold(tmp_path):
+    root = tmp_path / "results"
+    add_useb(root, "tsdae", 0, 0.60, 0.14, (0.76, 0.70), (0.72,) * 4)
+    add_useb(root, "sbert-nli>sbert-stsb", 0, 0.70, 0.20, (0.80, 0.75), (0.80,) * 4, setting="other-supervised")
+    built = build_table(TABLES.get("paper-table2"), index_results(iter_results(root)))
+    blocks = dict(built.blocks())
+    (row,) = blocks["Other chains with supervised stages (no setting of the paper)"]
+    assert row.upper_bound and not row.cells["askubuntu"].bold
+    assert blocks["Unsupervised learning"][0].cells["askubuntu"].bold  # the unsupervised row keeps the bold mark

@@ -39,6 +39,11 @@ def _weights(checkpoint: Path) -> dict[str, torch.Tensor]:
     return load_file(str(checkpoint / "model.safetensors"))
 
 
+def _homes(run: Path) -> list[Path]:
+    """The stage homes a unit's stages.json names."""
+    return [run.parent / e["home"] for e in json.loads((run / "stages.json").read_text())]
+
+
 def test_stage_two_starts_from_stage_one(tiny_bert_dir, corpus_file, tmp_path):
     # Stage 2 with a vanishing learning rate: its export must equal stage 1's export, not the backbone.
     opts = _opts(tiny_bert_dir, corpus_file, overrides=TINY + ("simcse.lr=1e-12",))
@@ -46,7 +51,10 @@ def test_stage_two_starts_from_stage_one(tiny_bert_dir, corpus_file, tmp_path):
         outcome = run_benchmark(opts, ASSETS, tmp_path)
     (unit,) = outcome.units
     run = unit.run_dir
-    first, second = run / "stages/1-mlm/checkpoint", run / "stages/2-simcse/checkpoint"
+    first_home, second_home = _homes(run)
+    # stage 1 is the single-method unit `mlm` of the same config (its run directory); stage 2 has its own home
+    assert first_home.name.startswith("mlm__tiny-bert") and second_home.parent.name == ".stages"
+    first, second = first_home / "checkpoint", second_home / "checkpoint"
     assert json.loads((second / "method.json").read_text())["base_model"] == str(first)
     w1, w2, w0 = _weights(first), _weights(second), _weights(tiny_bert_dir)
     shared = [k for k in w2 if k in w1 and "pooler" not in k]
@@ -57,7 +65,9 @@ def test_stage_two_starts_from_stage_one(tiny_bert_dir, corpus_file, tmp_path):
     record = json.loads((run / "stsb" / "test.json").read_text())
     assert record["method"]["name"] == "mlm>simcse" and record["method"]["base_model"] == str(tiny_bert_dir)
     assert run.name.startswith("mlm+simcse__tiny-bert") and unit_state(run).state == "done"
-    assert (run / "stages/1-mlm/config.json").is_file() and (run / "stages/2-simcse/log.jsonl").is_file()
+    assert (first_home / "config.json").is_file() and (second_home / "log.jsonl").is_file()
+    assert json.loads((first_home / "config.json").read_text())["run_id"] == first_home.name
+    assert not (run / "checkpoint").exists() and not (run / "stages").exists()  # no copies in the unit
 
 
 def test_a_chain_killed_in_stage_two_resumes_to_the_same_weights(tiny_bert_dir, corpus_file, tmp_path,
@@ -84,12 +94,13 @@ def test_a_chain_killed_in_stage_two_resumes_to_the_same_weights(tiny_bert_dir, 
         state = unit_state(killed)
         assert state.state == "interrupted" or state.state == "failed"
         assert state.stage == "2/2 simcse" and state.step == 3 and "Crash" in state.detail
-        stamp = (killed / "stages/1-mlm/checkpoint/model.safetensors").stat().st_mtime_ns
+        first, second = _homes(killed)
+        stamp = (first / "checkpoint/model.safetensors").stat().st_mtime_ns
         monkeypatch.setattr(loop, "train", real_train)
         resumed = run_benchmark(opts, ASSETS, tmp_path / "killed").units[0]
     assert resumed.training == ["reusing its finished checkpoint", "resuming from its last train state"]
-    assert (killed / "stages/1-mlm/checkpoint/model.safetensors").stat().st_mtime_ns == stamp
-    a, b = _weights(clean / "stages/2-simcse/checkpoint"), _weights(killed / "stages/2-simcse/checkpoint")
+    assert (first / "checkpoint/model.safetensors").stat().st_mtime_ns == stamp
+    a, b = _weights(_homes(clean)[1] / "checkpoint"), _weights(second / "checkpoint")
     assert all(torch.equal(a[k], b[k]) for k in a)
     assert not (killed / "failed.json").exists() and unit_state(killed).state == "done"
 

@@ -39,15 +39,16 @@ def test_pretraining_grid_feeds_the_report(tiny_bert_dir, tmp_path):
 
     result = CliRunner().invoke(main, _args(tiny_bert_dir, tmp_path, "--labeled-sizes", "4"))
     assert result.exit_code == 0, result.output
-    records = [json.loads(p.read_text()) for p in (tmp_path / "results").glob("*/stsb/test.json")]
+    assert not list((tmp_path / "results").glob("*/stsb/test.json"))  # Fig. 2 is read on the dev sets
+    records = [json.loads(p.read_text()) for p in (tmp_path / "results").glob("*/stsb/dev.json")]
     assert sorted((r["method"]["name"], r["config"]["labeled_size"]) for r in records) == [
         ("sbert-cosine", 4), ("tsdae>sbert-cosine", 4)]
     assert {r["config"]["setting"] for r in records} == {"pretraining"}
     stage = next(r for r in records if r["method"]["name"] == "sbert-cosine")["config"]["stages"][0]["data"]
     assert stage["label"].startswith(str(PAIRS)) and stage["examples"] == 6  # the full set's size and hash
     points = curve_points(index_results(iter_results(tmp_path / "results")))
-    # one point per pre-training method ("sbert" = from the backbone), read on test (no dev results stored)
-    assert sorted((p.method, p.size, p.split) for p in points) == [("sbert", 4, "test"), ("tsdae", 4, "test")]
+    # one point per pre-training method ("sbert" = from the backbone), read on the dev split by default
+    assert sorted((p.method, p.size, p.split) for p in points) == [("sbert", 4, "dev"), ("tsdae", 4, "dev")]
 
 
 def test_the_target_dev_split_is_dropped_where_the_task_has_none(tiny_bert_dir, tmp_path):

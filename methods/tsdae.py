@@ -196,7 +196,7 @@ class TSDAE(Method):
         # labels (--corpus allnli), STSb dev every 1.5K steps up to 30K, the best dev checkpoint kept; noise ratio
         # 0.3, CLS, untied (tying is the search's last step, which reached 79.15). Evaluate with --split dev.
         "app-a": {"model": "bert-base-uncased", "max_steps": 30_000, "dev_task": "stsb", "dev_every": 1_500,
-                  "noise_ratio": 0.3, "tie_encoder_decoder": False},
+                  "noise_ratio": 0.3, "tie_encoder_decoder": False, "amp": "off"},  # v0.3.8 fit: fp32
     }
     preset_notes = {
         "app-a": "App. A states the protocol, not the untied decoder's checkpoint: the encoder's own "

@@ -40,6 +40,12 @@ REFERENCE: dict[tuple[str, str], tuple[str, str]] = {
     ("paser", "paper"): (FP32, "[PS]"), ("paser", "paper-eq2"): (FP32, "[PS]"), ("paser", "official"): (FP32, "[PS]"),
     **{(m, p): (FP32, "[ST v0.3.8] / v2.2.2 examples use_amp=False")
        for m in ("sbert-mnrl", "sbert-cosine", "sbert-nli", "sbert-stsb") for p in ("paper", "official")},
+    ("tsdae", "app-a"): (FP32, "[ST v0.3.8] fit use_amp=False (App. A's runs)"),
+    # R. Wang 2022: no training precision stated anywhere in the thesis; fp32, the suite's default, said in the note
+    ("simcse", "thesis"): (FP32, "thesis: not stated"), ("consert", "thesis"): (FP32, "thesis: not stated"),
+    ("consert", "thesis2"): (FP32, "thesis: not stated"),
+    **{(m, p): (FP32, "thesis: not stated") for m in ("clm-ae", "mlm-ae", "simcse-clm", "simcse-mlm", "consert-clm",
+                                                       "consert-mlm") for p in ("paper", "official", "thesis")},
 }
 
 

@@ -13,8 +13,10 @@ TOKENS_PER_SENTENCE = 32  # a typical in-domain sentence after tokenisation (USE
 UTILISATION = 0.35  # share of the matmul peak a training step reaches (attention, optimizer, data)
 
 
-def paper_preset_note(plan: Plan, device: str | None) -> str | None:
-    """One paragraph naming the paper preset's budget and its estimated time here, or None if no unit uses it."""
+def paper_preset_note(plan: Plan, device: str | None, launcher: str = "local") -> str | None:
+    """One paragraph naming the paper preset's budget and its estimated time here, or None if no unit uses it.
+    Under Ray or SLURM the units run on the cluster's devices, not this driver: nothing is measured here (a matmul
+    on a login node says nothing about the cluster, and `--device cuda` may have no GPU here to run it on)."""
     paper = [(u, s) for u in plan.units for s in u.stages if s.preset == "paper"]
     if not paper:
         return None
@@ -22,12 +24,16 @@ def paper_preset_note(plan: Plan, device: str | None) -> str | None:
     steps = sum(int(c.get("max_steps") or 0) for c in configs)
     flops = sum(6 * _params(c.get("model", "")) * c.get("batch_size", 8) * TOKENS_PER_SENTENCE
                 * int(c.get("max_steps") or 0) for c in configs)
-    rate, where = _matmul_flops(device)
-    hours = flops / (rate * UTILISATION) / 3600
     models = sorted({str(c.get("model")) for c in configs})
+    if launcher == "local":
+        rate, where = _matmul_flops(device)
+        estimate = f"Rough estimate on {where}: {_human(flops / (rate * UTILISATION) / 3600)}"
+    else:
+        estimate = (f"About {flops:.1e} training FLOPs in all; not timed on this driver (--launcher {launcher}: "
+                    "the units run on the cluster's devices)")
     return (f"preset 'paper' (the default): {len(paper)} training stage(s) on {', '.join(models)}, "
-            f"{steps:,} optimizer steps in all, as the papers trained them. Rough estimate on {where}: "
-            f"{_human(hours)}. For a quick run use --preset smoke (a few hundred steps of the packaged MiniLM).")
+            f"{steps:,} optimizer steps in all, as the papers trained them. {estimate}. "
+            f"For a quick run use --preset smoke (a few hundred steps of the packaged MiniLM).")
 
 
 def _stage_config(unit: Any, stage: Any) -> dict[str, Any]:

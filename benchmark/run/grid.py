@@ -10,11 +10,15 @@ and validated up front and :mod:`benchmark.run.unit` for what one unit does and 
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchmark.results import StoredResult, result_path
+from benchmark.run.baseline_job import baseline_job
+from benchmark.run.console import UNIT_LOG
+from benchmark.run.lock import LOCK_FILE, UnitLock
 from benchmark.run.plan import BaselineSpec, Plan, RunOptions, UnitSpec, method_overrides, plan_run
 from benchmark.run.unit import UnitResult, finished_unit, run_unit, say
 
@@ -56,23 +60,46 @@ def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute:
     outcome = RunOutcome(skipped=list(plan.skipped))
     for note in plan.notes:
         say(note)
-    for baseline in plan.baselines:
+    remote = bool(getattr(execute, "remote", False))  # Ray / SLURM: the baselines encode on the cluster too
+    for baseline in [] if remote else plan.baselines:
         _run_baseline(baseline, opts, Path(data_root), Path(results_dir), outcome)
-    todo = []
+    todo: list = [baseline_job(b, opts) for b in plan.baselines] if remote else []
     hashes: dict[tuple[str, str], str | None] = {}
     for unit in plan.units:
+        if unit.force:  # once, here: a retried or requeued attempt must resume, not start over again
+            start_over(unit, Path(results_dir))
+            unit = replace(unit, force=False)
         done = finished_unit(unit, data_root, results_dir, hashes)
         if done is None:
             todo.append(unit)
         else:
             collect(outcome, done)
-    if len(todo) < len(plan.units):
-        say(f"{len(plan.units) - len(todo)} of {len(plan.units)} unit(s) already done (results kept); "
-            f"{len(todo)} to run")
+    baseline_ids = {u.run_id for u in todo if not isinstance(u, UnitSpec)}
+    n_todo = len(todo) - len(baseline_ids)
+    if n_todo < len(plan.units):
+        say(f"{len(plan.units) - n_todo} of {len(plan.units)} unit(s) already done (results kept); "
+            f"{n_todo} to run")
     if todo:
         for result in (execute or run_sequentially)(todo, Path(data_root), Path(results_dir)):
-            collect(outcome, result)
+            if result.run_id in baseline_ids and result.state == "done":
+                outcome.skipped.extend(result.skipped)  # a baseline row, not a unit
+                for task, path in result.results:
+                    outcome.add(result.row, task, path)
+            else:
+                collect(outcome, result)
     return outcome
+
+
+def start_over(unit: UnitSpec, results_dir: Path) -> None:
+    """``--force``: empty the unit's directory (its log kept), holding its lock meanwhile, so a unit another
+    process runs is refused (UnitLockedError) rather than wiped under it."""
+    run_dir = results_dir / unit.run_id
+    if not run_dir.is_dir():
+        return
+    with UnitLock(run_dir):
+        for child in run_dir.iterdir():
+            if child.name != UNIT_LOG and not child.name.startswith(LOCK_FILE):
+                shutil.rmtree(child) if child.is_dir() else child.unlink()
 
 
 def collect(outcome: RunOutcome, result: UnitResult) -> None:

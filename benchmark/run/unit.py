@@ -28,7 +28,7 @@ from typing import Any
 from benchmark.errors import BenchError, MissingDataError
 from benchmark.results import now_iso, result_path, save_result, write_json_atomic
 from benchmark.run.console import UNIT_LOG, unit_console
-from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError
+from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
 from benchmark.run.plan import StageSpec, UnitSpec
 
 FAILED_FILE = "failed.json"
@@ -42,7 +42,7 @@ class UnitResult:
     run_id: str
     run_dir: Path
     row: str
-    state: str = "done"  # done | locked | failed
+    state: str = "done"  # done | locked (another process holds it) | failed
     results: list[tuple[str, Path]] = field(default_factory=list)  # (task, result file)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     training: list[str] = field(default_factory=list)  # per stage: trained | resumed at N | reused
@@ -79,10 +79,13 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
         with unit_console(run_dir, enabled=dist.main) as log:
             result.log = log
             _prepare_dir(spec, run_dir, dist)
-            checkpoint = _train_chain(spec, data_root, run_dir, dist, result)
+            checkpoint = _train_chain(spec, data_root, run_dir, dist, result, lock)
             if dist.main:
                 _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
                 (run_dir / FAILED_FILE).unlink(missing_ok=True)
+    except UnitLockLostError as e:  # another process holds the unit now: it is not this process's to mark
+        result.state, result.error = "locked", str(e)
+        return result
     except BaseException as e:
         if dist.main:
             mark_failed(run_dir, e)
@@ -157,8 +160,10 @@ def stage_dir(run_dir: Path, spec: UnitSpec, k: int) -> Path:
     return run_dir / STAGES_DIR / f"{k + 1}-{spec.stages[k].method}"
 
 
-def _train_chain(spec: UnitSpec, data_root: Path, run_dir: Path, dist: Any, result: UnitResult) -> Path:
-    """Train every stage in order; returns the final checkpoint."""
+def _train_chain(spec: UnitSpec, data_root: Path, run_dir: Path, dist: Any, result: UnitResult,
+                 lock: UnitLock | None = None) -> Path:
+    """Train every stage in order; returns the final checkpoint. Training stops after the step in which the
+    unit's lock was found taken over (:meth:`UnitLock.check`)."""
     from benchmark.registry import METHODS
     from benchmark.train.loop import CHECKPOINT_DIR, STATE_DIR, train
 
@@ -186,7 +191,8 @@ def _train_chain(spec: UnitSpec, data_root: Path, run_dir: Path, dist: Any, resu
             else f"  {stage.method}: {note}")
         dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every else None
         train(method, cfg, examples, out, seed=spec.seed, device=spec.device, resume=True,
-              show_progress=spec.show_progress, run_config=run_config, dev_eval=dev_eval)
+              show_progress=spec.show_progress, run_config=run_config, dev_eval=dev_eval,
+              on_step=None if lock is None else lambda _step: lock.check())
         result.training.append(note)
         previous = out / CHECKPOINT_DIR
     if dist.main:

@@ -180,7 +180,7 @@ def _save_state(run: _Run, step: int) -> None:
         save_train_state(run.state_dir, {
             "method": run.method.name, "config_hash": run.run_hash, "step": step,
             "module": run.module.state_dict(), "optimizer": run.optimizer.state_dict(),
-            "scheduler": run.scheduler.state_dict(), "rng": rng_state(), "dev_best": run.dev_best,
+            "scheduler": run.scheduler.state_dict(), "rng": rng_state(run.device), "dev_best": run.dev_best,
             "dev_stale": run.dev_stale,
             # The data position is a function of the step (see Method.batch_indices); stored for readers.
             "data_position": {"step": step, "sentences_seen": step * run.method.sentences_per_step(run.cfg)
@@ -194,7 +194,7 @@ def _restore(run: _Run, state: dict[str, Any]) -> int:
     run.module.load_state_dict(state["module"])
     run.optimizer.load_state_dict(state["optimizer"])
     run.scheduler.load_state_dict(state["scheduler"])
-    set_rng_state(state["rng"])
+    set_rng_state(state["rng"], run.device)
     run.dev_best = state.get("dev_best")
     run.dev_stale = int(state.get("dev_stale", 0))
     return int(state["step"])

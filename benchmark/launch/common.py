@@ -71,12 +71,15 @@ def isolated_attempt(unit_fn: UnitFn, spec: UnitSpec, data_root: Path, results_d
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA: the unit trains on the CPU
     log = attempt_log(spec, Path(results_dir))
     log.parent.mkdir(parents=True, exist_ok=True)
+    enabled = faulthandler.is_enabled()
     with open(log, "a", encoding="utf-8") as crash:
         faulthandler.enable(file=crash, all_threads=True)  # SIGSEGV/SIGABRT/...: the Python stack lands in unit.log
         try:
             return run_attempt(unit_fn, spec, data_root, results_dir, threads)
         finally:
             faulthandler.disable()
+            if enabled:
+                faulthandler.enable()  # as it was (on stderr)
 
 
 def attempt_log(spec: UnitSpec | BaselineJob, results_dir: Path) -> Path:

@@ -122,6 +122,15 @@ def _default_gpus(cluster: str, device: str | None) -> int:
     return 1 if local_gpus() else 0
 
 
+def make_executor(opts: LaunchOptions, cluster: str, folder: Path, params: dict[str, Any]) -> Any:
+    """submitit's executor for the run: ``params`` for every job, requeued on time-outs up to
+    ``slurm.max_requeues`` times (submitit's ``max_num_timeout``; it fails the job after that)."""
+    executor = submitit.AutoExecutor(folder=folder, cluster=cluster, slurm_max_num_timeout=opts.slurm.max_requeues,
+                                     local_max_num_timeout=opts.slurm.max_requeues)
+    executor.update_parameters(**params)
+    return executor
+
+
 class SlurmLauncher:
     """``execute`` for :func:`benchmark.run.grid.run_benchmark`: units as SLURM jobs (or local processes)."""
 
@@ -133,11 +142,8 @@ class SlurmLauncher:
 
     def __call__(self, units: Sequence[UnitSpec], data_root: Path, results_dir: Path) -> list[UnitResult]:
         data_root, results_dir = Path(data_root).resolve(), Path(results_dir).resolve()
-        executor = submitit.AutoExecutor(folder=launch_dir(results_dir) / "slurm", cluster=self.cluster,
-                                         slurm_max_num_timeout=self.opts.slurm.max_requeues,
-                                         local_max_num_timeout=self.opts.slurm.max_requeues)
         params = executor_parameters(self.opts, self.cluster, units[0].device if units else None)
-        executor.update_parameters(**params)
+        executor = make_executor(self.opts, self.cluster, launch_dir(results_dir) / "slurm", params)
         gpus = params.get("gpus_per_node", 0)
         if self.cluster == "local" and gpus and not local_gpus():
             raise LaunchError("--slurm-executor local with GPU units, but this machine has no GPU; use --device cpu")
@@ -229,7 +235,7 @@ class _Run:
         if self.cluster == "local" and self.job_fn.gpus:
             free = [g for g in local_gpus() if g not in self.gpu_of.values()]
             self.gpu_of[i] = free[0]  # the limit keeps one free for each job submitted
-            self.executor.update_parameters(local_visible_gpus=(free[0],))
+            self.executor._executor.update_parameters(visible_gpus=(free[0],))  # AutoExecutor does not pass it on
         self._submitted(i, self.executor.submit(self.job_fn, self._spec(i), self.data_root, self.results_dir))
 
     def _submitted(self, i: int, job: Any) -> None:

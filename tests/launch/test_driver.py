@@ -162,9 +162,11 @@ def test_local_model_paths_are_made_absolute(tmp_path, monkeypatch):
 
 
 def test_the_cost_estimate_measures_nothing_on_a_clusters_driver(grid_corpus, monkeypatch):
+    import benchmark.run.plan as plan_module
     from benchmark.run import cost
     from benchmark.run.grid import RunOptions, plan_run
 
+    monkeypatch.setattr(plan_module, "_require_model", lambda name: None)  # as with bert-base-uncased cached
     plan = plan_run(RunOptions(methods=("tsdae",), tasks="stsb", corpus=(grid_corpus,)), ASSETS)
     monkeypatch.setattr(cost, "_matmul_flops", lambda device: pytest.fail("a matmul on the driver"))
     note = cost.paper_preset_note(plan, "cuda", "slurm")
@@ -205,3 +207,34 @@ def test_ray_units_of_a_dead_driver_are_missing_not_submitted(tmp_path):
     states = {u.run_id: u for u in grid_status(tmp_path)}
     assert states["a"].state == "submitted" and states["b"].state == "missing"
     assert "its driver, pid 4194311" in states["b"].detail and "is gone" in states["b"].detail
+
+
+def test_a_unit_whose_lock_is_taken_over_stops_training_and_leaves_the_unit_alone(tiny_bert_dir, grid_corpus,
+                                                                                 tmp_path, monkeypatch):
+    """After step 1 another process takes the unit over (its lock now names another token); the next heartbeat
+    sees it, training stops after the step it is in, the unit is returned "locked" (waited for, not failed), no
+    failure marker is written over the new holder's unit, and the new holder's lock stays."""
+    import benchmark.train.loop as loop
+    from benchmark.run.grid import plan_run
+    from benchmark.run.unit import FAILED_FILE, run_unit
+
+    monkeypatch.setattr(lock_module, "HEARTBEAT_S", 0.05)
+    (spec,) = plan_run(grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1), ASSETS).units
+    lock, real, steps = tmp_path / spec.run_id / LOCK_FILE, loop.train, []
+
+    def taken_over_after_step_1(method, cfg, corpus, out_dir, **kw):
+        check = kw["on_step"]
+
+        def on_step(step: int) -> None:
+            steps.append(step)
+            if step == 1:
+                lock.write_text(json.dumps({"host": "node-17", "pid": 1, "token": "new-holder"}))
+                time.sleep(0.5)  # a heartbeat or more
+            check(step)
+        return real(method, cfg, corpus, out_dir, **{**kw, "on_step": on_step})
+
+    monkeypatch.setattr(loop, "train", taken_over_after_step_1)
+    result = run_unit(spec, ASSETS, tmp_path)
+    assert result.state == "locked" and "was taken over" in result.error and steps == [1]
+    assert not (tmp_path / spec.run_id / FAILED_FILE).exists()
+    assert json.loads(lock.read_text())["token"] == "new-holder"

@@ -126,8 +126,9 @@ def test_a_rerun_reattaches_to_pending_and_running_jobs_instead_of_submitting_th
     assert not (results / "unit2" / LOCK_FILE).exists()
 
 
-def test_a_failed_job_gives_up_its_units_lock_before_the_retry(tmp_path):
+def test_a_failed_job_gives_up_its_units_lock_before_the_retry(tmp_path, monkeypatch):
     """The job was OOM-killed on another node: its lock names that job; the retry must not find it held."""
+    fakeslurm.install(tmp_path, monkeypatch)
     run = _run(tmp_path, LaunchOptions(launcher="slurm", retries=1), [fake_spec("unit0")])
     lock = tmp_path / "results" / "unit0" / LOCK_FILE
     lock.parent.mkdir(parents=True)

@@ -60,26 +60,27 @@ def run_attempt(unit_fn: UnitFn, spec: UnitSpec, data_root: Path, results_dir: P
         return fn(spec, Path(data_root), Path(results_dir))
 
 
+_CRASH_LOGS: list = []  # open for the life of the process: faulthandler writes there on a native crash
+
+
 def isolated_attempt(unit_fn: UnitFn, spec: UnitSpec, data_root: Path, results_dir: Path, threads: int | None,
-                     gpus: int, job: str | None) -> UnitResult:
+                     gpus: int, job: str | None, crash_log: bool = True) -> UnitResult:
     """One attempt in a process that runs only this unit (a Ray worker with max_calls=1, a SLURM job): its job
     identity for the unit's lock, no GPU visible when it has none (neither Ray 2.60 for ``num_gpus=0`` nor a SLURM
-    node without device constraints hides them), and a native crash's stack written to the unit's log."""
+    node without device constraints hides them), and (``crash_log``) a native crash's stack written to the unit's
+    log. faulthandler is pointed at the log and never disabled: disabling would put back the handlers from before
+    it and drop a SIGSEGV handler a JVM (Pyserini) installed meanwhile; the process ends with the unit anyway.
+    Called in a process that is not the unit's own (tests), ``crash_log=False`` leaves the handlers alone."""
     if job:
         os.environ[JOB_ENV] = job
     if gpus == 0:
         os.environ["CUDA_VISIBLE_DEVICES"] = ""  # before torch initialises CUDA: the unit trains on the CPU
-    log = attempt_log(spec, Path(results_dir))
-    log.parent.mkdir(parents=True, exist_ok=True)
-    enabled = faulthandler.is_enabled()
-    with open(log, "a", encoding="utf-8") as crash:
-        faulthandler.enable(file=crash, all_threads=True)  # SIGSEGV/SIGABRT/...: the Python stack lands in unit.log
-        try:
-            return run_attempt(unit_fn, spec, data_root, results_dir, threads)
-        finally:
-            faulthandler.disable()
-            if enabled:
-                faulthandler.enable()  # as it was (on stderr)
+    if crash_log:
+        log = attempt_log(spec, Path(results_dir))
+        log.parent.mkdir(parents=True, exist_ok=True)
+        _CRASH_LOGS.append(open(log, "a", encoding="utf-8"))  # noqa: SIM115  (kept open on purpose)
+        faulthandler.enable(file=_CRASH_LOGS[-1], all_threads=True)  # SIGSEGV/SIGABRT/...: the stack in unit.log
+    return run_attempt(unit_fn, spec, data_root, results_dir, threads)
 
 
 def attempt_log(spec: UnitSpec | BaselineJob, results_dir: Path) -> Path:

@@ -47,14 +47,15 @@ class UnitJob(submitit.helpers.Checkpointable):
     """The job: one attempt at one unit. Checkpointable, so on a time-out (SLURM's signal) submitit requeues the
     same call, which resumes the unit from its last train state."""
 
-    def __init__(self, unit_fn: UnitFn, threads: int, gpus: int = 0):
-        self.unit_fn, self.threads, self.gpus = unit_fn, threads, gpus
+    def __init__(self, unit_fn: UnitFn, threads: int, gpus: int = 0, crash_log: bool = True):
+        self.unit_fn, self.threads, self.gpus, self.crash_log = unit_fn, threads, gpus, crash_log
 
     def __call__(self, spec: UnitSpec, data_root: Path, results_dir: Path) -> UnitResult:
         env = submitit.JobEnvironment()
         job = f"{env.cluster}:{env.job_id}"  # "slurm:4242_3", "local:<pid>": what the driver records
         try:
-            return isolated_attempt(self.unit_fn, spec, data_root, results_dir, self.threads, self.gpus, job)
+            return isolated_attempt(self.unit_fn, spec, data_root, results_dir, self.threads, self.gpus, job,
+                                    self.crash_log)
         except SystemExit:
             if _REQUEUEING:  # submitit requeued the job and exits it: the unit is queued, not failed
                 mark_requeued(Path(results_dir) / spec.run_id, job)

@@ -160,7 +160,8 @@ def test_a_requeue_is_recorded_as_requeued_not_failed(tiny_bert_dir, grid_corpus
         monkeypatch.setenv(var, value)
     monkeypatch.setattr(slurm, "_REQUEUEING", False)
     (spec,) = plan_run(grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1), ASSETS).units
-    job, results = slurm.UnitJob(run_unit, threads=1), tmp_path / "results"
+    # crash_log=False: this is the test process, not a job's own (its native fault handlers stay as they are)
+    job, results = slurm.UnitJob(run_unit, threads=1, crash_log=False), tmp_path / "results"
     real = loop.train
 
     def time_limit_at_step_2(method, cfg, corpus, out_dir, **kw):

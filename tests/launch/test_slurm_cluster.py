@@ -213,3 +213,28 @@ def test_the_local_executor_runs_one_job_per_gpu_each_on_its_own(tmp_path, monke
             if a is not b and a["start"] < b["end"] and b["start"] < a["end"]:
                 assert a["cuda_visible_devices"] != b["cuda_visible_devices"], (a, b)
     assert max(sum(s["start"] <= t["start"] < s["end"] for s in seen) for t in seen) <= 2
+
+
+def test_a_rerun_reattaches_to_a_running_local_executor_job(tmp_path):
+    """submitit's local executor: the first driver submitted a job and died (simulated: its job object is
+    dropped); the rerun follows the job's controller process and collects the unit instead of starting it again."""
+    from benchmark.launch.slurm import SlurmLauncher, UnitJob, _Run, executor_parameters, make_executor
+
+    opts = LaunchOptions(launcher="slurm", cpus_per_unit=1, gpus_per_unit=0, slurm=SlurmOptions(executor="local"))
+    launcher = SlurmLauncher(opts, unit_fn=functools.partial(record_unit, 3.0))
+    results, spec = tmp_path / "results", fake_spec("unit0", device="cpu")
+
+    def new_run():
+        params = executor_parameters(opts, "local", "cpu")
+        executor = make_executor(opts, "local", results / ".launch" / "slurm", params)
+        return _Run(launcher, executor, UnitJob(launcher.unit_fn, 1, 0), [spec], tmp_path, results)
+
+    first = new_run()
+    first._submit_one(1)
+    job_id = read_job(results, "unit0")["job_id"]
+    first.inflight.clear()  # the first driver is gone
+    second = new_run()
+    assert second._reattach(1)
+    (result,) = second.until_done()
+    assert result.state == "done" and read_job(results, "unit0")["job_id"] == job_id  # nothing submitted again
+    assert json.loads((results / "unit0" / "seen.json").read_text())["job"] == f"local:{job_id}"

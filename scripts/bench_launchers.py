@@ -8,12 +8,13 @@ into a fresh store, so every number includes the driver's start-up and planning:
   ``local`` is used), and ``local-1thread`` the same with one torch thread (on a busy machine 2 threads can be
   slower than 1: OpenMP threads wait for each other when the cores are shared);
 - ``ray``: a local Ray started for the run, 2 units at a time with 1 CPU (one torch thread) each;
-- ``submitit local``: submitit's local executor, 2 jobs at a time with 1 CPU each (each job a new process).
+- ``submitit local``: submitit's local executor (``--slurm-executor local``), 2 jobs at a time with 1 CPU each
+  (each job a new process).
 
 The stores are then compared: the same run ids (config hashes), and the STSb scores (equal up to the float
 rounding of 2 vs 1 torch threads; tests/launch shows bitwise-equal stores at equal threads). Ray's own overhead is
-measured apart, as the launcher starts it: ``ray.init`` of a local Ray with its temp dir in a results dir, the
-first task's round trip (a worker process starting), and ``ray.shutdown``.
+measured apart, as the launcher starts it: ``ray.init`` of a local Ray with its own temp dir (its logs copied to
+the results dir afterwards), the first task's round trip (a worker process starting), and ``ray.shutdown``.
 
     python scripts/bench_launchers.py                         # tiny random BERT, 3 steps: the overheads
     python scripts/bench_launchers.py --model minilm --steps 30   # the packaged MiniLM: compute-bound units
@@ -34,7 +35,8 @@ DATA = Path(os.environ.get("BENCH_DATA", ROOT.parent / "shared" / "data"))
 LAUNCHERS = {"local": ["--launcher", "local", "--cpus-per-unit", "2"],
              "local-1thread": ["--launcher", "local", "--cpus-per-unit", "1"],
              "ray (2 workers)": ["--launcher", "ray", "--max-parallel", "2", "--cpus-per-unit", "1"],
-             "submitit local (2 parallel)": ["--launcher", "slurm", "--max-parallel", "2", "--cpus-per-unit", "1"]}
+             "submitit local (2 parallel)": ["--launcher", "slurm", "--slurm-executor", "local", "--max-parallel", "2",
+                                             "--cpus-per-unit", "1"]}
 
 
 def tiny_bert(out: Path) -> Path:

@@ -33,12 +33,18 @@ _LAUNCH_OPTIONS = (
     click.option("--slurm-mem-gb", type=click.FloatRange(min=0, min_open=True), default=None,
                  help="Memory per job in GB (default: the partition's)."),
     click.option("--slurm-account", default=None, help="SLURM account to charge."),
+    click.option("--slurm-executor", "slurm_executor", type=click.Choice(["slurm", "local"]), default=None,
+                 help="slurm (default: sbatch must be on the PATH) or local: submitit's local executor runs the jobs "
+                      "on this machine, at most one per GPU (each its own GPU), or per CPU for CPU units."),
+    click.option("--slurm-max-requeues", "slurm_max_requeues", type=click.IntRange(min=0), default=None,
+                 help="Time-outs after which a job is no longer requeued (submitit's max_num_timeout; default 3)."),
     click.option("--launcher-config", type=click.Path(exists=True, dir_okay=False, path_type=Path), default=None,
                  help="TOML file with these options (max_parallel = 8, [slurm] partition = \"gpu\", setup = [...], "
                       "[slurm.additional] ...); options given here win."),
 )
 LAUNCH_KEYS = ("launcher", "max_parallel", "retries", "cpus_per_unit", "gpus_per_unit", "ray_address",
-               "slurm_partition", "slurm_time_min", "slurm_mem_gb", "slurm_account")
+               "slurm_partition", "slurm_time_min", "slurm_mem_gb", "slurm_account", "slurm_executor",
+               "slurm_max_requeues")
 
 
 def launch_options_decorator(f: Callable[..., Any]) -> Callable[..., Any]:
@@ -53,7 +59,8 @@ def print_failures(failed: list[UnitResult], results_dir: Path) -> None:
     click.secho(f"{len(failed)} unit(s) failed:", fg="red", err=True)
     for u in failed:
         tries = f" after {u.attempts} attempts" if u.attempts > 1 else ""
-        click.echo(f"  {u.run_id}{tries}: {u.error}\n    log: {u.log or u.run_dir}", err=True)
+        what = "held by another process: " if u.state == "locked" else ""
+        click.echo(f"  {u.run_id}{tries}: {what}{u.error}\n    log: {u.log or u.run_dir}", err=True)
     click.echo(f"Re-running the same command runs only the failed and missing units; `bench status --results-dir "
                f"{results_dir}` shows the grid.", err=True)
 
@@ -61,7 +68,8 @@ def print_failures(failed: list[UnitResult], results_dir: Path) -> None:
 @click.command("status")
 @RESULTS_DIR
 @click.option("--state", "states", default=None, metavar="STATE,...",
-              help="Only units in these states (done, running, failed, interrupted, stopped, submitted, missing).")
+              help="Only units in these states (done, running, failed, interrupted, requeued, stopped, submitted, "
+                   "missing).")
 def status(results_dir: Path | None, states: str | None) -> None:
     """The grid as a table (unit, state, steps, last loss, elapsed, log), read from the results store alone."""
     from rich.console import Console
@@ -94,7 +102,7 @@ def status(results_dir: Path | None, states: str | None) -> None:
         counts[u.state] = counts.get(u.state, 0) + 1
     console.print(f"{len(units)} unit(s): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
     for u in shown:
-        if u.detail and u.state in ("failed", "interrupted", "running", "submitted"):
+        if u.detail and u.state in ("failed", "interrupted", "requeued", "running", "submitted", "missing"):
             console.print(f"{u.run_id}: {u.state}: {u.detail}", markup=False, highlight=False)
     _print_stages(console, stage_states(results_dir))
 
@@ -120,6 +128,7 @@ def _print_stages(console: Any, stages: list) -> None:
 
 def _colour(state: str) -> str:
     colour = {"done": "green", "running": "cyan", "failed": "red", "interrupted": "red", "stopped": "yellow",
+              "requeued": "blue",
               "submitted": "blue"}.get(state)
     return f"[{colour}]{state}[/{colour}]" if colour else state
 

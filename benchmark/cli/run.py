@@ -70,6 +70,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
 
     check_positive(batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
     seeds, seed_list = parse_seeds(seeds)
+    model, overrides = absolute_paths(model, overrides)  # a worker elsewhere would read `./ckpt` as a hub id
     opts = RunOptions(methods=tuple(m.strip() for m in method_spec.split(",") if m.strip()), tasks=task_spec,
                       eval_tasks=eval_tasks, seeds=seeds, seed_list=seed_list, preset=preset, model=model, corpus=tuple(corpus),
                       corpus_size=corpus_size, max_steps=max_steps, overrides=tuple(overrides), split=split,
@@ -86,7 +87,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     if preset is None:  # the default is the papers' full budget: say so, with its cost here (also in a dry run)
         from benchmark.run.cost import paper_preset_note
 
-        note = paper_preset_note(plan, device)
+        note = paper_preset_note(plan, device, lopts.launcher)
         if note:
             click.secho(note, fg="yellow", err=True)
     if dry_run:
@@ -99,13 +100,27 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     if not main_rank:  # torchrun: one table, from rank 0
         return
     print_run_table(outcome)
-    failed = [u for u in outcome.units if u.state == "failed"]
-    if failed:
+    failed = [u for u in outcome.units if u.state in ("failed", "locked")]
+    if failed:  # a unit left to another process is not done: never exit 0 with it
         print_failures(failed, results_dir)
         raise SystemExit(1)
     if not outcome.cells:
         reasons = "; ".join(f"{w}: {r}" for w, r in outcome.skipped) or "no unit or baseline produced a result"
         raise NothingDoneError(f"nothing was trained or evaluated ({reasons})")
+
+
+def absolute_paths(model: str | None, overrides: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
+    """``--model`` and ``--set [METHOD.]model=`` values that name an existing local path, made absolute: a Ray
+    worker or SLURM job starts in another directory (or on another node) and would take a relative path for a
+    Hugging Face hub id."""
+    def absolute(value: str) -> str:
+        return str(Path(value).resolve()) if value and Path(value).exists() else value
+
+    out = []
+    for item in overrides:
+        key, sep, value = item.partition("=")
+        out.append(f"{key}={absolute(value)}" if sep and key.split(".")[-1].strip() == "model" else item)
+    return (absolute(model) if model else model), tuple(out)
 
 
 def _check_torchrun(launcher: str) -> None:

@@ -5,7 +5,10 @@ Each launcher is an ``execute(units, data_root, results_dir) -> list[UnitResult]
 :func:`benchmark.run.grid.run_benchmark`, over the same picklable :class:`~benchmark.run.plan.UnitSpec` objects and
 the same unit function, :func:`benchmark.run.unit.run_unit`; every unit writes only into its own run directory, so
 any launcher fills the same store. A unit that fails does not stop the others: it is retried up to ``retries``
-times, then returned as a failed :class:`~benchmark.run.unit.UnitResult` with its error and log.
+times, then returned as a failed :class:`~benchmark.run.unit.UnitResult` with its error and log. A unit another
+process holds is never a final state: it is waited for (:mod:`benchmark.launch.held`). Launchers with
+``remote = True`` (Ray, SLURM) also get the untrained baselines as jobs
+(:class:`~benchmark.run.baseline_job.BaselineJob`), so the driver does no cluster work.
 """
 from __future__ import annotations
 

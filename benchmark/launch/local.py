@@ -3,7 +3,8 @@
 Unlike :func:`benchmark.run.grid.run_sequentially` (the library default, which raises at the first failure so a
 caller sees the exception), a unit that fails here is retried up to ``retries`` times and then reported, and
 the next unit runs: a grid is a set of independent units, and one bad unit should not cost the night's other
-results. Ctrl-C (KeyboardInterrupt) still stops the whole run at once; the interrupted unit is marked.
+results. A unit another process holds is waited for after the others (:mod:`benchmark.launch.held`). Ctrl-C
+(KeyboardInterrupt) still stops the whole run at once; the interrupted unit is marked.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from benchmark.launch.common import UnitFn, announce, failure, run_attempt
+from benchmark.launch.held import HeldUnits
 from benchmark.launch.options import LaunchOptions
 from benchmark.run.plan import UnitSpec
 from benchmark.run.unit import UnitResult, run_unit
@@ -26,13 +28,22 @@ class LocalLauncher:
         self.opts, self.unit_fn = opts, unit_fn
 
     def __call__(self, units: Sequence[UnitSpec], data_root: Path, results_dir: Path) -> list[UnitResult]:
-        out = []
-        for i, spec in enumerate(units, 1):
-            announce(i, len(units), spec, "running")
-            result = self._run(spec, data_root, results_dir, i, len(units))
-            announce(i, len(units), spec, result.state if result.state != "failed" else f"failed: {result.error}")
-            out.append(result)
-        return out
+        out: dict[int, UnitResult] = {}
+        held = HeldUnits(data_root, results_dir, len(units))
+        todo = list(range(1, len(units) + 1))
+        while todo or held:
+            for i in todo:
+                spec = units[i - 1]
+                announce(i, len(units), spec, "running")
+                result = self._run(spec, data_root, results_dir, i, len(units))
+                if result.state == "locked":
+                    held.add(i, spec)
+                    continue
+                announce(i, len(units), spec, result.state if result.state != "failed" else f"failed: {result.error}")
+                out[i] = result
+            todo, finished = held.due(wait=True) if held else ([], {})
+            out.update(finished)
+        return [out[i] for i in sorted(out)]
 
     def _run(self, spec: UnitSpec, data_root: Path, results_dir: Path, i: int, n: int) -> UnitResult:
         since = time.time()

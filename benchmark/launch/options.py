@@ -14,11 +14,14 @@ A launcher config file holds the same keys as the options (``--max-parallel`` is
     [slurm]
     partition = "gpu"
     time_min = 1440              # per job; a job that runs out of time is requeued and resumes
+    max_requeues = 3             # time-outs after which submitit stops requeueing a job (its max_num_timeout)
     mem_gb = 32
     setup = ["module load cuda/12.1", "source .venv/bin/activate"]
+    executor = "slurm"           # or "local": submitit's local executor on this machine (no SLURM)
 
-    [slurm.additional]
+    [slurm.additional]           # TOML types kept: true is a flag (--requeue), numbers and strings are values
     exclude = "node17"
+    requeue = true
 """
 from __future__ import annotations
 
@@ -45,7 +48,9 @@ class SlurmOptions:
     qos: str | None = None
     constraint: str | None = None
     setup: tuple[str, ...] = ()  # shell lines run before the job (module load, activating the environment)
-    additional: tuple[tuple[str, str], ...] = ()  # any other sbatch option: (("exclude", "node17"),)
+    additional: tuple[tuple[str, Any], ...] = ()  # any other sbatch option: (("exclude", "node17"), ("requeue", True))
+    executor: str = "slurm"  # "slurm" (sbatch must be on the PATH) | "local" (submitit's local executor, chosen)
+    max_requeues: int = 3  # submitit's max_num_timeout: a job timed out more often than this is not requeued
 
 
 @dataclass(frozen=True)
@@ -73,9 +78,7 @@ def launch_options(given: dict[str, Any], config_file: Path | None = None) -> La
     _check_keys(values, [f.name for f in fields(LaunchOptions) if f.name != "slurm"], where)
     _check_keys(slurm, [f.name for f in fields(SlurmOptions)], f"{where} [slurm]")
     if "additional" in slurm:
-        if not isinstance(slurm["additional"], dict):
-            raise ConfigError(f"{where}: [slurm.additional] must be a table of sbatch options")
-        slurm["additional"] = tuple(sorted((str(k), str(v)) for k, v in slurm["additional"].items()))
+        slurm["additional"] = _additional(slurm["additional"], where)
     if "setup" in slurm:
         slurm["setup"] = tuple(str(line) for line in slurm["setup"])
     opts = LaunchOptions(**values, slurm=SlurmOptions(**slurm))
@@ -87,6 +90,11 @@ def check_launch_options(opts: LaunchOptions, where: str = "launcher options") -
     """Values no type check catches."""
     if opts.launcher not in LAUNCHERS:
         raise ConfigError(f"{where}: launcher {opts.launcher!r} is not one of {', '.join(LAUNCHERS)}")
+    if opts.slurm.executor not in ("slurm", "local"):
+        raise ConfigError(f"{where}: slurm.executor must be 'slurm' or 'local', got {opts.slurm.executor!r}")
+    mr = opts.slurm.max_requeues
+    if isinstance(mr, bool) or not isinstance(mr, int) or mr < 0:
+        raise ConfigError(f"{where}: slurm.max_requeues must be an integer >= 0, got {mr!r}")
     for name in ("max_parallel", "cpus_per_unit", "slurm.time_min"):
         value = getattr(opts.slurm, name[6:]) if name.startswith("slurm.") else getattr(opts, name)
         if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
@@ -113,6 +121,24 @@ def check_device(device: str | None, opts: LaunchOptions) -> None:
                           "GPU; use --device cuda (or leave --device out)")
     if device == "cpu" and opts.gpus_per_unit:
         raise ConfigError("--device cpu with gpus_per_unit=1: a CPU unit would hold a GPU it does not use")
+    if device and device.startswith("cuda") and opts.gpus_per_unit == 0:
+        raise ConfigError(f"--device {device} with --gpus-per-unit 0: a unit given no GPU cannot train on one "
+                          "(it would land on a GPU another unit holds); use --device cpu, or --gpus-per-unit 1")
+
+
+def _additional(table: Any, where: str) -> tuple[tuple[str, Any], ...]:
+    """``[slurm.additional]`` with its TOML types kept, as submitit writes them: ``true`` a bare flag
+    (``--requeue``), a number or string ``--key=value``; anything else is refused (sbatch would reject it)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where}: [slurm.additional] must be a table of sbatch options")
+    for key, value in table.items():
+        if value is False:
+            raise ConfigError(f"{where}: [slurm.additional] {key} = false: sbatch has no negative form; leave the "
+                              "key out")
+        if not isinstance(value, (bool, int, float, str)):
+            raise ConfigError(f"{where}: [slurm.additional] {key} must be true, a number or a string, got "
+                              f"{value!r}")
+    return tuple(sorted((str(k), v) for k, v in table.items()))
 
 
 def _read_config(path: Path) -> dict[str, Any]:

@@ -13,19 +13,26 @@ TOKENS_PER_SENTENCE = 32  # a typical in-domain sentence after tokenisation (USE
 UTILISATION = 0.35  # share of the matmul peak a training step reaches (attention, optimizer, data)
 
 
-def paper_preset_note(plan: Plan, device: str | None) -> str | None:
+def paper_preset_note(plan: Plan, device: str | None, launcher: str = "local") -> str | None:
     """One paragraph naming the paper preset's budget and its estimated time here, or None if no unit uses it.
-    Each distinct stage counts once (a stage shared by many units trains once)."""
+    Each distinct stage counts once (a stage shared by many units trains once). Under Ray or SLURM the units run on
+    the cluster's devices, not this driver: nothing is measured here (a matmul on a login node says nothing about
+    the cluster, and `--device cuda` may have no GPU here to run it on)."""
     stages = distinct_paper_stages(plan)
     if not stages:
         return None
     steps = sum(s.steps or 0 for s, _ in stages)
-    rate, where = _matmul_flops(device)
-    hours = training_flops(stages) / (rate * UTILISATION) / 3600
+    flops = training_flops(stages)
     models = sorted({model for _, model in stages})
+    if launcher == "local":
+        rate, where = _matmul_flops(device)
+        estimate = f"Rough estimate on {where}: {_human(flops / (rate * UTILISATION) / 3600)}"
+    else:
+        estimate = (f"About {flops:.1e} training FLOPs in all; not timed on this driver (--launcher {launcher}: "
+                    "the units run on the cluster's devices)")
     return (f"preset 'paper' (the default): {len(stages)} distinct training stage(s) on {', '.join(models)}, "
-            f"{steps:,} optimizer steps in all, as the papers trained them. Rough estimate on {where}: "
-            f"{_human(hours)}. For a quick run use --preset smoke (a few hundred steps of the packaged MiniLM).")
+            f"{steps:,} optimizer steps in all, as the papers trained them. {estimate}. "
+            f"For a quick run use --preset smoke (a few hundred steps of the packaged MiniLM).")
 
 
 def distinct_paper_stages(plan: Plan) -> list[tuple[Any, str]]:

@@ -12,10 +12,11 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from benchmark.results import StoredResult, result_path
+from benchmark.run.baseline_job import baseline_job
 from benchmark.run.plan import BaselineSpec, Plan, RunOptions, UnitSpec, method_overrides, plan_run
 from benchmark.run.stages import force_reset, stage_usage, usage_totals
 from benchmark.run.unit import UnitResult, finished_unit, run_unit, say
@@ -58,25 +59,36 @@ def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute:
     outcome = RunOutcome(skipped=list(plan.skipped))
     for note in plan.notes:
         say(note)
-    for baseline in plan.baselines:
+    remote = bool(getattr(execute, "remote", False))  # Ray / SLURM: the baselines encode on the cluster too
+    for baseline in [] if remote else plan.baselines:
         _run_baseline(baseline, opts, plan.split, Path(data_root), Path(results_dir), outcome)
+    todo: list = [baseline_job(b, opts, plan.split) for b in plan.baselines] if remote else []
     if opts.force and int(os.environ.get("RANK", "0")) == 0:
+        # once, here, for every unit and stage home: a retried or requeued attempt must resume, not start over
         force_reset(plan.units, Path(results_dir), say)
     say_stages(plan.units, Path(results_dir))
-    todo = []
     hashes: dict[tuple[str, str], str | None] = {}
     for unit in plan.units:
+        if unit.force:  # applied above (force_reset); the unit's attempts, retries and requeues only resume
+            unit = replace(unit, force=False)
         done = finished_unit(unit, data_root, results_dir, hashes)
         if done is None:
             todo.append(unit)
         else:
             collect(outcome, done)
-    if len(todo) < len(plan.units):
-        say(f"{len(plan.units) - len(todo)} of {len(plan.units)} unit(s) already done (results kept); "
-            f"{len(todo)} to run")
+    baseline_ids = {u.run_id for u in todo if not isinstance(u, UnitSpec)}
+    n_todo = len(todo) - len(baseline_ids)
+    if n_todo < len(plan.units):
+        say(f"{len(plan.units) - n_todo} of {len(plan.units)} unit(s) already done (results kept); "
+            f"{n_todo} to run")
     if todo:
         for result in (execute or run_sequentially)(todo, Path(data_root), Path(results_dir)):
-            collect(outcome, result)
+            if result.run_id in baseline_ids and result.state == "done":
+                outcome.skipped.extend(result.skipped)  # a baseline row, not a unit
+                for task, path in result.results:
+                    outcome.add(result.row, task, path)
+            else:
+                collect(outcome, result)
     return outcome
 
 

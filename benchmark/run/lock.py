@@ -1,20 +1,33 @@
-"""One writer per run unit: a lock file in the unit's directory, holding the owner's host and pid.
+"""One writer per run unit: a lock file in the unit's directory, naming its owner.
 
-Taken by hard-linking a complete temporary file to the lock name (atomic, and never observed half-written,
-on local and NFS filesystems), so two processes that start the
-same unit (two `bench run` commands, a launcher retry while the first attempt still runs) never both train it
-or interleave lines in one ``log.jsonl``. A lock whose process is gone (same host, pid not alive) is stale and
-is taken over. The pid of another host cannot be checked from here, so the holder touches its lock every
-minute (a heartbeat thread) and a lock of another host untouched for ten minutes is stale too: a SLURM job
-preempted on one node and requeued on another, or a Ray task retried after its node died, takes its unit over.
+The lock holds the owner's host, pid, a random token, and the launcher's job identity: the SLURM job (array
+task) id with its restart count, or the Ray task id. It is taken by hard-linking a complete temporary file to the
+lock name (atomic, never observed half-written, on local and NFS filesystems), so two processes that start the
+same unit never both train it or interleave lines in one ``log.jsonl``.
+
+A lock is taken over at once when its holder is known to be gone: on this host, its pid is not alive; anywhere,
+it is an earlier attempt of this process's own job (a SLURM job requeued after a preemption that SIGKILLed it,
+which keeps its job id and counts ``SLURM_RESTART_COUNT`` up; a Ray task retried after its worker or node died,
+which keeps its task id). Any other holder on another host cannot be checked from here: it touches its lock every
+:data:`HEARTBEAT_S` (a thread), and a watcher (:class:`LockWatch`, in the launcher's driver, a long-lived process)
+judges it stale when the lock's own content and mtime have not changed for :data:`STALE_AFTER_S` on the
+watcher's monotonic clock; no two machines' clocks are compared. A stale lock is removed only if it is still the
+one judged stale (:func:`break_lock`).
+
+Taking over renames the old lock aside and checks that what was moved is the lock judged dead; when two
+processes take over at once, the one that moved the other's new lock puts it back. Each heartbeat verifies the
+lock still carries the holder's token; a holder that finds it gone (frozen past the timeout, its lock taken over)
+stops touching it and :meth:`UnitLock.check` raises :class:`UnitLockLostError`, which stops training.
 """
 from __future__ import annotations
 
 import json
 import os
+import secrets
 import socket
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,20 +35,60 @@ from typing import Any
 from benchmark.errors import BenchError
 
 LOCK_FILE = ".lock"
-HEARTBEAT_S = 60.0  # how often the holder touches its lock
-STALE_AFTER_S = 600.0  # a lock of another host untouched this long belongs to a process that is gone
+HEARTBEAT_S = 60.0  # how often the holder touches (and checks) its lock
+STALE_AFTER_S = 600.0  # a lock unchanged this long on a watcher's clock belongs to a process that is gone
+JOB_ENV = "USEBENCH_JOB_ID"  # set by a launcher in the process running a unit: "ray:<task id>", "local:<pid>"
+ATTEMPT_ENV = "USEBENCH_JOB_ATTEMPT"
 
 
 class UnitLockedError(BenchError):
     """Another live process holds the unit."""
 
+    def __init__(self, message: str, owner: dict[str, Any] | None = None):
+        super().__init__(message)
+        self.owner = owner
+
+
+class UnitLockLostError(BenchError):
+    """This process held the unit, and another process has taken its lock over."""
+
+
+def job_identity() -> tuple[str | None, int | None]:
+    """(job, attempt) of this process: what a launcher set in :data:`JOB_ENV`, else the SLURM job (array task)
+    this process runs in with its restart count, else (None, None)."""
+    attempt = os.environ.get(ATTEMPT_ENV, os.environ.get("SLURM_RESTART_COUNT"))
+    attempt_n = int(attempt) if attempt and attempt.isdigit() else None
+    if os.environ.get(JOB_ENV):
+        return os.environ[JOB_ENV], attempt_n
+    array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
+    if array and task:
+        return f"slurm:{array}_{task}", attempt_n or 0
+    if os.environ.get("SLURM_JOB_ID"):
+        return f"slurm:{os.environ['SLURM_JOB_ID']}", attempt_n or 0
+    return None, None
+
+
+def earlier_attempt(owner: dict[str, Any], job: str | None, attempt: int | None) -> bool:
+    """Whether ``owner`` is an earlier attempt of ``job``: SLURM runs one attempt of a job at a time and counts
+    restarts; Ray runs one attempt of a task at a time (a retry starts only after the previous attempt died)."""
+    if job is None or owner.get("job") != job:
+        return False
+    if job.startswith("ray:"):
+        return True
+    held = owner.get("attempt")
+    return isinstance(held, int) and attempt is not None and held < attempt
+
 
 @dataclass
 class UnitLock:
-    """Context manager: ``with UnitLock(run_dir): ...`` holds the unit for the block."""
+    """Context manager: ``with UnitLock(run_dir): ...`` holds the unit for the block. ``on_lost`` is called
+    (from the heartbeat thread) when the lock was taken over while held."""
 
     run_dir: Path
+    on_lost: Callable[[], None] | None = None
+    token: str | None = field(default=None, init=False)
     _stop: threading.Event | None = field(default=None, init=False, repr=False)
+    _lost: threading.Event = field(default_factory=threading.Event, init=False, repr=False)
 
     @property
     def path(self) -> Path:
@@ -49,25 +102,31 @@ class UnitLock:
         self.release()
 
     def acquire(self) -> None:
+        """Take the lock, taking it over from a holder that is gone; UnitLockedError if a live one holds it."""
         Path(self.run_dir).mkdir(parents=True, exist_ok=True)
-        tmp = self.path.with_name(f"{LOCK_FILE}.{socket.gethostname()}.{os.getpid()}")
-        tmp.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(),
-                                   "since": time.strftime("%Y-%m-%dT%H:%M:%S")}), encoding="utf-8")
+        token = secrets.token_hex(8)
+        job, attempt = job_identity()
+        tmp = self.path.with_name(f"{LOCK_FILE}.{socket.gethostname()}.{os.getpid()}.{token}")
+        tmp.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "token": token, "job": job,
+                                   "attempt": attempt, "since": time.strftime("%Y-%m-%dT%H:%M:%S")}),
+                       encoding="utf-8")
         try:
-            for _ in range(3):  # a stale lock removed by us (or by another taker) is retried
+            for _ in range(5):  # a lock that vanished, or a takeover that lost a race, is looked at again
                 try:
                     os.link(tmp, self.path)
-                    self._start_heartbeat()
-                    return
                 except FileExistsError:
-                    owner = read_owner(self.path)
-                    if owner is not None and owner_alive(owner, self.path):
-                        raise UnitLockedError(
-                            f"{self.run_dir.name} is being run by pid {owner.get('pid')} on {owner.get('host')} "
-                            f"(since {owner.get('since')}); skipped. If that process is gone, delete {self.path}"
-                        ) from None
-                    self.path.unlink(missing_ok=True)
-            raise UnitLockedError(f"could not take {self.path} (it keeps reappearing)")
+                    raw = _read_raw(self.path)
+                    if raw is None:
+                        continue
+                    owner = _parse(raw)
+                    if owner is not None and not holder_gone(owner, job, attempt):
+                        raise UnitLockedError(_held_message(self.path, owner), owner) from None
+                    _take_aside(self.path, raw, token)
+                    continue
+                self.token, self._lost = token, threading.Event()
+                self._start_heartbeat()
+                return
+            raise UnitLockedError(f"could not take {self.path} (other processes keep taking it)")
         finally:
             tmp.unlink(missing_ok=True)
 
@@ -77,53 +136,206 @@ class UnitLock:
         def beat() -> None:
             while not stop.wait(HEARTBEAT_S):
                 try:
+                    mine = self.owned()
+                except OSError:
+                    continue  # the store did not answer this time (NFS): look again at the next beat
+                if not mine:
+                    self._lost.set()
+                    if self.on_lost is not None:
+                        self.on_lost()
+                    return
+                try:
                     os.utime(self.path)
                 except OSError:
-                    pass  # released or taken over: nothing to keep alive
+                    pass
 
-        threading.Thread(target=beat, name=f"lock-heartbeat {self.run_dir.name}", daemon=True).start()
+        threading.Thread(target=beat, name=f"lock-heartbeat {Path(self.run_dir).name}", daemon=True).start()
+
+    def owned(self) -> bool:
+        """Whether the lock file still carries this holder's token (OSError when the store cannot be read)."""
+        raw = _read_raw(self.path)
+        owner = _parse(raw) if raw is not None else None
+        return bool(owner and self.token and owner.get("token") == self.token)
+
+    @property
+    def lost(self) -> bool:
+        """Whether a heartbeat found the lock taken over."""
+        return self._lost.is_set()
+
+    def check(self) -> None:
+        """Raise UnitLockLostError when a heartbeat found the lock taken over (called between training steps)."""
+        if self._lost.is_set():
+            raise UnitLockLostError(f"{Path(self.run_dir).name}: this process's lock {self.path} was taken over "
+                                    "(the process was frozen or cut off past the lock's timeout); it stops here "
+                                    "and leaves the unit to the new holder")
 
     def release(self) -> None:
         if self._stop is not None:
             self._stop.set()
-        owner = read_owner(self.path)
-        if owner and owner.get("pid") == os.getpid() and owner.get("host") == socket.gethostname():
-            self.path.unlink(missing_ok=True)
+        if self.token is not None:
+            _remove_if(self.path, lambda owner: owner.get("token") == self.token)
+        else:
+            owner = read_owner(self.path)
+            if owner and owner.get("pid") == os.getpid() and owner.get("host") == socket.gethostname():
+                self.path.unlink(missing_ok=True)
+
+
+def holder_gone(owner: dict[str, Any], job: str | None = None, attempt: int | None = None) -> bool:
+    """Whether the lock's holder is known to be gone without watching it: a dead pid on this host, or an
+    earlier attempt of this process's job."""
+    if earlier_attempt(owner, job, attempt):
+        return True
+    return owner.get("host") == socket.gethostname() and not _pid_alive(owner.get("pid"))
 
 
 def release_if_mine(run_dir: Path) -> bool:
     """Remove ``run_dir``'s lock if this process holds it (a job about to be preempted and requeued, maybe on
     another host, must not leave a live-looking lock behind); returns whether it did."""
+    return _remove_if(Path(run_dir) / LOCK_FILE, lambda owner: owner.get("pid") == os.getpid()
+                      and owner.get("host") == socket.gethostname())
+
+
+def release_job(run_dir: Path, job: str) -> bool:
+    """Remove ``run_dir``'s lock if job ``job`` holds it: the driver knows that job is over (it failed, was
+    cancelled, or is about to be submitted again); returns whether it did."""
+    return _remove_if(Path(run_dir) / LOCK_FILE, lambda owner: owner.get("job") == job)
+
+
+def break_lock(run_dir: Path, raw: bytes) -> bool:
+    """Remove ``run_dir``'s lock if it is still exactly ``raw`` (the lock a :class:`LockWatch` judged stale)."""
     path = Path(run_dir) / LOCK_FILE
-    owner = read_owner(path)
-    if owner and owner.get("pid") == os.getpid() and owner.get("host") == socket.gethostname():
-        path.unlink(missing_ok=True)
-        return True
-    return False
+    return _take_aside(path, raw, secrets.token_hex(8))
 
 
 def read_owner(path: Path) -> dict[str, Any] | None:
     """The lock's owner, or None when the file is gone or unreadable (a half-written lock counts as stale)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
+        raw = _read_raw(path)
+    except OSError:
         return None
+    return _parse(raw) if raw is not None else None
 
 
-def owner_alive(owner: dict[str, Any], lock: Path | None = None) -> bool:
+class LockWatch:
+    """A long-lived observer of one lock (a launcher's driver): ``look()`` says ``gone``, ``alive``, or
+    ``stale`` once the lock's bytes and mtime have stayed the same for :data:`STALE_AFTER_S` (or
+    ``stale_after``) on this process's monotonic clock; the heartbeat of a live holder changes the mtime."""
+
+    def __init__(self, run_dir: Path, stale_after: float | None = None):
+        self.path = Path(run_dir) / LOCK_FILE
+        self.stale_after = stale_after
+        self.seen: tuple[bytes, int] | None = None
+        self.since = 0.0
+
+    def look(self) -> str:
+        try:
+            raw, mtime = self.path.read_bytes(), self.path.stat().st_mtime_ns
+        except FileNotFoundError:
+            return "gone"
+        except OSError:
+            return "alive"  # cannot tell now
+        owner = _parse(raw)
+        if owner is not None and holder_gone(owner):
+            return "stale"
+        now = time.monotonic()
+        if (raw, mtime) != self.seen:
+            self.seen, self.since = (raw, mtime), now
+            return "alive"
+        limit = STALE_AFTER_S if self.stale_after is None else self.stale_after
+        return "stale" if now - self.since >= limit else "alive"
+
+    def break_stale(self) -> bool:
+        """Remove the lock judged stale (only if it is still the one watched)."""
+        return self.seen is not None and break_lock(self.path.parent, self.seen[0])
+
+
+def store_clock(directory: Path) -> float:
+    """The current time as the filesystem of ``directory`` stamps files (the file server's clock on NFS), read
+    by creating and removing a probe file; this machine's clock when the directory cannot be written."""
+    probe = Path(directory) / f".clock-{socket.gethostname()}-{os.getpid()}-{secrets.token_hex(4)}"
+    try:
+        probe.write_bytes(b"")
+        try:
+            return probe.stat().st_mtime
+        finally:
+            probe.unlink(missing_ok=True)
+    except OSError:
+        return time.time()
+
+
+def owner_alive(owner: dict[str, Any], lock: Path | None = None, now: float | None = None) -> bool:
     """Whether the owning process may still run: on this host whether its pid exists; on another host whether
-    ``lock`` was touched (heartbeat) in the last :data:`STALE_AFTER_S` seconds (always, without ``lock``)."""
+    ``lock`` was touched (heartbeat) in the last :data:`STALE_AFTER_S` seconds, judged on the clock of the
+    lock's own filesystem (``now``: from :func:`store_clock`), never this machine's (always True without
+    ``lock``). A one-shot reader's view (`bench status`); launchers watch the lock instead (:class:`LockWatch`)."""
     if owner.get("host") != socket.gethostname():
         if lock is None:
             return True
         try:
-            return time.time() - Path(lock).stat().st_mtime < STALE_AFTER_S
+            mtime = Path(lock).stat().st_mtime
         except OSError:
             return False
+        return (store_clock(Path(lock).parent) if now is None else now) - mtime < STALE_AFTER_S
+    return _pid_alive(owner.get("pid"))
+
+
+def _pid_alive(pid: Any) -> bool:
     try:
-        os.kill(int(owner["pid"]), 0)
+        os.kill(int(pid), 0)
     except PermissionError:
         return True  # the process exists but belongs to another user
-    except (ProcessLookupError, KeyError, ValueError, TypeError):
+    except (ProcessLookupError, ValueError, TypeError, OverflowError):
         return False  # gone, or a malformed lock
     return True
+
+
+def _read_raw(path: Path) -> bytes | None:
+    """The lock's bytes; None when there is no lock (other OSErrors are raised: the store did not answer)."""
+    try:
+        return Path(path).read_bytes()
+    except FileNotFoundError:
+        return None
+
+
+def _parse(raw: bytes) -> dict[str, Any] | None:
+    try:
+        owner = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    return owner if isinstance(owner, dict) else None
+
+
+def _take_aside(path: Path, raw: bytes, token: str) -> bool:
+    """Move the lock ``path`` aside if it is still ``raw``; returns whether it did. Renaming is atomic: when
+    two processes take the same stale lock over, the later one moves the earlier one's new lock, sees that it
+    is not the lock judged stale, and puts it back (if it cannot, that holder's heartbeat sees its loss)."""
+    aside = path.with_name(f"{LOCK_FILE}.aside-{token}")
+    try:
+        os.rename(path, aside)
+    except FileNotFoundError:
+        return False
+    try:
+        if aside.read_bytes() == raw:
+            return True
+        try:
+            os.link(aside, path)
+        except FileExistsError:
+            pass
+        return False
+    finally:
+        aside.unlink(missing_ok=True)
+
+
+def _remove_if(path: Path, test: Callable[[dict[str, Any]], bool]) -> bool:
+    try:
+        raw = _read_raw(path)
+    except OSError:
+        return False
+    owner = _parse(raw) if raw is not None else None
+    return bool(owner is not None and test(owner) and _take_aside(path, raw, secrets.token_hex(8)))
+
+
+def _held_message(path: Path, owner: dict[str, Any]) -> str:
+    job = f", job {owner['job']}" if owner.get("job") else ""
+    return (f"{path.parent.name} is being run by pid {owner.get('pid')} on {owner.get('host')}{job} (since "
+            f"{owner.get('since')}); skipped. If that process is gone, delete {path}")

@@ -7,8 +7,11 @@ Launcher state lives in the hidden folder ``<results>/.launch/`` (the store's re
   sorted run ids, so re-running the same command rewrites the same file): the command line, the launcher, and
   per unit its run id, chain, seed, target task, evaluations and stages (method and home).
 - ``jobs/<run_id>.json``: written by the Ray and SLURM launchers when they hand a unit out: the launcher, its
-  job id, where the launcher's own log of the job is, and when (the latest submission of that unit).
-- ``ray/`` (a local Ray's temp dir) and ``slurm/`` (submitit's folder: job scripts, pickles, stdout/stderr).
+  job id, where the launcher's own log of the job is, and when (the latest submission of that unit); for a Ray
+  task also its driver's host and pid (a Ray task ends with its driver). A rerun of `bench run --launcher slurm`
+  reattaches to the jobs these name that are still pending or running.
+- ``ray/`` (a local Ray's logs, copied from its temp dir) and ``slurm/`` (submitit's folder: job scripts, pickles,
+  stdout/stderr); ``baselines/`` (the log of a baseline evaluated as a Ray task or SLURM job).
 """
 from __future__ import annotations
 
@@ -81,11 +84,15 @@ def planned_units(results_dir: str | Path) -> list[PlannedUnit]:
     return list(out.values())
 
 
-def record_job(results_dir: str | Path, run_id: str, launcher: str, job_id: str, log: str | Path | None) -> None:
-    """Note that ``run_id`` was handed to a launcher as ``job_id`` (its own log of the job at ``log``)."""
-    write_json_atomic(launch_dir(results_dir) / "jobs" / f"{run_id}.json",
-                      {"launcher": launcher, "job_id": job_id, "log": None if log is None else str(log),
-                       "submitted_at": now_iso()})
+def record_job(results_dir: str | Path, run_id: str, launcher: str, job_id: str, log: str | Path | None,
+               driver: dict[str, Any] | None = None) -> None:
+    """Note that ``run_id`` was handed to a launcher as ``job_id`` (its own log of the job at ``log``; ``driver``:
+    the host and pid of the process the job depends on, for Ray tasks, which end with their driver)."""
+    entry = {"launcher": launcher, "job_id": job_id, "log": None if log is None else str(log),
+             "submitted_at": now_iso()}
+    if driver:
+        entry["driver"] = driver
+    write_json_atomic(launch_dir(results_dir) / "jobs" / f"{run_id}.json", entry)
 
 
 def read_job(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:

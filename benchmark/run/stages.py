@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.results import config_hash
-from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError
+from benchmark.run.lock import LOCK_FILE, STALE_AFTER_S, LockWatch, UnitLock, UnitLockedError
 
 STAGES_HOME = ".stages"
 STAGE_LOCK_DIR = ".stage"  # a stage's lock: <home>/.stage/.lock (the unit lock of a run dir is <run_dir>/.lock)
@@ -58,16 +58,17 @@ def finished(home: Path) -> bool:
 
 
 @contextmanager
-def stage_lock(home: Path, say: Callable[[str], None], enabled: bool = True) -> Iterator[None]:
+def stage_lock(home: Path, say: Callable[[str], None], enabled: bool = True) -> Iterator[UnitLock | None]:
     """Hold the stage at ``home`` for the block; while another live process holds it, wait (saying so once).
 
     A holder that is gone (its lock stale by :mod:`benchmark.run.lock`'s rules) is taken over, so the stage
     resumes. The caller re-checks :func:`finished` inside the block: the other process may have finished it.
     """
     if not enabled:  # torchrun: every rank trains together; rank 0 alone may not lock (as for units)
-        yield
+        yield None
         return
     lock, told = UnitLock(Path(home) / STAGE_LOCK_DIR), False
+    watch = LockWatch(Path(home) / STAGE_LOCK_DIR)  # this process waits long enough to judge a holder gone
     while True:
         try:
             lock.acquire()
@@ -76,9 +77,12 @@ def stage_lock(home: Path, say: Callable[[str], None], enabled: bool = True) -> 
             if not told:
                 say(f"  waiting for stage {Path(home).name}: {e}")
                 told = True
+            if watch.look() == "stale" and watch.break_stale():
+                say(f"  stage {Path(home).name}: its holder's lock stood still for {STALE_AFTER_S:.0f} s; taken over")
+                continue
             time.sleep(WAIT_S)
     try:
-        yield
+        yield lock
     finally:
         lock.release()
 

@@ -1,9 +1,13 @@
 """The state of a run unit, read from its directory alone (so it works from any machine that sees the store):
-done, running (a live lock), failed or interrupted (failed.json), stopped (files but no finished export and no
-marker: killed hard), or missing (no directory); with steps done, last loss and elapsed time from log.jsonl.
+done, running (a live lock), failed or interrupted (failed.json), requeued (a SLURM job preempted or out of
+time, queued again: it resumes), stopped (files but no finished export and no marker: killed hard), or missing
+(no directory); with steps done, last loss and elapsed time from log.jsonl.
 
 :func:`grid_status` is `bench status`: every unit the store knows of, the planned ones from the grid manifests
-(:mod:`benchmark.run.manifest`) included; a missing unit that a launcher has handed out is ``submitted``.
+(:mod:`benchmark.run.manifest`) included; a missing unit that a launcher has handed out is ``submitted``, unless
+it was a Ray task whose driver (on this host) is gone: Ray ended it with its driver, so it is ``missing``.
+A lock of another host counts as live while its heartbeat is recent on the store's own clock
+(:func:`benchmark.run.lock.store_clock`), not this machine's.
 """
 from __future__ import annotations
 
@@ -13,13 +17,13 @@ from pathlib import Path
 from typing import Any
 
 from benchmark.run.console import UNIT_LOG
-from benchmark.run.lock import LOCK_FILE, owner_alive, read_owner
+from benchmark.run.lock import LOCK_FILE, owner_alive, read_owner, store_clock
 from benchmark.run.manifest import LAUNCH_DIR, planned_units, read_job
 from benchmark.run.stages import STAGE_LOCK_DIR, STAGES_HOME, finished
 from benchmark.run.unit import FAILED_FILE, STAGES_DIR, STAGES_FILE
 
 
-STATES = ("done", "running", "failed", "interrupted", "stopped", "submitted", "missing")
+STATES = ("done", "running", "failed", "interrupted", "requeued", "stopped", "submitted", "missing")
 
 
 @dataclass(frozen=True)
@@ -38,8 +42,8 @@ class UnitState:
     seed: int | None = None
 
 
-def unit_state(run_dir: Path) -> UnitState:
-    """What the files of ``run_dir`` say about its unit."""
+def unit_state(run_dir: Path, now: float | None = None) -> UnitState:
+    """What the files of ``run_dir`` say about its unit (``now``: the store's clock, read once per listing)."""
     run_dir = Path(run_dir)
     if not run_dir.is_dir():
         return UnitState(run_dir.name, "missing")
@@ -52,7 +56,7 @@ def unit_state(run_dir: Path) -> UnitState:
                     label=str(config.get("method", "")), seed=config.get("seed"))
     for lock in (run_dir / LOCK_FILE, run_dir / STAGE_LOCK_DIR / LOCK_FILE):  # the unit, or its stage trained
         owner = read_owner(lock)  # by another unit (a single method's run dir is that stage's home)
-        if owner is not None and owner_alive(owner, lock):
+        if owner is not None and owner_alive(owner, lock, now):
             return UnitState(run_dir.name, "running", detail=f"pid {owner.get('pid')} on {owner.get('host')}",
                              **progress)
     failed = _read(run_dir / FAILED_FILE)
@@ -68,21 +72,31 @@ def grid_status(results_dir: Path) -> list[UnitState]:
     of a trained unit; a planned unit without a directory is ``submitted`` when a launcher handed it out."""
     results_dir = Path(results_dir)
     out, seen = [], set()
+    now = store_clock(results_dir) if results_dir.is_dir() else None
     for planned in planned_units(results_dir):
         seen.add(planned.run_id)
-        state = unit_state(results_dir / planned.run_id)
+        state = unit_state(results_dir / planned.run_id, now)
         if state.state == "missing":
-            job = read_job(results_dir, planned.run_id)
-            if job:
-                log = Path(job["log"]) if job.get("log") else None
-                state = replace(state, state="submitted", console=log,
-                                detail=f"{job.get('launcher')} job {job.get('job_id')} at {job.get('submitted_at')}")
+            state = _submitted(state, read_job(results_dir, planned.run_id))
         out.append(replace(state, label=state.label or planned.label,
                            seed=planned.seed if state.seed is None else state.seed))
     others = sorted(p for p in results_dir.iterdir() if p.is_dir() and p.name not in seen
                     and p.name != LAUNCH_DIR) if results_dir.is_dir() else []
-    out += [unit_state(p) for p in others if _read(p / "config.json").get("run_id") == p.name]
+    out += [unit_state(p, now) for p in others if _read(p / "config.json").get("run_id") == p.name]
     return out
+
+
+def _submitted(state: UnitState, job: dict[str, Any] | None) -> UnitState:
+    """A missing unit a launcher handed out: submitted, unless its Ray driver (on this host) is gone."""
+    if not job:
+        return state
+    log = Path(job["log"]) if job.get("log") else None
+    what = f"{job.get('launcher')} job {job.get('job_id')} at {job.get('submitted_at')}"
+    driver = job.get("driver") or {}
+    if driver and not owner_alive(driver):
+        return replace(state, detail=f"{what}: its driver, pid {driver.get('pid')} on {driver.get('host')}, is gone "
+                                     "(Ray ended its tasks); run the command again")
+    return replace(state, state="submitted", console=log, detail=what)
 
 
 def _total(config: dict[str, Any], stage: str) -> int | None:

@@ -30,7 +30,7 @@ from typing import Any
 from benchmark.errors import BenchError, MissingDataError
 from benchmark.results import now_iso, result_path, save_result, write_json_atomic
 from benchmark.run.console import UNIT_LOG, unit_console
-from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError
+from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
 from benchmark.run.plan import StageSpec, UnitSpec
 from benchmark.run.stages import STAGES_HOME, finished, stage_id, stage_lock
 
@@ -46,7 +46,7 @@ class UnitResult:
     run_id: str
     run_dir: Path
     row: str
-    state: str = "done"  # done | locked | failed
+    state: str = "done"  # done | locked (another process holds it) | failed
     results: list[tuple[str, Path]] = field(default_factory=list)  # (task, result file)
     skipped: list[tuple[str, str]] = field(default_factory=list)
     training: list[str] = field(default_factory=list)  # per stage: trained | resumed at N | reused
@@ -83,10 +83,13 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
         with unit_console(run_dir, enabled=dist.main) as log:
             result.log = log
             _prepare_dir(spec, run_dir, dist)
-            checkpoint = _train_chain(spec, data_root, Path(results_dir), dist, result)
+            checkpoint = _train_chain(spec, data_root, Path(results_dir), dist, result, lock)
             if dist.main:
                 _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
                 (run_dir / FAILED_FILE).unlink(missing_ok=True)
+    except UnitLockLostError as e:  # another process holds the unit now: it is not this process's to mark
+        result.state, result.error = "locked", str(e)
+        return result
     except BaseException as e:
         if dist.main:
             mark_failed(run_dir, e)
@@ -164,16 +167,20 @@ def _prepare_dir(spec: UnitSpec, run_dir: Path, dist: Any) -> None:
         torch.distributed.barrier()
 
 
-def _train_chain(spec: UnitSpec, data_root: Path, results_dir: Path, dist: Any, result: UnitResult) -> Path:
-    """Train or reuse every stage in order, each in its home under its lock; returns the final checkpoint."""
+def _train_chain(spec: UnitSpec, data_root: Path, results_dir: Path, dist: Any, result: UnitResult,
+                 lock: UnitLock | None = None) -> Path:
+    """Train or reuse every stage in order, each in its home under its lock; returns the final checkpoint.
+    Training stops after the step in which the unit's or the stage's lock was found taken over
+    (:meth:`UnitLock.check`)."""
     from benchmark.train.loop import CHECKPOINT_DIR
 
     previous: Path | None = None
     data: dict[str, Any] = {}  # the unit's corpus, loaded once if a stage trains on it
     for k, stage in enumerate(spec.stages):
         home = results_dir / stage.home
-        with stage_lock(home, say, enabled=dist.world == 1):
-            result.training.append(_stage(spec, k, previous, home, data_root, dist, data))
+        with stage_lock(home, say, enabled=dist.world == 1) as held:
+            checks = [x for x in (lock, held) if x is not None]
+            result.training.append(_stage(spec, k, previous, home, data_root, dist, data, checks))
         previous = home / CHECKPOINT_DIR
     assert previous is not None
     if dist.main:
@@ -182,7 +189,7 @@ def _train_chain(spec: UnitSpec, data_root: Path, results_dir: Path, dist: Any, 
 
 
 def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root: Path, dist: Any,
-           data: dict[str, Any]) -> str:
+           data: dict[str, Any], locks: list[UnitLock] | None = None) -> str:
     """Train stage ``k`` in ``home`` (or resume it, or reuse its finished export); returns what happened."""
     from benchmark.registry import METHODS
     from benchmark.results import config_hash
@@ -210,8 +217,15 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
     if dist.main:
         _write_stage_files(spec, stage, home, values)
     dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every and cfg.dev_task else None
+    held = list(locks or ())
+
+    def still_held(_step: int) -> None:  # a lock taken over (this process frozen past the timeout): stop
+        for lk in held:
+            lk.check()
+
     train(method, cfg, examples, home, seed=spec.seed, device=spec.device, resume=True,
-          show_progress=spec.show_progress, run_config=stage.identity, dev_eval=dev_eval)
+          show_progress=spec.show_progress, run_config=stage.identity, dev_eval=dev_eval,
+          on_step=still_held if held else None)
     return note
 
 

@@ -220,20 +220,25 @@ def finished_checkpoint(checkpoint_dir: str | Path, method: str, cfg_hash: str) 
 
 # --- resumable train state --------------------------------------------------------------------------------
 
-def rng_state() -> dict[str, Any]:
-    """Global RNG states (python, numpy, torch CPU and CUDA)."""
+def rng_state(device: torch.device | str | None = None) -> dict[str, Any]:
+    """Global RNG states: python, numpy, torch's CPU generator, and the generator of the training ``device``
+    when it is a GPU (only that one: another launcher or box may resume the run on another GPU index, or with
+    fewer GPUs visible)."""
     import random
 
     import numpy as np
 
     state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        state["cuda"] = torch.cuda.get_rng_state_all()
+    device = torch.device(device) if device is not None else None
+    if device is not None and device.type == "cuda":
+        state["cuda_device"] = torch.cuda.get_rng_state(device)
     return state
 
 
-def set_rng_state(state: dict[str, Any]) -> None:
-    """Restore what :func:`rng_state` saved."""
+def set_rng_state(state: dict[str, Any], device: torch.device | str | None = None) -> None:
+    """Restore what :func:`rng_state` saved, the GPU generator onto the training ``device`` (whatever its index
+    now). A state from before (``cuda``: every visible GPU's, by index) gives the device its own index's entry
+    when there is one; a state saved on the CPU leaves the GPU generator as seeded."""
     import random
 
     import numpy as np
@@ -241,8 +246,15 @@ def set_rng_state(state: dict[str, Any]) -> None:
     random.setstate(state["python"])
     np.random.set_state(state["numpy"])
     torch.set_rng_state(state["torch"])
-    if "cuda" in state and torch.cuda.is_available():
-        torch.cuda.set_rng_state_all(state["cuda"])
+    device = torch.device(device) if device is not None else None
+    if device is None or device.type != "cuda":
+        return
+    if "cuda_device" in state:
+        torch.cuda.set_rng_state(state["cuda_device"], device)
+    elif isinstance(state.get("cuda"), (list, tuple)) and state["cuda"]:
+        old = state["cuda"]
+        index = torch.cuda.current_device() if device.index is None else device.index
+        torch.cuda.set_rng_state(old[index] if index < len(old) else old[0], device)
 
 
 def save_train_state(state_dir: str | Path, payload: dict[str, Any]) -> Path:

@@ -218,7 +218,7 @@ def _save_state(run: _Run, step: int) -> None:
         save_train_state(run.state_dir, {
             "method": run.method.name, "config_hash": run.run_hash, "step": step,
             "module": run.module.state_dict(), "optimizer": run.optimizer.state_dict(),
-            "scheduler": run.scheduler.state_dict(), "rng": rng_state(), "dev_best": run.dev_best,
+            "scheduler": run.scheduler.state_dict(), "rng": rng_state(run.device), "dev_best": run.dev_best,
             "scaler": run.scaler.state_dict(),
             "dev_stale": run.dev_stale,
             # The data position is a function of the step (see Method.batch_indices); stored for readers.
@@ -235,7 +235,7 @@ def _restore(run: _Run, state: dict[str, Any]) -> int:
     run.scheduler.load_state_dict(state["scheduler"])
     if state.get("scaler"):
         run.scaler.load_state_dict(state["scaler"])
-    set_rng_state(state["rng"])
+    set_rng_state(state["rng"], run.device)
     run.dev_best = state.get("dev_best")
     run.dev_stale = int(state.get("dev_stale", 0))
     return int(state["step"])

@@ -2,6 +2,7 @@
 reference every other launcher's store must equal)."""
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,24 @@ def local_grid(tiny_bert_dir, grid_corpus, tmp_path_factory) -> Path:
     result = CliRunner().invoke(main, grid_args(tiny_bert_dir, grid_corpus, results, "--launcher", "local"))
     assert result.exit_code == 0, result.output
     return results
+
+
+@pytest.fixture(scope="module")
+def local_ray(tmp_path_factory):
+    """One local Ray for the tests below (started the way the launcher starts it; the launcher then joins it)."""
+    pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
+    from benchmark.launch import LaunchOptions
+    from benchmark.launch.ray_launcher import ray_session
+
+    results = tmp_path_factory.mktemp("ray-session")
+    home, saved = tmp_path_factory.mktemp("home"), os.environ.get("HOME")
+    os.environ["HOME"] = str(home)
+    try:
+        with ray_session(LaunchOptions(launcher="ray"), results):
+            yield results
+    finally:
+        if saved is None:
+            os.environ.pop("HOME", None)
+        else:
+            os.environ["HOME"] = saved
+    assert not list(home.iterdir())

@@ -59,10 +59,13 @@ def _sha256(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else None
 
 
-def kill_once_at_step(marker: Path, step: int, spec: UnitSpec, data_root: Path, results_dir: Path) -> UnitResult:
+def kill_once_at_step(marker: Path, step: int, spec: UnitSpec, data_root: Path, results_dir: Path,
+                      as_host: str | None = None) -> UnitResult:
     """``run_unit``, except that the first call (no ``marker`` yet) kills its own process with SIGKILL right
-    after training step ``step``, leaving the unit's lock and train state behind as a crash would."""
+    after training step ``step``, leaving the unit's lock and train state behind as a crash would; with
+    ``as_host`` the lock left behind names that host (a node that died: no pid check can clear it)."""
     import benchmark.train.loop as loop
+    from benchmark.run.lock import LOCK_FILE
 
     if Path(marker).exists():
         return run_unit(spec, data_root, results_dir)
@@ -72,6 +75,9 @@ def kill_once_at_step(marker: Path, step: int, spec: UnitSpec, data_root: Path, 
         def on_step(s: int) -> None:
             if s == step:
                 Path(marker).write_text(str(os.getpid()))
+                if as_host:
+                    lock = Path(results_dir) / spec.run_id / LOCK_FILE
+                    lock.write_text(json.dumps({**json.loads(lock.read_text()), "host": as_host}))
                 os.kill(os.getpid(), signal.SIGKILL)
 
         return real(method, cfg, corpus, out_dir, **{**kw, "on_step": on_step})
@@ -90,3 +96,57 @@ def grid_options(model: Path, corpus: Path, methods: tuple[str, ...] = ("simcse"
 
     return RunOptions(methods=methods, tasks="stsb", seeds=seeds, preset="smoke", model=str(model),
                       corpus=(Path(corpus).resolve(),), max_steps=steps, overrides=TINY, device="cpu")
+
+
+def fake_spec(run_id: str, device: str | None = None) -> UnitSpec:
+    """A unit for launcher mechanics tests whose unit function does not train (see :func:`record_unit`)."""
+    return UnitSpec(run_id=run_id, chain=("simcse",), stages=(), seed=0, task="stsb", corpus_files=(),
+                    corpus_size=None, evals=(), config={}, row="simcse", device=device)
+
+
+def record_unit(seconds: float, spec: UnitSpec, data_root: Path, results_dir: Path) -> UnitResult:
+    """A unit function that only records, in ``<results>/<run_id>/seen.json``, what its process was given: pid,
+    CUDA_VISIBLE_DEVICES, the job identity its lock would record, torch threads, start and end; it holds the
+    unit's lock for ``seconds`` as a real unit would while training."""
+    import time
+
+    import torch
+
+    from benchmark.run.lock import UnitLock, job_identity
+
+    run_dir = Path(results_dir) / spec.run_id
+    with UnitLock(run_dir):
+        start = time.time()
+        time.sleep(seconds)
+        seen = {"pid": os.getpid(), "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"),
+                "job": job_identity()[0], "threads": torch.get_num_threads(), "start": start, "end": time.time()}
+    (run_dir / "seen.json").write_text(json.dumps(seen))
+    return UnitResult(spec.run_id, run_dir, spec.row)
+
+
+def hold_as_another_host(seconds: float, spec: UnitSpec, data_root: Path, results_dir: Path) -> UnitResult:
+    """A unit function that takes the unit's lock, makes it look like another host's (so no pid check can clear
+    it: only its job id can), and sleeps ``seconds``."""
+    import time
+
+    from benchmark.run.lock import LOCK_FILE, UnitLock
+
+    run_dir = Path(results_dir) / spec.run_id
+    lock = UnitLock(run_dir)
+    lock.acquire()
+    owner = json.loads((run_dir / LOCK_FILE).read_text())
+    (run_dir / LOCK_FILE).write_text(json.dumps({**owner, "host": "far-node"}))
+    time.sleep(seconds)
+    return UnitResult(spec.run_id, run_dir, spec.row)
+
+
+def segfault_unit(spec: UnitSpec, data_root: Path, results_dir: Path) -> UnitResult:
+    """A unit function whose process dies of a native crash (a NULL read), as a CUDA or tokenizer bug would."""
+    import ctypes
+
+    from benchmark.run.console import unit_console
+
+    with unit_console(Path(results_dir) / spec.run_id):
+        print("about to crash", flush=True)
+        ctypes.string_at(0)
+    raise AssertionError("unreachable")

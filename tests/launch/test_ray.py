@@ -4,7 +4,6 @@ GPU where there is none fails at once."""
 from __future__ import annotations
 
 import functools
-import os
 import re
 
 import pytest
@@ -38,25 +37,6 @@ def test_ray_runs_the_grid_two_at_a_time_into_the_same_store_as_local(tiny_bert_
     assert not list(home.iterdir()), f"files in the home directory: {list(home.rglob('*'))}"
     assert not ray.is_initialized()  # stopped after the run
     assert all(read_job(results, run)["launcher"] == "ray" for run in store_digest(results))
-
-
-@pytest.fixture(scope="module")
-def local_ray(tmp_path_factory):
-    """One local Ray for the tests below (started the way the launcher starts it; the launcher then joins it)."""
-    from benchmark.launch.ray_launcher import ray_session
-
-    results = tmp_path_factory.mktemp("ray-session")
-    home, saved = tmp_path_factory.mktemp("home"), os.environ.get("HOME")
-    os.environ["HOME"] = str(home)
-    try:
-        with ray_session(LaunchOptions(launcher="ray"), results):
-            yield results
-    finally:
-        if saved is None:
-            os.environ.pop("HOME", None)
-        else:
-            os.environ["HOME"] = saved
-    assert not list(home.iterdir())
 
 
 def test_a_unit_killed_mid_training_is_retried_and_ends_with_the_same_weights(tiny_bert_dir, grid_corpus,

@@ -21,9 +21,9 @@ def test_submitit_local_executor_runs_the_grid_two_at_a_time(tiny_bert_dir, grid
     monkeypatch.setattr("benchmark.launch.slurm.detect_cluster", lambda: "local")  # as where sbatch is absent
     results = tmp_path / "results"
     result = CliRunner().invoke(main, grid_args(tiny_bert_dir, grid_corpus, results, "--launcher", "slurm",
-                                                "--max-parallel", "2"))
+                                                "--slurm-executor", "local", "--max-parallel", "2"))
     assert result.exit_code == 0, result.output
-    assert "local executor: no sbatch here" in result.output and "at most 2 at once" in result.output
+    assert "submitit (local executor)" in result.output and "at most 2 at once" in result.output
     assert store_digest(results) == store_digest(local_grid)
     assert max_overlap(results) == 2
     for run in store_digest(results):  # each job's own stdout/stderr, recorded for `bench status`
@@ -48,8 +48,8 @@ def test_options_become_the_sbatch_script(tmp_path, monkeypatch):
     opts = launch_options({"launcher": "slurm", "max_parallel": 4, "slurm_time_min": 90, "slurm_mem_gb": 32.0},
                           config)
     params = executor_parameters(opts, "slurm", device=None)
-    assert params["cpus_per_task"] == 8 and params["gpus_per_node"] == 1 and params["slurm_array_parallelism"] == 4
-    assert executor_parameters(opts, "slurm", device="cpu")["gpus_per_node"] == 0
+    assert params["cpus_per_task"] == 8 and params["gpus_per_node"] == 1
+    assert "gpus_per_node" not in executor_parameters(opts, "slurm", device="cpu")  # no --gpus-per-node=0 line
     executor = submitit.AutoExecutor(folder=tmp_path / "jobs", cluster="slurm")
     executor.update_parameters(**params)
     script = executor._executor._make_submission_file_text("python -m job", "uid")  # submitit's own renderer
@@ -62,9 +62,9 @@ def test_options_become_the_sbatch_script(tmp_path, monkeypatch):
 def test_the_local_executor_divides_the_cpus_among_the_jobs():
     from benchmark.launch.slurm import executor_parameters
 
-    n = os.cpu_count() or 1
+    n = len(os.sched_getaffinity(0))
     params = executor_parameters(LaunchOptions(launcher="slurm", max_parallel=1), "local", device="cpu")
-    assert params["cpus_per_task"] == n and params["gpus_per_node"] == 0 and "slurm_partition" not in params
+    assert params["cpus_per_task"] == n and "gpus_per_node" not in params and "slurm_partition" not in params
     assert executor_parameters(LaunchOptions(launcher="slurm", max_parallel=2 * n), "local", "cpu")["cpus_per_task"] == 1
 
 

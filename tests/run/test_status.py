@@ -16,7 +16,7 @@ from benchmark.cli.main import main
 from benchmark.results import iter_results, write_json_atomic
 from benchmark.run import lock as lock_module
 from benchmark.run.console import attempts, unit_console
-from benchmark.run.lock import LOCK_FILE, STALE_AFTER_S, UnitLock, UnitLockedError
+from benchmark.run.lock import LOCK_FILE, STALE_AFTER_S, UnitLock
 from benchmark.run.manifest import SCHEMA, record_job
 from benchmark.run.status import grid_status
 
@@ -79,19 +79,17 @@ def test_the_launchers_folder_holds_no_results(tmp_path):
     assert list(iter_results(tmp_path)) == []
 
 
-def test_a_lock_of_another_host_is_stale_once_its_heartbeat_stops(tmp_path):
-    run = tmp_path / "unit"
-    run.mkdir()
+def test_status_judges_another_hosts_lock_on_the_stores_clock_not_this_machines(tmp_path, monkeypatch):
+    """This machine's clock two hours ahead: a lock of another host touched just now is still running, one
+    untouched for longer than the stale time (on the store's clock) is not."""
+    run = _unit_dir(tmp_path, "simcse__x__1__s0", 3)
     (run / LOCK_FILE).write_text(json.dumps({"host": "node-17", "pid": 1, "since": "then"}))
-    with pytest.raises(UnitLockedError, match="on node-17"):
-        UnitLock(run).acquire()  # touched just now: alive
-    old = time.time() - STALE_AFTER_S - 5
+    real = time.time
+    monkeypatch.setattr(time, "time", lambda: real() + 7200)
+    assert [u.state for u in grid_status(tmp_path)] == ["running"]
+    old = real() - STALE_AFTER_S - 5
     os.utime(run / LOCK_FILE, (old, old))
-    lock = UnitLock(run)
-    lock.acquire()  # the node died or the job was preempted: taken over
-    assert json.loads((run / LOCK_FILE).read_text())["host"] == socket.gethostname()
-    lock.release()
-    assert not (run / LOCK_FILE).exists()
+    assert [u.state for u in grid_status(tmp_path)] == ["stopped"]
 
 
 def test_the_holder_keeps_its_lock_fresh(tmp_path, monkeypatch):

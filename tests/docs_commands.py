@@ -10,6 +10,7 @@ option of that sub-command.
 from __future__ import annotations
 
 import contextlib
+import importlib
 import re
 import shlex
 from collections.abc import Iterator
@@ -177,3 +178,20 @@ def check_synopsis(shown: Shown) -> list[str]:
             if name not in option_names(cmd):
                 problems.append(f"`{' '.join(path)}` has no option {name}")
     return problems
+
+
+def importable(name: str) -> bool:
+    """Whether a dotted name a page shows (``benchmark.train.plugin.Method.pooling_writer``) exists: the longest
+    importable module, then attributes."""
+    parts = name.split(".")
+    for cut in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:cut]))
+        except ModuleNotFoundError:
+            continue
+        for attr in parts[cut:]:
+            if not hasattr(obj, attr):
+                return False
+            obj = getattr(obj, attr)
+        return True
+    return False

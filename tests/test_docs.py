@@ -13,7 +13,15 @@ from pathlib import Path
 import click
 import pytest
 
-from tests.docs_commands import Shown, check_synopsis, option_names, parse_concrete, resolve, shown_commands
+from tests.docs_commands import (
+    Shown,
+    check_synopsis,
+    importable,
+    option_names,
+    parse_concrete,
+    resolve,
+    shown_commands,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ROOT / "docs"
@@ -182,16 +190,7 @@ CODE_SPANS = [(p, s) for p in PAGES for s in re.findall(r"`([^`\n]+)`", p.read_t
 @pytest.mark.parametrize("name", sorted({s for _, s in CODE_SPANS
                                          if re.fullmatch(r"(benchmark|methods|tasks)(\.[A-Za-z_]\w*)+", s)}))
 def test_every_python_name_in_the_docs_imports(name):
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ModuleNotFoundError:
-            continue
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr)
-        return
-    pytest.fail(f"the docs name {name}, which does not import")
+    assert importable(name), f"the docs name {name}, which does not import"
 
 
 @pytest.mark.parametrize("path", sorted({s.rstrip("/") for _, s in CODE_SPANS

@@ -2,11 +2,12 @@
 commands for a fresh machine are the ones `.ci/run` runs."""
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 
 import pytest
+
+from tests.docs_commands import importable
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -23,16 +24,7 @@ def _paths() -> list[str]:
 
 @pytest.mark.parametrize("name", _dotted_names())
 def test_every_python_name_in_the_readme_imports(name):
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):  # the longest importable module, then attributes
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ModuleNotFoundError:
-            continue
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr)
-        return
-    pytest.fail(f"README names {name}, which does not import")
+    assert importable(name), f"README names {name}, which does not import"
 
 
 @pytest.mark.parametrize("path", _paths())

@@ -5,6 +5,7 @@ numbers beside them are the papers' (``paper_reference.json``)."""
 from __future__ import annotations
 
 import json
+import re
 import tempfile
 from pathlib import Path
 
@@ -64,9 +65,20 @@ def run_report(store: Path, out: Path) -> str:
     return result.output
 
 
+def table_section(markdown: str) -> str:
+    """A report table's Markdown: our table shown, the comparison with the paper and the published tables folded."""
+    parts = re.split(r"(?m)^(?=### )", markdown.strip())
+    ours, rest = parts[0] if parts[0].strip() else parts[1], parts[1:] if parts[0].strip() else parts[2:]
+    if not rest:
+        return ours + "\n"
+    folded = "\n".join(rest).replace("### ", "#### ").replace("\n", "\n    ")
+    return f'{ours}\n??? note "Ours vs the paper, and the published tables"\n\n    {folded}\n'
+
+
 def page(out: Path, n_results: int) -> tuple[str, dict[str, bytes]]:
     assets = {f"{ASSETS}/{p.name}": p.read_bytes() for p in sorted((out / "plots").glob("*.png"))}
-    tables = [(out / f"{t}.md").read_text(encoding="utf-8") for t in TABLES if (out / f"{t}.md").is_file()]
+    tables = [table_section((out / f"{t}.md").read_text(encoding="utf-8")) for t in TABLES
+              if (out / f"{t}.md").is_file()]
     images = [f"![{Path(a).stem}](report/{Path(a).name})\n" for a in assets]
     text = "\n".join([
         "---\nhide:\n  - toc\n---\n",  # the report's tables need the width
@@ -78,11 +90,13 @@ def page(out: Path, n_results: int) -> tuple[str, dict[str, bytes]]:
         f"{4 + len(STS)} tasks = {n_results} result files drawn from a fixed random seed, base model "
         f"`{MODEL}`). They show the layout of a report, not a result; the published numbers beside them are "
         "the papers' own.\n",
-        "The page is what this command writes, run on that store:\n",
+        "The page is what this command writes, run on that store (the Markdown tables, and the plots as PNG; "
+        "`--format html` writes the same as one self-contained `report.html`):\n",
         f"```bash\nbench report --results-dir STORE --out OUT --table {','.join(TABLES)} --format md,csv\n```\n",
-        *tables,
-        "## Plots\n",
+        tables[0] if tables else "",
+        "### Plots\n",
         *images,
+        *tables[1:],
     ])
     return text, assets
 

@@ -72,8 +72,8 @@ def summary_table(names: list[str], tasks: Any) -> str:
     for name in names:
         t = tasks.get(name)
         rows.append([f"[`{name}`](#task-{slug(name)})", cell(t.group), cell(t.family), cell(",".join(t.splits)),
-                     cell(t.main_metric), cell(f"bench data download {t.dataset}")])
-    return table(["task", "group", "family", "splits", "main metric", "data"], rows)
+                     cell(t.main_metric), cell(t.dataset)])
+    return table(["task", "group", "family", "splits", "main metric", "`bench data download`"], rows)
 
 
 def counts_table(task: Any) -> str:

@@ -1,10 +1,18 @@
-"""Run every generator: the pages MkDocs adds to the site, and how many reference entries they hold."""
+"""Run every generator: the pages MkDocs adds to the site, and how many reference entries they hold.
+
+``python docs/docgen/generate.py [OUT]`` prints the counts (and writes the files under OUT) without MkDocs.
+"""
 from __future__ import annotations
 
+import sys
 import time
+from pathlib import Path
 
-from docgen import catalog_ref, diagram, example_report, methods_ref, tasks_ref
-from docgen.common import Generated
+if __package__ in (None, ""):  # run as a script: the repository and docs/ must be importable
+    sys.path[:0] = [str(Path(__file__).resolve().parents[1]), str(Path(__file__).resolve().parents[2])]
+
+from docgen import catalog_ref, diagram, example_report, methods_ref, tasks_ref  # noqa: E402
+from docgen.common import Generated  # noqa: E402
 
 GENERATORS = (tasks_ref, methods_ref, catalog_ref, diagram, example_report)
 
@@ -20,10 +28,7 @@ def generate_all() -> tuple[Generated, dict[str, float]]:
 
 
 def main() -> None:
-    """`python docs/docgen/generate.py [OUT]`: write the generated files under OUT (default: print counts)."""
-    import sys
-    from pathlib import Path
-
+    """Write the generated files under the folder given as the first argument, if any; print the counts."""
     gen, seconds = generate_all()
     if len(sys.argv) > 1:
         root = Path(sys.argv[1])

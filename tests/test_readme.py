@@ -2,11 +2,12 @@
 commands for a fresh machine are the ones `.ci/run` runs."""
 from __future__ import annotations
 
-import importlib
 import re
 from pathlib import Path
 
 import pytest
+
+from tests.docs_commands import importable
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -23,16 +24,7 @@ def _paths() -> list[str]:
 
 @pytest.mark.parametrize("name", _dotted_names())
 def test_every_python_name_in_the_readme_imports(name):
-    parts = name.split(".")
-    for cut in range(len(parts), 0, -1):  # the longest importable module, then attributes
-        try:
-            obj = importlib.import_module(".".join(parts[:cut]))
-        except ModuleNotFoundError:
-            continue
-        for attr in parts[cut:]:
-            obj = getattr(obj, attr)
-        return
-    pytest.fail(f"README names {name}, which does not import")
+    assert importable(name), f"README names {name}, which does not import"
 
 
 @pytest.mark.parametrize("path", _paths())
@@ -59,3 +51,25 @@ def test_ci_runs_the_readme_tests_in_the_readme_environment_before_any_extra():
     first_test = next(i for i, ln in enumerate(lines) if "pytest" in ln)
     extras = next(i for i, ln in enumerate(lines) if re.search(r"pip install .*\.\[test,", ln))
     assert base < first_test < extras and command in lines[first_test]
+
+
+def test_ci_second_pass_reruns_exactly_what_skipped(tmp_path, monkeypatch):
+    """`.ci/skipped_tests.py` turns a JUnit report's skipped cases into pytest node ids: a function, a test of a
+    class, and a module skipped as a whole (empty classname, the dotted module as its name)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("skipped_tests", ROOT / ".ci" / "skipped_tests.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    (tmp_path / "tests" / "eval").mkdir(parents=True)
+    (tmp_path / "tests" / "eval" / "test_x.py").write_text("")
+    (tmp_path / "report.xml").write_text(
+        '<testsuites><testsuite>'
+        '<testcase classname="tests.eval.test_x" name="test_a[p 1]"><skipped message="needs pyserini"/></testcase>'
+        '<testcase classname="tests.eval.test_x.TestC" name="test_b"><skipped/></testcase>'
+        '<testcase classname="tests.eval.test_x" name="test_ran"/>'
+        '<testcase classname="" name="tests.launch.test_ray"><skipped/></testcase>'
+        '</testsuite></testsuites>')
+    monkeypatch.chdir(tmp_path)
+    assert mod.skipped_ids("report.xml") == ["tests/eval/test_x.py::test_a[p 1]",
+                                             "tests/eval/test_x.py::TestC::test_b", "tests/launch/test_ray.py"]

@@ -343,11 +343,12 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
     if cfg.dev_task == TARGET:
         values.update(_target_dev(name, task, notes))
         cfg = method.config(preset, values)
-    if cfg.dev_every:
-        _require_dev(cfg, data_root)
+    dev_corpus = _require_dev(cfg, data_root) if cfg.dev_every else None
     if k == 0:
         _check_backbone(cfg.model, name, preset, opts, start)
     data, steps = checked_data(method, cfg, k, task, corpus, labeled_size, seed, data_root)
+    if dev_corpus is not None:  # the validation sentences select the checkpoint: their content is the identity
+        data = {**data, "dev_corpus_sha256": dev_corpus}
     cfg_dict = config_to_dict(cfg)
     if k > 0:
         cfg_dict["model"] = f"stage:{k}"  # the previous stage's export (its path is no part of the identity)
@@ -388,22 +389,22 @@ def _target_dev(method: str, task: str, notes: list[str]) -> dict[str, Any]:
     return {"dev_task": None, "dev_every": 0}
 
 
-def _require_dev(cfg: Any, data_root: Path) -> None:
-    """The checkpoint selection's data: the validation corpus (dev_metric=loss), or the dev task's dev split and
-    the metric it selects on."""
+def _require_dev(cfg: Any, data_root: Path) -> str | None:
+    """The checkpoint selection's data: the validation corpus (dev_metric=loss; returns its sha256, which names
+    the stage with its content, not its path), or the dev task's dev split and the metric it selects on."""
     from benchmark.registry import TASKS
     from benchmark.train.config import VALIDATION_LOSS, dev_tasks
-    from benchmark.train.validation import read_dev_corpus
+    from benchmark.train.validation import corpus_sha256, read_dev_corpus
 
     if cfg.dev_metric == VALIDATION_LOSS:
-        read_dev_corpus(cfg, cfg.batch_size)
-        return
+        return corpus_sha256(read_dev_corpus(cfg, cfg.batch_size))
     for name in dev_tasks(cfg.dev_task):  # "stsb,sickr": each must have its dev files (and the metric)
         task = TASKS.get(name)
         task.require(data_root, "dev")
         if cfg.dev_metric and cfg.dev_metric not in task.metric_names:
             raise ConfigError(f"dev_metric={cfg.dev_metric!r} is not a metric of {name} (it has: "
                               f"{', '.join(task.metric_names)}; or 'loss' with dev_corpus)")
+    return None
 
 
 def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: list[StageSpec], setting: str | None,

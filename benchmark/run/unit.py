@@ -214,6 +214,11 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
         examples = data["corpus"].examples
     else:
         examples = _load_labeled(method, cfg, spec, stage, data_root)
+    if "dev_corpus_sha256" in stage.data:  # the validation sentences the plan hashed are still those
+        from benchmark.train.validation import corpus_sha256, read_dev_corpus
+
+        _check_same(stage.data["dev_corpus_sha256"], corpus_sha256(read_dev_corpus(cfg, cfg.batch_size)),
+                    f"dev_corpus {cfg.dev_corpus}")
     if dist.main:
         _write_stage_files(spec, stage, home, values)
     dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every and cfg.dev_task else None

@@ -119,3 +119,24 @@ def test_bench_run_dry_run_lists_the_thesis_seeds(tiny_bert_dir, tmp_path):
                                        "--dry-run", "--data-root", str(ASSETS), "--results-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert all(f"__s{s}" in result.output for s in (1, 7, 42))
+
+
+def test_the_validation_corpus_content_names_the_run(tiny_bert_dir, tmp_path):
+    """dev_metric=loss: the held-out sentences choose the checkpoint, so their content (not the file's path) is
+    part of the stage's identity and the run id; an edit after planning is refused at run time."""
+    corpus = tmp_path / "c.txt"
+    corpus.write_text("\n".join(toy_corpus(64)), encoding="utf-8")
+    dev = _dev_file(tmp_path, 64)
+
+    def plan():
+        opts = RunOptions(methods=("clm-ae",), tasks="stsb", preset="smoke", model=str(tiny_bert_dir),
+                          corpus=(corpus,), overrides=("dev_every=5", "dev_metric=loss", f"dev_corpus={dev}"))
+        return plan_run(opts, ASSETS).units[0]
+
+    first = plan()
+    assert first.stages[0].data["dev_corpus_sha256"] == validation.corpus_sha256(validation.read_dev_corpus(
+        METHODS.get("clm-ae").config("smoke", {"dev_corpus": str(dev), "dev_every": 5, "dev_metric": "loss"}), 1))
+    dev.write_text("\n".join(toy_corpus(64, seed=3)) + "\n", encoding="utf-8")
+    second = plan()
+    assert second.run_id != first.run_id
+    assert second.stages[0].data["dev_corpus_sha256"] != first.stages[0].data["dev_corpus_sha256"]

@@ -293,6 +293,7 @@ class DenoSent(Method):
     """DenoSent trainer plugin."""
 
     name = "denosent"
+    keep_partial_batch = True  # [DS] the HF Trainer (dataloader_drop_last=False)
     description = ("DenoSent: [MASK]-prompt vector; 16-layer 1-head decoder denoises the 0.825-dropped embedded "
                    "sentence (no causal mask, no shift) + InfoNCE")
     citation = CITATION

@@ -101,6 +101,7 @@ class MLM(Method):
     """Masked-LM trainer plugin."""
 
     name = "mlm"
+    keep_partial_batch = True  # [ST] train_mlm.py: the HF Trainer (dataloader_drop_last=False)
     description = "MLM domain adaptation: 15% tokens (80/10/10), CE on masked positions; mean pooling"
     citation = CITATION
     Config = MLMConfig

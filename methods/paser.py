@@ -258,6 +258,7 @@ class PaSeR(Method):
     """PaSeR trainer plugin."""
 
     name = "paser"
+    keep_partial_batch = True  # [PS] train.py: the HF Trainer (dataloader_drop_last=False)
     description = ("PaSeR: RAKE top-5 phrases masked; a 6-layer decoder regenerates them from "
                    "[t*z1*z2', k*(z1-z2'), z1, z2'] + MLM; synonym-replacement augmentation")
     citation = CITATION

@@ -23,7 +23,6 @@ Dropout must stay on: with ``dropout=false`` the views are identical and the los
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -41,8 +40,6 @@ from benchmark.train.plugin import (
     Method,
     SentenceEncoder,
     TrainModule,
-    batches_per_epoch,
-    epoch_batch,
     load_backbone,
     tokenize,
 )
@@ -129,6 +126,7 @@ class SimCSE(Method):
     citation = CITATION
     Config = SimCSEConfig
     default_preset = "paper"
+    keep_partial_batch = True  # [SC] HF Trainer (dataloader_drop_last=False): ceil(n / batch) steps an epoch
     # On a random 2-layer BERT the CLS state barely differs between sentences and 20 steps cannot fix it; the
     # contract test trains with mean pooling (CLS export is covered by TSDAE and tests/methods/test_simcse.py).
     test_overrides = {"pooling": "mean"}
@@ -162,17 +160,6 @@ class SimCSE(Method):
 
     def build(self, cfg: SimCSEConfig, device: torch.device) -> SimCSEModule:
         return SimCSEModule(cfg)
-
-    def total_steps(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
-        """[SC] HF Trainer (dataloader_drop_last=False): an epoch is ceil(n / batch) steps, the last one partial."""
-        if cfg.epochs is None:
-            return int(cfg.max_steps)  # type: ignore[arg-type]
-        steps = math.ceil(cfg.epochs * batches_per_epoch(n, cfg.batch_size, world, keep_partial=True))
-        return min(steps, cfg.max_steps) if cfg.max_steps else steps
-
-    def batch_indices(self, cfg: TrainConfig, n: int, step: int, seed: int, rank: int = 0,
-                      world: int = 1) -> list[int]:
-        return epoch_batch(n, cfg.batch_size, step, seed, rank, world, keep_partial=True)
 
     def eval_pooling(self, cfg: SimCSEConfig) -> str:
         return cfg.pooling if cfg.mlp_only_train or cfg.variant != "official" else CLS_MLP

@@ -179,6 +179,7 @@ class TSDAE(Method):
     """TSDAE trainer plugin."""
 
     name = "tsdae"
+    keep_partial_batch = True  # [ST] TSDAE README: DataLoader(batch_size=8, shuffle=True), drop_last=False
     description = ("TSDAE: delete 60% of words (or swap/mask/replace/add), reconstruct with a tied cross-attention "
                    "decoder; CLS pooling")
     citation = CITATION

@@ -225,6 +225,10 @@ class Method(ABC):
     # Whether another stage of a chain may start from this method's checkpoint (BERT-flow's frozen encoder +
     # flow cannot be fine-tuned further without dropping the flow it was trained for).
     continuable: ClassVar[bool] = True
+    # Whether an epoch ends with its last, smaller batch, as the method's reference loader does (a DataLoader with
+    # drop_last=False: the HF Trainer, sentence-transformers v0.3.8's fit), or drops it (drop_last=True, e.g. the
+    # sentence-transformers TSDAE example). It decides which sentences share a batch, so it follows the reference.
+    keep_partial_batch: ClassVar[bool] = False
     st_trust_remote_code: ClassVar[bool] = False  # export uses a module class outside sentence_transformers.*
 
     # --- configuration ---------------------------------------------------------------------------------
@@ -285,8 +289,9 @@ class Method(ABC):
 
     def batch_indices(self, cfg: TrainConfig, n: int, step: int, seed: int, rank: int = 0,
                       world: int = 1) -> list[int]:
-        """Corpus indices for ``step`` (default: seeded epoch shuffles, see :func:`shuffled_batch`)."""
-        return shuffled_batch(n, self.sentences_per_step(cfg), step, seed, rank, world)
+        """Corpus indices for ``step`` (default: seeded epoch shuffles cut into batches, the last partial one kept
+        or dropped by :attr:`keep_partial_batch`; see :func:`epoch_batch`)."""
+        return epoch_batch(n, self.sentences_per_step(cfg), step, seed, rank, world, self.keep_partial_batch)
 
     def sentences_per_step(self, cfg: TrainConfig) -> int:
         """Corpus sentences consumed per step and device (for ``epochs`` -> steps)."""
@@ -296,7 +301,7 @@ class Method(ABC):
         """The step budget for a corpus of ``n`` sentences."""
         if cfg.epochs is None:
             return int(cfg.max_steps)  # type: ignore[arg-type]
-        per_epoch = max(1, n // (self.sentences_per_step(cfg) * world))
+        per_epoch = batches_per_epoch(n, self.sentences_per_step(cfg), world, self.keep_partial_batch)
         steps = math.ceil(cfg.epochs * per_epoch)
         return min(steps, cfg.max_steps) if cfg.max_steps else steps
 

@@ -132,7 +132,6 @@ class AutoencoderMethod(WithAutoencoder, Method):
 
     Config = AutoencoderConfig
     citation = CITATION
-    keep_partial_batch = True  # built on the SimCSE code: its HF Trainer keeps an epoch's last, smaller batch
 
     def __init__(self, kind: AutoencoderKind):
         super().__init__(kind)

@@ -164,7 +164,7 @@ class SupervisedMethod(Method):
             raise BenchError(f"{self.name}: the labeled examples mix pairs and triplets; give every example a hard "
                              f"negative or none (--set hard_negatives=false drops them)")
         world = max(1, min_examples // self.sentences_per_step(cfg))
-        if self.keep_partial_batch and world == 1:
+        if self.keeps_partial(cfg) and world == 1:
             min_examples = 1  # the reference's DataLoader trains on a partial batch
         if len(out) < min_examples:
             raise BenchError(f"{self.name}: {len(out)} labeled examples, fewer than one batch ({min_examples}); "
@@ -198,7 +198,7 @@ class SupervisedMethod(Method):
         return batch
 
     def steps_per_epoch(self, cfg: SupervisedConfig, n: int, world: int = 1) -> int:
-        return batches_per_epoch(n, cfg.batch_size, world, self.keep_partial_batch)
+        return batches_per_epoch(n, cfg.batch_size, world, self.keeps_partial(cfg))
 
     def total_steps(self, cfg: SupervisedConfig, n: int, world: int = 1) -> int:  # type: ignore[override]
         if cfg.epochs is None:
@@ -208,7 +208,7 @@ class SupervisedMethod(Method):
 
     def batch_indices(self, cfg: SupervisedConfig, n: int, step: int, seed: int, rank: int = 0,  # type: ignore[override]
                       world: int = 1) -> list[int]:
-        return epoch_batch(n, cfg.batch_size, step, seed, rank, world, self.keep_partial_batch)
+        return epoch_batch(n, cfg.batch_size, step, seed, rank, world, self.keeps_partial(cfg))
 
     def dev_due(self, cfg: SupervisedConfig, step: int, n: int, world: int = 1) -> bool:  # type: ignore[override]
         """As [ST v0.3.8] ``fit``: every ``evaluation_steps`` steps *of an epoch* (``dev_every`` steps, or

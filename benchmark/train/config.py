@@ -69,6 +69,9 @@ class TrainConfig:
     # recall@10); "loss" = the training loss on the held-out sentences of dev_corpus (lower is better)
     dev_metric: str | None = None
     dev_corpus: str | None = None  # one sentence a line: the validation corpus of dev_metric="loss"
+    # An epoch's last, smaller batch: None = as the method's reference loader (Method.keep_partial_batch);
+    # True = dropped (whole batches only), False = trained
+    drop_last: bool | None = None
 
     def __post_init__(self) -> None:
         check_literals(self)

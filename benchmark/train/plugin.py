@@ -291,7 +291,11 @@ class Method(ABC):
                       world: int = 1) -> list[int]:
         """Corpus indices for ``step`` (default: seeded epoch shuffles cut into batches, the last partial one kept
         or dropped by :attr:`keep_partial_batch`; see :func:`epoch_batch`)."""
-        return epoch_batch(n, self.sentences_per_step(cfg), step, seed, rank, world, self.keep_partial_batch)
+        return epoch_batch(n, self.sentences_per_step(cfg), step, seed, rank, world, self.keeps_partial(cfg))
+
+    def keeps_partial(self, cfg: TrainConfig) -> bool:
+        """Whether ``cfg``'s epochs end with their last, smaller batch (``drop_last``, else the reference's)."""
+        return self.keep_partial_batch if cfg.drop_last is None else not cfg.drop_last
 
     def sentences_per_step(self, cfg: TrainConfig) -> int:
         """Corpus sentences consumed per step and device (for ``epochs`` -> steps)."""
@@ -301,7 +305,7 @@ class Method(ABC):
         """The step budget for a corpus of ``n`` sentences."""
         if cfg.epochs is None:
             return int(cfg.max_steps)  # type: ignore[arg-type]
-        per_epoch = batches_per_epoch(n, self.sentences_per_step(cfg), world, self.keep_partial_batch)
+        per_epoch = batches_per_epoch(n, self.sentences_per_step(cfg), world, self.keeps_partial(cfg))
         steps = math.ceil(cfg.epochs * per_epoch)
         return min(steps, cfg.max_steps) if cfg.max_steps else steps
 

@@ -101,15 +101,18 @@ def label_positions(labels: torch.Tensor, ignore_index: int = IGNORE) -> tuple[t
     return positions, flat[positions]
 
 
-DISTILBERT_HEAD = ("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector")
+# Heads split over several child modules, in the order the model's forward applies them
+SPLIT_HEADS = (("vocab_transform", "activation", "vocab_layer_norm", "vocab_projector"),  # DistilBERT
+               ("generator_predictions", "generator_lm_head"))  # ELECTRA's generator (ForMaskedLM / ForCausalLM)
 
 
 def lm_head_of(mlm: nn.Module) -> nn.Module:
-    """The vocabulary head of an HF ``*ForMaskedLM`` / ``*LMHeadModel`` (hidden states -> logits): the one child
-    module beside the base model (BERT's ``cls``, RoBERTa's ``lm_head``), or DistilBERT's four head modules in
-    the order its forward applies them."""
-    if all(isinstance(getattr(mlm, n, None), nn.Module) for n in DISTILBERT_HEAD):
-        return nn.Sequential(*(getattr(mlm, n) for n in DISTILBERT_HEAD))
+    """The vocabulary head of an HF ``*ForMaskedLM`` / ``*LMHeadModel`` / ``*ForCausalLM`` (hidden states ->
+    logits): the one child module beside the base model (BERT's ``cls``, RoBERTa's ``lm_head``), or the parts of
+    a split head (DistilBERT's four, ELECTRA's two) in the order its forward applies them."""
+    for names in SPLIT_HEADS:
+        if all(isinstance(getattr(mlm, n, None), nn.Module) for n in names):
+            return nn.Sequential(*(getattr(mlm, n) for n in names))
     return _head_of(mlm)[1]
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -32,99 +32,14 @@ from benchmark.run.settings import (
     pretraining_chains,
 )
 from benchmark.run.stage_data import checked_data, forget_checked_data
+from benchmark.run.specs import BaselineSpec, Plan, RunOptions, StageSpec, UnitSpec
 from benchmark.run.stages import shared_home, stage_id, stage_identity
 from benchmark.train.config import config_to_dict, parse_overrides
 from benchmark.train.plugin import TrainingData
 
+__all__ = ["BaselineSpec", "Plan", "RunOptions", "StageSpec", "UnitSpec", "plan_run"]  # specs re-exported
 UNTRAINED = ("base", "bm25")
 TARGET = "target"  # a config's dev_task "target" means the unit's own target task
-
-
-@dataclass(frozen=True)
-class RunOptions:
-    """Everything `bench run` was asked for."""
-
-    methods: tuple[str, ...]  # method names or chains "a>b"; untrained baselines base, bm25
-    tasks: str
-    eval_tasks: str | None = None
-    seeds: int = 1
-    seed_list: tuple[int, ...] = ()  # `--seeds 1,7,42`: these seeds instead of 0..seeds-1
-    preset: str | None = None
-    model: str | None = None
-    corpus: tuple[Path, ...] = ()
-    corpus_size: int | None = None  # train on a fixed subsample of this many sentences (TSDAE paper Fig. 3)
-    max_steps: int | None = None
-    overrides: tuple[str, ...] = ()
-    split: str | None = None  # None: test; dev with --labeled-sizes (tasks without one on test, as the paper)
-    force: bool = False
-    strict: bool = False
-    device: str | None = None
-    batch_size: int = 64  # evaluation batch size
-    show_progress: bool = True
-    setting: str | None = None  # unsupervised | adapt-nli-first | adapt-target-first | supervised | all
-    labeled_sizes: tuple[int, ...] = ()  # pre-training: the supervised stage on nested labeled subsets
-    nli_sts_model: str | None = None  # a published NLI+STSb checkpoint that nli-sts>m chains start from
-
-
-@dataclass(frozen=True)
-class StageSpec:
-    """One stage of a unit: a method, its preset and overrides (JSON-able), and what it trains on."""
-
-    method: str
-    preset: str
-    values: dict[str, Any]  # config overrides; a later stage's `model` is set at run time
-    data: dict[str, Any]  # {"kind": "corpus"|"labeled", "label", "sha256", ...}: recorded and re-checked
-    home: str = ""  # where it trains, relative to the results dir (benchmark.run.stages)
-    identity: dict[str, Any] = field(default_factory=dict)  # hashed into its checkpoint's config_hash
-    pooling: str = ""  # the pooling it exports
-    steps: int | None = None  # its step budget (None: not computed)
-
-
-@dataclass(frozen=True)
-class UnitSpec:
-    """A run unit as plain data (picklable): what `run_unit` needs, whichever process runs it."""
-
-    run_id: str
-    chain: tuple[str, ...]
-    stages: tuple[StageSpec, ...]
-    seed: int
-    task: str  # the target task whose data the unit trains on (and whose dev split "target" means)
-    corpus_files: tuple[str, ...]  # --corpus files, replacing the task's own corpus
-    corpus_size: int | None
-    evals: tuple[str, ...]
-    config: dict[str, Any]  # hashed into the run id; written to config.json and every result
-    row: str  # the row label of `bench run`'s table
-    split: str = "test"
-    device: str | None = None
-    batch_size: int = 64
-    strict: bool = False
-    force: bool = False
-    show_progress: bool = True
-    start: str | None = None  # --nli-sts-model: the published checkpoint the chain starts from
-    test_where_no_dev: bool = False  # split dev by default (--labeled-sizes): a task without one on test
-
-    @property
-    def label(self) -> str:
-        return start_label(self.chain, self.start)
-
-
-@dataclass(frozen=True)
-class BaselineSpec:
-    """An untrained row (`base`, `bm25`) evaluated on some tasks."""
-
-    name: str
-    model: str
-    evals: tuple[str, ...]
-    pooling: str | None = None  # None: the model's own (bm25 has none)
-
-
-@dataclass
-class Plan:
-    units: list[UnitSpec] = field(default_factory=list)
-    baselines: list[BaselineSpec] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
-    notes: list[str] = field(default_factory=list)  # things worth printing before work starts
-    split: str = "test"  # the split the units and baselines evaluate
 
 
 def plan_run(opts: RunOptions, data_root: Path) -> Plan:

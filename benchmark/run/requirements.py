@@ -52,7 +52,8 @@ WORDNET = Requirement("WordNet 3.0 database files", "", "apt-get install wordnet
                       "WordNet 3.0 dict directory; --set paser.synonym_ratio=0 trains without synonym replacement)")
 NLTK = Requirement("the nltk package", "", "pip install nltk")
 METHOD_CHECKS: dict[str, tuple[Check, ...]] = {
-    "paser": ((lambda cfg: cfg.synonym_ratio > 0, WORDNET, _wordnet_found), (lambda cfg: True, NLTK,
+    # each presence check looks its function up when it runs (late binding: tests substitute a machine's state)
+    "paser": ((lambda cfg: cfg.synonym_ratio > 0, WORDNET, lambda: _wordnet_found()), (lambda cfg: True, NLTK,
                                                                               lambda: _has_module("nltk"))),
     "tsdae": ((lambda cfg: True, NLTK, lambda: _has_module("nltk")),),
 }

@@ -64,7 +64,7 @@ def run_stage_names(cmd: click.Command, params: dict) -> set[str]:
     opts = SimpleNamespace(setting=_value(cmd, params, "--setting"),
                            labeled_sizes=tuple(int(n) for n in _csv(_value(cmd, params, "--labeled-sizes"))))
     expanded = {c for task in tasks.expand_tasks(_value(cmd, params, "--tasks") or "useb")
-                for c, _ in unit_chains(chains, opts, task)} if chains else set()
+                for c, _ in unit_chains(chains, opts, task, [])} if chains else set()
     return {m for chain in expanded for m in chain}
 
 
@@ -75,6 +75,7 @@ def check_names(shown: Shown) -> list[str]:
     import tasks
     from benchmark.errors import BenchError
     from benchmark.registry import METHODS
+    from benchmark.report.catalog import TABLE_GROUPS
     from benchmark.report.tables import TABLES
     from benchmark.run.plan import check_set_prefixes, method_overrides
     from benchmark.run.settings import SETTINGS
@@ -100,7 +101,8 @@ def check_names(shown: Shown) -> list[str]:
     elif preset and not any(preset in METHODS.get(m).presets for m in METHODS.names()):
         problems.append(f"--preset {preset}: no method has it")
     table = _value(cmd, params, "--table")
-    problems += [f"--table: no table {t!r}" for t in _csv(table) if t != "all" and t not in TABLES]
+    problems += [f"--table: no table {t!r}" for t in _csv(table)
+                 if t != "all" and t not in TABLES and t not in TABLE_GROUPS]
     setting = _value(cmd, params, "--setting")
     if setting and setting not in SETTINGS:
         problems.append(f"--setting {setting}: not one of {', '.join(SETTINGS)}")

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib
+import pathlib
 import re
 import shlex
 from collections.abc import Iterator
@@ -125,13 +126,18 @@ def resolve(tokens: list[str]) -> tuple[list[str], click.Command, list[str]]:
 
 @contextlib.contextmanager
 def no_existence_checks(cmd: click.Command) -> Iterator[None]:
-    """A shown `--corpus wiki.txt` names a file of the reader's, not of this checkout: parse without checking."""
+    """A shown `--corpus wiki.txt` names a file of the reader's, not of this checkout: parse without checking.
+    Both kinds of check are switched off: `click.Path(exists=True)` and a callback that asks `Path.is_file`
+    (`bench run --corpus`, which also takes a named corpus such as `allnli`)."""
     saved = [(p.type, p.type.exists) for p in cmd.params if isinstance(p.type, click.Path) and p.type.exists]
+    is_file = pathlib.Path.is_file
     try:
         for t, _ in saved:
             t.exists = False
+        pathlib.Path.is_file = lambda self: True  # type: ignore[method-assign]
         yield
     finally:
+        pathlib.Path.is_file = is_file  # type: ignore[method-assign]
         for t, exists in saved:
             t.exists = exists
 

@@ -64,7 +64,7 @@ def run_stage_names(cmd: click.Command, params: dict) -> set[str]:
     opts = SimpleNamespace(setting=_value(cmd, params, "--setting"),
                            labeled_sizes=tuple(int(n) for n in _csv(_value(cmd, params, "--labeled-sizes"))))
     expanded = {c for task in tasks.expand_tasks(_value(cmd, params, "--tasks") or "useb")
-                for c, _ in unit_chains(chains, opts, task)} if chains else set()
+                for c, _ in unit_chains(chains, opts, task, [])} if chains else set()
     return {m for chain in expanded for m in chain}
 
 
@@ -75,6 +75,7 @@ def check_names(shown: Shown) -> list[str]:
     import tasks
     from benchmark.errors import BenchError
     from benchmark.registry import METHODS
+    from benchmark.report.catalog import TABLE_GROUPS
     from benchmark.report.tables import TABLES
     from benchmark.run.plan import check_set_prefixes, method_overrides
     from benchmark.run.settings import SETTINGS
@@ -100,7 +101,8 @@ def check_names(shown: Shown) -> list[str]:
     elif preset and not any(preset in METHODS.get(m).presets for m in METHODS.names()):
         problems.append(f"--preset {preset}: no method has it")
     table = _value(cmd, params, "--table")
-    problems += [f"--table: no table {t!r}" for t in _csv(table) if t != "all" and t not in TABLES]
+    problems += [f"--table: no table {t!r}" for t in _csv(table)
+                 if t != "all" and t not in TABLES and t not in TABLE_GROUPS]
     setting = _value(cmd, params, "--setting")
     if setting and setting not in SETTINGS:
         problems.append(f"--setting {setting}: not one of {', '.join(SETTINGS)}")
@@ -153,9 +155,21 @@ def test_the_commands_of_the_generated_pages_parse():
 def test_commands_are_found_on_every_page_that_shows_some():
     where = {c.where.split(":")[0] for c in SHOWN}
     for page in ("README.md", "docs/getting-started.md", "docs/papers/tsdae.md", "docs/papers/denosent.md",
-                 "docs/papers/paser.md", "docs/reports.md", "docs/data.md"):
+                 "docs/papers/paser.md", "docs/papers/thesis.md", "docs/reports.md", "docs/data.md", "docs/tasks.md",
+                 "docs/methods.md", "docs/settings.md", "docs/scale-out.md"):
         assert page in where, f"no bench command found in {page}: is the extraction broken?"
     assert len(CONCRETE) >= 40 and len(SYNOPSES) >= 10, (len(CONCRETE), len(SYNOPSES))
+
+
+def test_getting_started_shows_the_readmes_two_commands_unchanged():
+    """The README keeps the two commands for a fresh machine (tests/test_readme.py holds them to .ci/run); the
+    getting-started page repeats them, and must not drift from them."""
+    def blocks(text: str) -> list[str]:
+        return re.findall(r"```bash\n(.*?)\n```", text.split("## Two commands for a fresh machine", 1)[1], re.S)[:2]
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    page = (DOCS / "getting-started.md").read_text(encoding="utf-8")
+    assert blocks(readme) and blocks(page) == blocks(readme)
 
 
 def test_extraction_reads_continuations_chains_prompts_and_inline_spans():
@@ -184,19 +198,44 @@ def test_options_of_every_command_are_known_to_the_checker():
     assert "--no-plots" in option_names(resolve(["bench", "report"])[1])
 
 
-CODE_SPANS = [(p, s) for p in PAGES for s in re.findall(r"`([^`\n]+)`", p.read_text(encoding="utf-8"))]
+# Code spans of README.md and every docs page: a dotted name or a repository path written there must exist.
+CODE_SPANS = [(p, s) for p in SOURCES for s in re.findall(r"`([^`\n]+)`", p.read_text(encoding="utf-8"))]
+
+
+def _where(span: str) -> str:
+    return ", ".join(sorted({str(p.relative_to(ROOT)) for p, s in CODE_SPANS if s == span or s.rstrip("/") == span}))
 
 
 @pytest.mark.parametrize("name", sorted({s for _, s in CODE_SPANS
                                          if re.fullmatch(r"(benchmark|methods|tasks)(\.[A-Za-z_]\w*)+", s)}))
-def test_every_python_name_in_the_docs_imports(name):
-    assert importable(name), f"the docs name {name}, which does not import"
+def test_every_python_name_in_the_readme_and_docs_imports(name):
+    assert importable(name), f"{_where(name)} name {name}, which does not import"
 
 
 @pytest.mark.parametrize("path", sorted({s.rstrip("/") for _, s in CODE_SPANS
                                          if re.fullmatch(r"(benchmark|methods|tasks|scripts|tests|docs)/[\w/.]*", s)}))
-def test_every_file_in_the_docs_exists(path):
-    assert (ROOT / path).exists(), f"the docs name {path}, which does not exist"
+def test_every_file_in_the_readme_and_docs_exists(path):
+    assert (ROOT / path).exists(), f"{_where(path)} name {path}, which does not exist"
+
+
+def _github_anchor(heading: str) -> str:
+    """The id GitHub gives a Markdown heading: lower case, punctuation other than - and _ dropped, spaces to -."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+README_LINKS = re.findall(r"\]\((?!https?://|mailto:)([^)\s]+)\)", (ROOT / "README.md").read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("link", sorted(set(README_LINKS)))
+def test_every_relative_link_of_the_readme_resolves_on_github(link):
+    """MkDocs checks the links of docs/ (strict build); the README is not part of the site, so its links into docs/
+    (and their #anchors, as GitHub names headings) are checked here."""
+    path, _, anchor = link.partition("#")
+    target = ROOT / path
+    assert target.is_file(), f"README.md links {link}: {path} does not exist"
+    if anchor:
+        headings = re.findall(r"^#{1,6} (.+?)\s*$", target.read_text(encoding="utf-8"), re.M)
+        assert anchor in {_github_anchor(h) for h in headings}, f"README.md links {link}: no such heading in {path}"
 
 
 def test_every_folder_in_the_diagram_exists():

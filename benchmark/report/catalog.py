@@ -53,7 +53,7 @@ FIGURES = (
              "bench run --corpus-size N runs", "plots/corpus-size.png + .csv"),
     Artifact("pretraining", "figure", "score vs labeled-set size after each pre-training method and from the "
              "backbone, ±1 std bands over seeds (TSDAE paper Fig. 2 / App. E; dev splits, TwitterPara test)",
-             "bench run --labeled-sizes 500,2000,... --methods tsdae,... (with --split dev where a task has one)",
+             "bench run --labeled-sizes 500,2000,... --methods tsdae,... (dev splits by default; TwitterPara on test)",
              "plots/pretraining.png + .csv"),
     Artifact("thesis-alpha", "figure", "BM25 top-1000 rescored with bm25 + alpha * cos, metric vs alpha (R. Wang "
              "2022 thesis eq. 5.1 / Fig. 5.2's sweep)", "bench eval --model M --tasks bm25-pyserini-a20+quora "

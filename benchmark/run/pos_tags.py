@@ -6,7 +6,7 @@ The paper tagged with Stanford CoreNLP (Java, models downloaded separately). Her
 (PyPI, MIT), so it works offline once installed (``pip install 'usebench[pos]'``); NLTK's perceptron tagger needs
 a data download, and spaCy/Stanza/Flair download their models at run time. It emits Penn tags on the tokens it is
 given. Its agreement with hand-assigned Penn tags is measured by ``tests/run/test_pos_tags.py`` on
-``tests/assets/pos/penn_hand_tagged.txt`` (README: token accuracy and agreement after grouping).
+``tests/assets/pos/penn_hand_tagged.txt`` (docs/papers/tsdae.md: token accuracy and agreement after grouping).
 
 Groups (Figure 4's columns; the paper does not print its mapping, this one is ours): IN; PRP (PRP, PRP$); SYM
 (SYM and punctuation tags: the paper's prior of 9.1% SYM fits punctuation); VB-AUX (MD, and verb tags on forms

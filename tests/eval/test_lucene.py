@@ -90,7 +90,7 @@ def test_workarounds_leave_the_environment_as_it_was(lucene):
 
 @pytest.mark.slow
 def test_anserini_preset_against_lucene_on_twitterpara(real_data, lucene):
-    """The reference comparison the README states: TwitterPara AP per dataset, and per-query top-10 rankings of
+    """The reference comparison docs/tasks.md states: TwitterPara AP per dataset, and per-query top-10 rankings of
     each dataset's first sentences searched in that dataset's sentences (measured: URL 92.7% identical, 97.1% up
     to the order of tied scores; PIT 50.3% / 100%)."""
     import tasks  # noqa: F401

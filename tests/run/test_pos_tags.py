@@ -43,7 +43,7 @@ def test_missing_tagger_is_a_clear_error(monkeypatch):
 def test_tagger_agrees_with_hand_penn_tags():
     """Token accuracy of the Pattern tagger against the hand tags, and agreement after Figure 4's grouping
     (measured: 118 of 125 tokens = 94.4%; 95.2% after grouping: freeze, suspend, sign as
-    nouns/verbs, up as IN for RP, NTFS NN, unsupervised VBN, tonight RB; the README quotes it)."""
+    nouns/verbs, up as IN for RP, NTFS NN, unsupervised VBN, tonight RB; docs/papers/tsdae.md quotes it)."""
     pytest.importorskip("textblob")
     gold = hand_tagged()
     n = sum(len(w) for w, _ in gold)

@@ -16,8 +16,8 @@ def analyze() -> None:
 @analyze.command("content-words")
 @click.option("--model", required=True, help="Model to analyse (HF id, local checkpoint, or minilm).")
 @click.option("--pooling", default=None, help="Pooling (default: the checkpoint's own).")
-@click.option("--tasks", "task_spec", default="askubuntu,scidocs,twitterpara", show_default=True,
-              help="Tasks whose relevant pairs are analysed (test split); the average is over these.")
+@click.option("--tasks", "task_spec", default="useb", show_default=True,
+              help="Tasks or groups whose relevant pairs are analysed (test split); the average is over these.")
 @click.option("--max-pairs", type=click.IntRange(min=1), default=None,
               help="A seeded subsample of at most N relevant pairs per task (default: all).")
 @click.option("--device", default=None, help="cpu | cuda (default: cuda when available).")
@@ -36,10 +36,13 @@ def content_words(model, pooling, task_spec, max_pairs, device, out, data_root) 
     from benchmark.run.pos_tags import GROUPS, TAGGER, require_tagger
 
     import tasks  # noqa: F401
+    from tasks import expand_tasks
 
     require_tagger()  # before any model loads
     data_root = Path(data_root or default_data_root())
-    names = [t.strip() for t in task_spec.split(",") if t.strip()]
+    names = expand_tasks(task_spec)
+    for name in names:  # every task has pairs to read, before any model loads
+        cw.check_pairs_task(name)
     encoder = load_encoder(model, pooling, device=device)
     dists = []
     for name in names:

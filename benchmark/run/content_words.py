@@ -24,7 +24,7 @@ import numpy as np
 from benchmark.errors import ConfigError
 from benchmark.run.pos_tags import GROUPS, pos_tag, require_tagger, tag_group
 
-TASKS_WITH_PAIRS = ("askubuntu", "scidocs", "twitterpara")
+TASKS_WITH_PAIRS = ("askubuntu", "cqadupstack", "scidocs", "twitterpara")
 
 
 @dataclass(frozen=True)
@@ -49,13 +49,24 @@ class TaskDistribution:
     prior: dict[str, float] = field(default_factory=dict)
 
 
-def relevant_pairs(task: str, data: Any) -> list[tuple[str, str]]:
-    """The (a, b) pairs ``task`` labels relevant, from its loaded data."""
+def check_pairs_task(task: str) -> None:
+    """``task`` is one whose relevant pairs :func:`relevant_pairs` reads (else a ConfigError naming them)."""
     if task not in TASKS_WITH_PAIRS:
         raise ConfigError(f"content words: task {task!r} has no relevant-pair reader here (supported: "
-                          f"{', '.join(TASKS_WITH_PAIRS)}; CQADupStack's duplicates are not extracted yet)")
+                          f"{', '.join(TASKS_WITH_PAIRS)})")
+
+
+def relevant_pairs(task: str, data: Any) -> list[tuple[str, str]]:
+    """The (a, b) pairs ``task`` labels relevant, from its loaded data."""
+    check_pairs_task(task)
     if task == "twitterpara":
         return [(ps.s1[i], ps.s2[i]) for ps in data.values() for i in np.flatnonzero(ps.label == 1)]
+    if task == "cqadupstack":  # per forum: each query title with the title of each duplicate in its pool
+        out = []
+        for forum in data:
+            titles = dict(zip(forum.doc_ids, forum.doc_texts))
+            out += [(q, titles[d]) for q, rel in zip(forum.query_texts, forum.relevant) for d in rel if d in titles]
+        return out
     queries = data.queries if task == "askubuntu" else [q for qs in data.queries.values() for q in qs]
     out = []
     for q in queries:

@@ -59,3 +59,14 @@ def test_average_weighs_each_task_equally_and_unknown_tasks_are_refused():
     assert avg["NN"] == avg["JJ"] == 50.0
     with pytest.raises(ConfigError, match="no relevant-pair reader"):
         cw.relevant_pairs("sts12", None)
+
+
+def test_cqadupstack_relevant_pairs_are_each_query_with_its_duplicates_in_the_pool():
+    from tasks.cqadupstack import CQADupStack
+
+    data = CQADupStack().load("test", ASSETS)
+    title = {i: t for forum in data for i, t in zip(forum.query_ids + forum.doc_ids, forum.query_texts + forum.doc_texts)}
+    # the fixture's test split: android a1->a3, a2->a4,a7; gaming g1->g2,g4, g4->g1, g5 none. A split's pool leaves
+    # out its own queries, so g1<->g4 (both queries) pair with nothing there
+    want = [("a1", "a3"), ("a2", "a4"), ("a2", "a7"), ("g1", "g2")]
+    assert cw.relevant_pairs("cqadupstack", data) == [(title[q], title[d]) for q, d in want]

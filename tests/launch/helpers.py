@@ -150,3 +150,26 @@ def segfault_unit(spec: UnitSpec, data_root: Path, results_dir: Path) -> UnitRes
         print("about to crash", flush=True)
         ctypes.string_at(0)
     raise AssertionError("unreachable")
+
+
+class Flaky(Exception):
+    """A failure a retry gets past."""
+
+
+def fail_once_at_step(monkeypatch: Any, step: int = 2) -> list[Path]:
+    """Patch the training loop so the first training call dies after ``step`` (a unit the launcher retries); the
+    calls' output folders are recorded in the returned list."""
+    import benchmark.train.loop as loop
+
+    real, calls = loop.train, []
+
+    def train(method, cfg, corpus, out_dir, **kw):
+        calls.append(out_dir)
+
+        def on_step(k: int) -> None:
+            if k == step and len(calls) == 1:
+                raise Flaky(f"first attempt dies after step {step}")
+        return real(method, cfg, corpus, out_dir, **{**kw, "on_step": on_step})
+
+    monkeypatch.setattr(loop, "train", train)
+    return calls

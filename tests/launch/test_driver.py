@@ -25,20 +25,15 @@ from benchmark.run.manifest import SCHEMA, record_job
 from benchmark.run.status import grid_status
 from benchmark.results import write_json_atomic
 from benchmark.run.unit import UnitResult
-from tests.launch.helpers import ASSETS, grid_args, grid_options, store_digest
+from tests.launch.helpers import ASSETS, fail_once_at_step, grid_args, grid_options, store_digest
 
 pytestmark = pytest.mark.timeout(900)  # a launcher that hangs fails the test instead
-
-
-class Flaky(Exception):
-    pass
 
 
 def test_force_is_applied_once_so_a_retry_resumes_instead_of_starting_over(tiny_bert_dir, grid_corpus,
                                                                           local_grid, tmp_path, monkeypatch):
     """--force --retries 1, the first attempt dies after saving its train state at step 2: the retry resumes
     from it (before, force travelled with the unit and every attempt wiped it and restarted from step 0)."""
-    import benchmark.train.loop as loop
 
     opts = grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1)
     opts = type(opts)(**{**opts.__dict__, "force": True})
@@ -46,17 +41,7 @@ def test_force_is_applied_once_so_a_retry_resumes_instead_of_starting_over(tiny_
     run_dir.mkdir(parents=True)
     (run_dir / "method.json").write_text("{}")  # an old finished run: --force must redo it
     (run_dir / "unit.log").write_text("=== start 2020-01-01T00:00:00+00:00 on old pid 1\n")
-    real, calls = loop.train, []
-
-    def fail_once_at_step_two(method, cfg, corpus, out_dir, **kw):
-        calls.append(out_dir)
-
-        def on_step(step: int) -> None:
-            if step == 2 and len(calls) == 1:
-                raise Flaky("first attempt dies after step 2")
-        return real(method, cfg, corpus, out_dir, **{**kw, "on_step": on_step})
-
-    monkeypatch.setattr(loop, "train", fail_once_at_step_two)
+    fail_once_at_step(monkeypatch, 2)
     outcome = run_benchmark(opts, ASSETS, tmp_path, execute=LocalLauncher(LaunchOptions(retries=1, cpus_per_unit=1)))
     (unit,) = outcome.units
     assert unit.run_dir == run_dir and unit.state == "done" and unit.attempts == 2

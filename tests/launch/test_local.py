@@ -14,7 +14,7 @@ from benchmark.launch.local import LocalLauncher
 from benchmark.run.console import attempts
 from benchmark.run.grid import run_benchmark
 from benchmark.run.status import grid_status, unit_state
-from tests.launch.helpers import ASSETS, grid_args, grid_options, store_digest
+from tests.launch.helpers import ASSETS, Flaky, fail_once_at_step, grid_args, grid_options, store_digest
 
 
 def test_a_failed_unit_does_not_stop_the_others_and_a_rerun_runs_only_it(tiny_bert_dir, grid_corpus, local_grid,
@@ -46,25 +46,10 @@ def test_a_failed_unit_does_not_stop_the_others_and_a_rerun_runs_only_it(tiny_be
     assert [a[2] for a in attempts(log)] == ["BenchError", "ok"] and not (results / bad / "failed.json").exists()
 
 
-class Flaky(Exception):
-    pass
-
-
 def test_a_unit_that_fails_once_is_retried_and_resumes_to_the_same_weights(tiny_bert_dir, grid_corpus, local_grid,
                                                                            tmp_path, monkeypatch):
-    import benchmark.train.loop as loop
 
-    real, calls = loop.train, []
-
-    def fail_once_at_step_two(method, cfg, corpus, out_dir, **kw):
-        calls.append(out_dir)
-
-        def on_step(step: int) -> None:
-            if step == 2 and len(calls) == 1:
-                raise Flaky("first attempt dies after step 2")
-        return real(method, cfg, corpus, out_dir, **{**kw, "on_step": on_step})
-
-    monkeypatch.setattr(loop, "train", fail_once_at_step_two)
+    fail_once_at_step(monkeypatch, 2)
     opts = grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1)
     outcome = run_benchmark(opts, ASSETS, tmp_path, execute=LocalLauncher(LaunchOptions(retries=1, cpus_per_unit=1)))
     (unit,) = outcome.units

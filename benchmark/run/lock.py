@@ -56,15 +56,19 @@ class UnitLockLostError(BenchError):
 def job_identity() -> tuple[str | None, int | None]:
     """(job, attempt) of this process: what a launcher set in :data:`JOB_ENV`, else the SLURM job (array task)
     this process runs in with its restart count, else (None, None)."""
-    attempt = os.environ.get(ATTEMPT_ENV, os.environ.get("SLURM_RESTART_COUNT"))
+    attempt = os.environ.get(ATTEMPT_ENV) or os.environ.get("SLURM_RESTART_COUNT")
     attempt_n = int(attempt) if attempt and attempt.isdigit() else None
+    if attempt_n is None and os.environ.get("SLURM_JOB_ID"):
+        # SLURM sets SLURM_RESTART_COUNT only once a job has been restarted (slurm's env.c writes it when the
+        # count is non-zero): unset inside a job is its first attempt, which a requeued attempt must take over
+        attempt_n = 0
     if os.environ.get(JOB_ENV):
         return os.environ[JOB_ENV], attempt_n
     array, task = os.environ.get("SLURM_ARRAY_JOB_ID"), os.environ.get("SLURM_ARRAY_TASK_ID")
     if array and task:
-        return f"slurm:{array}_{task}", attempt_n or 0
+        return f"slurm:{array}_{task}", attempt_n
     if os.environ.get("SLURM_JOB_ID"):
-        return f"slurm:{os.environ['SLURM_JOB_ID']}", attempt_n or 0
+        return f"slurm:{os.environ['SLURM_JOB_ID']}", attempt_n
     return None, None
 
 

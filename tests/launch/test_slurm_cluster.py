@@ -155,9 +155,10 @@ def test_a_requeue_is_recorded_as_requeued_not_failed(tiny_bert_dir, grid_corpus
     from tests.launch.helpers import ASSETS, grid_options
 
     for var, value in (("SUBMITIT_EXECUTOR", "slurm"), ("SLURM_JOB_ID", "4250"), ("SLURM_ARRAY_JOB_ID", "4242"),
-                       ("SLURM_ARRAY_TASK_ID", "3"), ("SLURM_RESTART_COUNT", "0"), ("USEBENCH_JOB_ID", ""),
+                       ("SLURM_ARRAY_TASK_ID", "3"), ("USEBENCH_JOB_ID", ""),
                        ("CUDA_VISIBLE_DEVICES", "")):
         monkeypatch.setenv(var, value)
+    monkeypatch.delenv("SLURM_RESTART_COUNT", raising=False)  # the first attempt: SLURM sets no count yet
     monkeypatch.setattr(slurm, "_REQUEUEING", False)
     (spec,) = plan_run(grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1), ASSETS).units
     # crash_log=False: this is the test process, not a job's own (its native fault handlers stay as they are)

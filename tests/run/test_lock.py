@@ -54,6 +54,30 @@ def test_a_requeued_slurm_job_takes_over_the_lock_its_killed_attempt_left(tmp_pa
         assert _owner(run)["attempt"] == 1 and _owner(run)["host"] == socket.gethostname()
 
 
+def test_a_first_attempt_records_attempt_zero_where_slurm_sets_no_restart_count(tmp_path, monkeypatch):
+    """A job's first attempt has no SLURM_RESTART_COUNT (SLURM sets it only after a restart) and runs under the
+    launcher's USEBENCH_JOB_ID: its lock must still say attempt 0, or the requeued attempt (count 1) on another
+    node cannot tell it is an earlier attempt and waits ten minutes for it as for a live holder."""
+    run = tmp_path / "unit"
+    monkeypatch.setenv("SLURM_JOB_ID", "4243")
+    monkeypatch.setenv("USEBENCH_JOB_ID", "slurm:4242_3")  # what isolated_attempt sets in a SLURM job
+    assert job_identity() == ("slurm:4242_3", 0)
+    first = UnitLock(run)
+    first.acquire()
+    try:
+        first._stop.set()  # the first attempt is SIGKILLed: its lock stays behind, no heartbeat, no release
+        raw = json.loads((run / LOCK_FILE).read_text())
+        assert raw["attempt"] == 0
+        raw["host"] = "node-17"  # it ran on another node: no pid check can clear it
+        (run / LOCK_FILE).write_text(json.dumps(raw))
+        monkeypatch.setenv("SLURM_JOB_ID", "4250")
+        monkeypatch.setenv("SLURM_RESTART_COUNT", "1")
+        with UnitLock(run) as lock:
+            assert _owner(run)["token"] == lock.token and _owner(run)["attempt"] == 1
+    finally:
+        first._stop.set()
+
+
 def test_another_job_or_the_same_attempt_does_not_take_a_live_looking_lock(tmp_path, monkeypatch):
     run = tmp_path / "unit"
     monkeypatch.setenv("SLURM_JOB_ID", "4250")  # another job of the same user

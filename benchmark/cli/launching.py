@@ -73,6 +73,7 @@ def print_failures(failed: list[UnitResult], results_dir: Path) -> None:
 def status(results_dir: Path | None, states: str | None) -> None:
     """The grid as a table (unit, state, steps, last loss, elapsed, log), read from the results store alone."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from benchmark.errors import BenchError, ConfigError
@@ -92,7 +93,8 @@ def status(results_dir: Path | None, states: str | None) -> None:
     for col in ("unit", "method", "seed", "state", "stage", "steps", "last loss", "elapsed", "log"):
         table.add_column(col, justify="right" if col in ("seed", "steps", "last loss", "elapsed") else "left")
     for u in shown:
-        table.add_row(u.run_id, u.label, "" if u.seed is None else str(u.seed), _colour(u.state), u.stage,
+        table.add_row(escape(u.run_id), escape(u.label), "" if u.seed is None else str(u.seed), _colour(u.state),
+                      escape(u.stage),
                       _steps(u.step, u.total_steps), "" if u.last_loss is None else f"{u.last_loss:.4f}",
                       _duration(u.elapsed_s), str(u.console or u.log or ""))
     console = Console(width=max(Console().width, 220))
@@ -109,6 +111,7 @@ def status(results_dir: Path | None, states: str | None) -> None:
 
 def _print_stages(console: Any, stages: list) -> None:
     """The distinct stages (each trained once, in its home), with how many units use each."""
+    from rich.markup import escape
     from rich.table import Table
 
     if not stages:
@@ -117,7 +120,7 @@ def _print_stages(console: Any, stages: list) -> None:
     for col in ("home", "method", "state", "step", "used by"):
         table.add_column(col, justify="right" if col in ("step", "used by") else "left")
     for st in stages:
-        table.add_row(st.home, st.method, _colour(st.state), "" if st.step is None else str(st.step),
+        table.add_row(escape(st.home), escape(st.method), _colour(st.state), "" if st.step is None else str(st.step),
                       f"{st.used_by} unit(s)")
     console.print(table)
     counts: dict[str, int] = {}

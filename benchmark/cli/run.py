@@ -177,6 +177,7 @@ def print_plan(plan, results_dir: Path) -> None:
     """`--dry-run`: every unit with its chain, data, seed, steps, poolings, what happens to each of its stages
     (trained, or reused from which unit or home) and what a run would do with it now; then the totals."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from benchmark.run.stages import stage_usage, usage_totals
@@ -186,22 +187,25 @@ def print_plan(plan, results_dir: Path) -> None:
     for note in plan.notes:
         console.print(note, markup=False, highlight=False)
     for what, why in plan.skipped:
-        console.print(f"[yellow]skipped {what}[/yellow]: {why}")
+        console.print(f"[yellow]skipped {escape(what)}[/yellow]: {escape(why)}")
     table = Table(title=f"bench run --dry-run: {len(plan.units)} unit(s), {len(plan.baselines)} baseline(s)")
     for col in ("#", "run id", "chain", "setting", "trains on", "seed", "steps", "pooling", "stages", "evaluates",
                 "now"):
         table.add_column(col)
     usage = stage_usage(plan.units, results_dir)
-    number = {u.run_id: i for i, u in enumerate(plan.units, 1)}
+    number: dict[str, int] = {}
+    for i, u in enumerate(plan.units, 1):
+        number.setdefault(u.run_id, i)  # a stage is reused from the first unit that trains it
     for i, (u, uses) in enumerate(zip(plan.units, usage), 1):
         steps = " > ".join("?" if s.steps is None else str(s.steps) for s in u.stages)
-        table.add_row(str(i), u.run_id, u.label, str(u.config.get("setting", "unsupervised")), u.stages[0].data["label"],
-                      str(u.seed), steps, " > ".join(s.pooling for s in u.stages),
-                      "\n".join(x.text(number) for x in uses), f"{','.join(u.evals)} ({u.split})",
-                      unit_state(results_dir / u.run_id).state)
+        # cells are text, never markup: a chain label such as nli-sts[/models/sbert]>tsdae holds brackets
+        table.add_row(*map(escape, (
+            str(i), u.run_id, u.label, str(u.config.get("setting", "unsupervised")), u.stages[0].data["label"],
+            str(u.seed), steps, " > ".join(s.pooling for s in u.stages), "\n".join(x.text(number) for x in uses),
+            f"{','.join(u.evals)} ({u.split})", unit_state(results_dir / u.run_id).state)))
     for b in plan.baselines:
-        table.add_row("", f"{b.name} ({b.model})", b.name, "baselines", "-", "-", "-", b.pooling or "-", "-",
-                      ",".join(b.evals), "-")
+        table.add_row(*map(escape, ("", f"{b.name} ({b.model})", b.name, "baselines", "-", "-", "-", b.pooling or "-",
+                                    "-", ",".join(b.evals), "-")))
     console.print(table)
     console.print("stages: " + usage_totals(usage), markup=False, highlight=False)
 
@@ -209,13 +213,14 @@ def print_plan(plan, results_dir: Path) -> None:
 def print_run_table(outcome: RunOutcome) -> None:
     """Seed-averaged main scores (x100): mean ± std (n) per (method, corpus) row and evaluated task."""
     from rich.console import Console
+    from rich.markup import escape
     from rich.table import Table
 
     from benchmark.report.stats import aggregate
 
     console = Console()
     for what, reason in dict.fromkeys(outcome.skipped):  # once per task, not once per method that skipped it
-        console.print(f"[yellow]skipped {what}[/yellow]: {reason}")
+        console.print(f"[yellow]skipped {escape(what)}[/yellow]: {escape(reason)}")
     if outcome.units:
         trained = [n for u in outcome.units for n in u.training]
         console.print(f"{len(outcome.units)} unit(s): {trained.count('training')} stage(s) trained, "
@@ -228,7 +233,7 @@ def print_run_table(outcome: RunOutcome) -> None:
     table.add_column("method (train corpus)")
     for t in cols:
         main = outcome.cells[next(k for k in outcome.cells if k[1] == t)][0].record["main_metric"]
-        table.add_column(f"{t}\n{main}", justify="right")
+        table.add_column(escape(f"{t}\n{main}"), justify="right")
     for r in rows:
         cells = []
         for t in cols:
@@ -239,6 +244,6 @@ def print_run_table(outcome: RunOutcome) -> None:
             stats = aggregate(results, results[0].record["main_metric"]).scaled(100)
             std = "—" if stats.n < 2 else f"{stats.std:.2f}"
             cells.append(f"{stats.mean:.2f} ± {std} ({stats.n})")
-        table.add_row(r, *cells)
+        table.add_row(escape(r), *cells)  # a row label is text: nli-sts[<model>]>tsdae holds brackets
     if rows:
         console.print(table)

@@ -73,15 +73,19 @@ def grid_status(results_dir: Path) -> list[UnitState]:
     results_dir = Path(results_dir)
     out, seen = [], set()
     now = store_clock(results_dir) if results_dir.is_dir() else None
-    for planned in planned_units(results_dir):
+    planned_all = planned_units(results_dir)
+    for planned in planned_all:
         seen.add(planned.run_id)
         state = unit_state(results_dir / planned.run_id, now)
         if state.state == "missing":
             state = _submitted(state, read_job(results_dir, planned.run_id))
         out.append(replace(state, label=state.label or planned.label,
                            seed=planned.seed if state.seed is None else state.seed))
+    # a single method's stage lives in the run directory its own unit would have; where no such unit was
+    # planned (a chain's first stage alone), that directory is a stage (listed under stages), not a unit
+    stage_homes = {entry["home"] for planned in planned_all for entry in _stage_entries(results_dir, planned)}
     others = sorted(p for p in results_dir.iterdir() if p.is_dir() and p.name not in seen
-                    and p.name != LAUNCH_DIR) if results_dir.is_dir() else []
+                    and p.name != LAUNCH_DIR and p.name not in stage_homes) if results_dir.is_dir() else []
     out += [unit_state(p, now) for p in others if _read(p / "config.json").get("run_id") == p.name]
     return out
 
@@ -153,7 +157,7 @@ def stage_states(results_dir: Path) -> list[StageState]:
     users: dict[str, list[str]] = {}
     methods: dict[str, str] = {}
     for planned in planned_units(results_dir):
-        for entry in _read_list(results_dir / planned.run_id / STAGES_FILE) or planned.stages:
+        for entry in _stage_entries(results_dir, planned):
             users.setdefault(entry["home"], []).append(planned.run_id)
             methods[entry["home"]] = entry.get("method", "")
     hidden = results_dir / STAGES_HOME
@@ -162,6 +166,11 @@ def stage_states(results_dir: Path) -> list[StageState]:
         users.setdefault(home, [])
         methods.setdefault(home, path.name.split("__", 1)[0])
     return [_stage_state(results_dir, home, methods[home], len(ids)) for home, ids in users.items()]
+
+
+def _stage_entries(results_dir: Path, planned: Any) -> list[dict[str, Any]]:
+    """A planned unit's stages as its run wrote them (``stages.json``), else as the manifest planned them."""
+    return _read_list(results_dir / planned.run_id / STAGES_FILE) or planned.stages
 
 
 def _stage_state(results_dir: Path, home: str, method: str, used_by: int) -> StageState:

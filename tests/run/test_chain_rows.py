@@ -112,3 +112,15 @@ def test_a_published_nli_sts_model_replaces_the_nli_sts_stages(tiny_bert_dir, co
         _plan(tiny_bert_dir, corpus_file, grid_root, nli_sts_model=str(published))
     help_text = CliRunner().invoke(main, ["run", "--help"]).output
     assert "--nli-sts-model" in help_text and "PATH|HF_ID" in help_text
+
+
+def test_the_dry_run_prints_a_published_start_in_the_chain_label(tiny_bert_dir, corpus_file, grid_root, tmp_path):
+    """The label nli-sts[/abs/path]>tsdae is text, not rich markup: an absolute path crashed the table (a closing
+    tag), a name such as [minilm] vanished from it."""
+    args = ["run", "--methods", "tsdae", "--tasks", "stsb", "--corpus", str(corpus_file), "--model",
+            str(tiny_bert_dir), "--preset", "smoke", "--setting", "adapt-nli-first", "--nli-sts-model",
+            str(tiny_bert_dir), "--data-root", str(grid_root), "--results-dir", str(tmp_path / "r"), "--dry-run",
+            "--max-steps", "2", *sum((["--set", s] for s in SMALL), [])]
+    dry = CliRunner().invoke(main, args)
+    assert dry.exit_code == 0, dry.output
+    assert "nli-sts[/" in dry.output and Path(tiny_bert_dir).name in dry.output, dry.output

@@ -119,3 +119,27 @@ def test_a_unit_waits_for_a_stage_another_process_trains(tiny_bert_dir, corpus_f
         released.cancel()
     assert f"waiting for stage {unit.stages[0].home}" in capsys.readouterr().err
     assert outcome.units[0].state == "done" and not lock.exists()
+
+
+def test_a_chains_first_stage_is_a_stage_in_bench_status_not_a_stopped_unit(tiny_bert_dir, corpus_file, grid_root,
+                                                                             tmp_path):
+    """`mlm>simcse` alone: its mlm stage lives in the run directory a unit `mlm` would have, but no such unit was
+    planned; bench status lists it among the stages, not as a unit "stopped" (it was, before)."""
+    results = tmp_path / "results"
+    with one_thread():
+        run = CliRunner().invoke(main, _args(tiny_bert_dir, corpus_file, grid_root, results, "mlm>simcse"))
+    assert run.exit_code == 0, run.output
+    status = CliRunner().invoke(main, ["status", "--results-dir", str(results)])
+    assert status.exit_code == 0, status.output
+    assert "1 unit(s): 1 done" in status.output and "stopped" not in status.output
+    assert "2 stage(s): 2 done" in status.output
+
+
+def test_the_plan_points_a_reused_stage_at_the_first_unit_that_trains_it(tiny_bert_dir, corpus_file, grid_root,
+                                                                         tmp_path):
+    """With one --corpus for two tasks, the unit `mlm` is planned once per task under one run id: the chain's
+    reuse must name the first of them (#1), not the last."""
+    dry = CliRunner().invoke(main, _args(tiny_bert_dir, corpus_file, grid_root, tmp_path / "r", "mlm,mlm>simcse",
+                                         "--dry-run") + ["--tasks", "stsb,sickr"])
+    assert dry.exit_code == 0, dry.output
+    assert "mlm: reuse (unit #1)" in dry.output and "reuse (unit #3)" not in dry.output, dry.output

@@ -16,7 +16,8 @@ from benchmark.cli.options import DATA_ROOT, RESULTS_DIR
               help="Each later step fixes the earlier winners: the paper's (delete, 0.6, CLS) or the best stored.")
 @click.option("--seeds", type=click.IntRange(min=1), default=5, show_default=True, help="App. A: 5 seeds.")
 @click.option("--preset", default="app-a", show_default=True,
-              help="app-a: bert-base-uncased, 30K steps, STSb dev every 1.5K; smoke: MiniLM, a CPU check.")
+              help="app-a: bert-base-uncased, 30K steps, STSb dev every 1.5K; smoke: MiniLM, a CPU check (with "
+                   "--set dev_task=stsb --set dev_every=N: smoke does not select on STSb dev).")
 @click.option("--model", default=None, help="Base model (overrides the preset's).")
 @click.option("--corpus", "corpus", default="allnli", show_default=True,
               help="allnli (SNLI+MultiNLI sentences of the data root, the paper's) or a one-sentence-per-line file.")

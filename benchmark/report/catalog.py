@@ -39,7 +39,8 @@ TABLE_NEEDS = {
     "thesis-studies": "bench run --methods simcse --preset thesis with --set batch_size=N, --corpus-size N, --set epochs=3",
     "thesis-eproduct": "nothing: eProduct, eBert and the eBay titles are eBay-internal (published rows only)",
     "tsdae-app-a": "STSb-dev results of TSDAE selected on STSb dev, one row per noise/ratio/pooling/tying setting: "
-                   "bench config-search (App. A: --corpus allnli, preset app-a, 5 seeds; --preset smoke on a CPU)",
+                   "bench config-search (App. A: --corpus allnli, preset app-a, 5 seeds; on a CPU: --preset smoke "
+                   "--set dev_task=stsb --set dev_every=N, as smoke does not select on STSb dev)",
     "tsdae-table4": "test results of TSDAE on the four USEB tasks per backbone, with each run's log.jsonl (the loss): "
                     "bench run --methods tsdae --tasks useb --seeds 5 --model bert-base-uncased | facebook/bart-base "
                     "| t5-base (--set tie_encoder_decoder=false) | bert-base-uncased --set from_scratch=true",
@@ -66,7 +67,7 @@ FIGURES = (
              "pretraining-breakeven.md + .csv"),
     Artifact("content-words", "figure", "POS-tag groups of each relevant pair's most relevant word, per task and "
              "averaged, beside the prior and Figure 4's printed rows (TSDAE paper Sec. 7.2, Fig. 4; App. H, Fig. 7)",
-             "not the store: bench analyze content-words --model M --tasks askubuntu,scidocs,twitterpara "
+             "not the store: bench analyze content-words --model M --tasks useb "
              "(pip install 'usebench[pos]')", "reports/content-words/<model>.md + .json"),
 )
 

@@ -109,17 +109,20 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
         raise NothingDoneError(f"nothing was trained or evaluated ({reasons})")
 
 
+PATH_KEYS = ("model", "decoder_model", "dev_corpus")  # config fields that may name a local file or directory
+
+
 def absolute_paths(model: str | None, overrides: tuple[str, ...]) -> tuple[str | None, tuple[str, ...]]:
-    """``--model`` and ``--set [METHOD.]model=`` values that name an existing local path, made absolute: a Ray
-    worker or SLURM job starts in another directory (or on another node) and would take a relative path for a
-    Hugging Face hub id."""
+    """``--model`` and ``--set [METHOD.]model|decoder_model|dev_corpus=`` values that name an existing local path,
+    made absolute: a Ray worker or SLURM job starts in another directory (or on another node) and would take a
+    relative model path for a Hugging Face hub id, or not find a relative dev corpus."""
     def absolute(value: str) -> str:
         return str(Path(value).resolve()) if value and Path(value).exists() else value
 
     out = []
     for item in overrides:
         key, sep, value = item.partition("=")
-        out.append(f"{key}={absolute(value)}" if sep and key.split(".")[-1].strip() == "model" else item)
+        out.append(f"{key}={absolute(value)}" if sep and key.split(".")[-1].strip() in PATH_KEYS else item)
     return (absolute(model) if model else model), tuple(out)
 
 

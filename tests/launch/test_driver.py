@@ -144,6 +144,10 @@ def test_local_model_paths_are_made_absolute(tmp_path, monkeypatch):
     assert model == str(tmp_path / "ckpt")
     assert overrides == (f"tsdae.model={tmp_path / 'ckpt'}", "lr=1e-5", "model=minilm")
     assert absolute_paths("bert-base-uncased", ()) == ("bert-base-uncased", ())  # a hub id stays one
+    (tmp_path / "dev.txt").write_text("a held-out sentence\n")
+    _, overrides = absolute_paths(None, ("dev_corpus=dev.txt", "tsdae.decoder_model=ckpt", "dev_task=stsb"))
+    assert overrides == (f"dev_corpus={tmp_path / 'dev.txt'}", f"tsdae.decoder_model={tmp_path / 'ckpt'}",
+                         "dev_task=stsb")
 
 
 def test_the_cost_estimate_measures_nothing_on_a_clusters_driver(grid_corpus, monkeypatch):

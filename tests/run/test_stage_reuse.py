@@ -143,3 +143,27 @@ def test_the_plan_points_a_reused_stage_at_the_first_unit_that_trains_it(tiny_be
                                          "--dry-run") + ["--tasks", "stsb,sickr"])
     assert dry.exit_code == 0, dry.output
     assert "mlm: reuse (unit #1)" in dry.output and "reuse (unit #3)" not in dry.output, dry.output
+
+
+def test_a_stage_whose_holder_died_on_another_host_is_taken_over(tiny_bert_dir, corpus_file, grid_root, tmp_path,
+                                                                  monkeypatch, capsys, trainings):
+    """A node died while training a shared stage: its lock names that host (no pid check can clear it) and its
+    mtime stands still. The waiting unit's watcher judges it stale after STALE_AFTER_S (shortened here) on its
+    own clock, takes the stage over, and trains it."""
+    import benchmark.run.lock as lock_module
+    import benchmark.run.stages as stages
+
+    monkeypatch.setattr(stages, "WAIT_S", 0.1)
+    monkeypatch.setattr(lock_module, "STALE_AFTER_S", 1.0)
+    opts = RunOptions(methods=("mlm>simcse",), tasks="stsb", preset="smoke", model=str(tiny_bert_dir),
+                      corpus=(corpus_file,), max_steps=2, overrides=SMALL, show_progress=False, device="cpu")
+    (unit,) = plan_run(opts, grid_root).units
+    lock = tmp_path / unit.stages[0].home / STAGE_LOCK_DIR / ".lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(json.dumps({"host": "node-17", "pid": 4242, "token": "theirs", "since": "then"}))
+    with one_thread():
+        outcome = run_benchmark(opts, grid_root, tmp_path)
+    err = capsys.readouterr().err
+    assert f"waiting for stage {unit.stages[0].home}" in err and "taken over" in err, err
+    assert outcome.units[0].state == "done" and [m for m, _ in trainings] == ["mlm", "simcse"]
+    assert not lock.exists()

@@ -173,3 +173,25 @@ def fail_once_at_step(monkeypatch: Any, step: int = 2) -> list[Path]:
 
     monkeypatch.setattr(loop, "train", train)
     return calls
+
+
+def rendezvous_unit(meeting: Path, spec: UnitSpec, data_root: Path, results_dir: Path) -> UnitResult:
+    """``run_unit``, entered through a meeting room: the unit marks itself present, waits (up to two minutes) for
+    another unit to be present at the same moment, records how many it saw, and leaves after running. Units that
+    a launcher runs one after another never see each other, whatever the machine's load."""
+    import time
+
+    meeting = Path(meeting)
+    me = meeting / spec.run_id
+    me.touch()
+    deadline, seen = time.monotonic() + 120, 1
+    while time.monotonic() < deadline:
+        seen = sum(1 for p in meeting.iterdir() if not p.name.endswith(".seen"))
+        if seen >= 2:
+            break
+        time.sleep(0.2)
+    (meeting / f"{spec.run_id}.seen").write_text(str(seen))
+    try:
+        return run_unit(spec, data_root, results_dir)
+    finally:
+        me.unlink()

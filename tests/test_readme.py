@@ -31,6 +31,8 @@ def test_ci_runs_the_readme_tests_in_the_readme_environment_before_any_extra():
     first_test = next(i for i, ln in enumerate(lines) if "pytest" in ln)
     extras = next(i for i, ln in enumerate(lines) if re.search(r"pip install .*\.\[test,", ln))
     assert base < first_test < extras and command in lines[first_test]
+    system = [i for i, ln in enumerate(lines) if "apt-get install" in ln]  # WordNet, Chromium: not the README's
+    assert system and all(first_test < i for i in system)
 
 
 def test_ci_second_pass_reruns_exactly_what_skipped(tmp_path, monkeypatch):

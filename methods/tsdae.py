@@ -42,7 +42,9 @@ from benchmark.train.plugin import (
 )
 from benchmark.registry import METHODS
 from methods.parts.heads import label_positions, labelled_ce, lm_head_of
-from methods.parts.seq2seq_denoiser import checkpoint_is_encoder_decoder, load_seq2seq, reconstruction_loss
+from methods.parts.seq2seq_denoiser import (
+    checkpoint_is_encoder_decoder, load_seq2seq, reconstruction_loss, seq2seq_label_positions,
+)
 from methods.parts.word_noise import NoiseType, add_noise, vocabulary_words
 
 CITATION = ("@inproceedings{wang-2021-TSDAE, title={TSDAE: Using Transformer-based Sequential Denoising "
@@ -162,7 +164,8 @@ class TSDAEModule(TrainModule):
         """CE of the decoder's LM head at the non-pad target positions (``label_positions`` from collate)."""
         s = self.encoder(batch["input_ids"], batch["attention_mask"])  # (bsz, hdim)
         if self.seq2seq is not None:
-            return reconstruction_loss(self.seq2seq, s, batch["target_ids"], self.pad_id)
+            labelled = (batch["label_positions"], batch["label_targets"]) if "label_positions" in batch else None
+            return reconstruction_loss(self.seq2seq, s, batch["target_ids"], self.pad_id, labelled)
         dec_in = batch["target_ids"][:, :-1]  # (bsz, T-1); labels: decoder_inputs (collate)
         ones = torch.ones(s.shape[0], 1, dtype=batch["attention_mask"].dtype, device=s.device)
         hidden = self.decoder.base_model(input_ids=dec_in, attention_mask=None, encoder_hidden_states=s[:, None],
@@ -215,10 +218,20 @@ class TSDAE(Method):
                  for t in texts]  # fresh noise every time a line is used
         src = tokenize(tokenizer, noisy, cfg.max_length)
         target = tokenize(tokenizer, texts, cfg.max_length)
-        positions, targets = label_positions(decoder_inputs(target["input_ids"], tokenizer.pad_token_id)[1])
+        if self._seq2seq(cfg):  # BART/T5 decode every target token (input shifted right), not the shift left
+            positions, targets = seq2seq_label_positions(target["input_ids"], tokenizer.pad_token_id)
+        else:
+            positions, targets = label_positions(decoder_inputs(target["input_ids"], tokenizer.pad_token_id)[1])
         return {"input_ids": src["input_ids"], "attention_mask": src["attention_mask"],
                 "target_ids": target["input_ids"], "label_positions": positions, "label_targets": targets}
 
+
+    def _seq2seq(self, cfg: TSDAEConfig) -> bool:
+        """Whether ``cfg.model`` is an encoder-decoder checkpoint, read from its config once per process."""
+        cache = self.__dict__.setdefault("_seq2seq_cache", {})
+        if cfg.model not in cache:
+            cache[cfg.model] = checkpoint_is_encoder_decoder(cfg.model)
+        return cache[cfg.model]
 
     def _vocabulary(self, tokenizer: Any) -> list[str]:
         """The backbone's whole words (replace/add noise draw from them), computed once per tokenizer."""

@@ -106,3 +106,20 @@ def test_scratch_reinitialises_the_backbone(tiny):
     assert w0.shape == w1.shape and not torch.allclose(w0, w1)
     # Tying still holds from scratch: the decoder body is the (random) encoder.
     assert scratch.decoder.bert.embeddings.word_embeddings.weight is w1
+
+
+@pytest.mark.parametrize("arch", ["bart", "t5"])
+def test_seq2seq_collate_gives_the_decoders_own_labels(tiny, arch):
+    """TSDAE's collate on BART/T5 hands the step the seq2seq labels (every non-pad target token, no shift left),
+    so the step sizes its gather without a device synchronisation; the loss equals the one found in the step."""
+    from methods.tsdae import TSDAEModule
+
+    method = METHODS.get("tsdae")
+    cfg = tiny_config(method, tiny(arch), tie_encoder_decoder=False, max_length=16)
+    module = TSDAEModule(cfg).eval()
+    batch = method.collate(cfg, module.tokenizer, toy_corpus(4), np.random.default_rng(0))
+    target = batch["target_ids"]
+    assert torch.equal(batch["label_targets"], target[target != module.pad_id])
+    found_here = {k: v for k, v in batch.items() if not k.startswith("label_")}
+    with torch.no_grad():
+        torch.testing.assert_close(module(batch), module(found_here), rtol=0, atol=0)

@@ -14,8 +14,10 @@ embedding layer and vocabulary head; ``s`` is the encoder's pooled sentence embe
 
 Loss (``ae_reduction``): ``sentence`` = eq. 3.4/3.5 as printed, -(1/N) sum_i sum_t log P (token NLLs summed per
 sentence, averaged over sentences); ``token`` = the mean over predicted tokens (HF's cross-entropy convention).
-The vocabulary head runs only at labelled positions (:func:`labelled_logits`): the same loss and gradients as
-projecting every position, without the 30,522-wide projection of the positions no loss reads.
+The vocabulary head runs only at labelled positions (:func:`methods.parts.heads.labelled_ce`, on the positions
+:func:`autoencoder_batch` finds in collate, so the step needs no device synchronisation to size the gather): the
+same loss and gradients as projecting every position, without the 30,522-wide projection of the positions no loss
+reads (``tests/methods/test_thesis_losses.py`` compares both reductions with the full-logits reference).
 
 Where the thesis is silent (decoder initialisation, which embedding the sentence vector replaces): the decoder
 starts from the backbone's bottom ``decoder_layers`` layers, embeddings and MLM head where the checkpoint has one
@@ -29,12 +31,11 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from benchmark.errors import ConfigError
 from benchmark.train.plugin import set_dropout, tokenize
-from methods.parts.heads import _head_of, _quiet_transformers
+from methods.parts.heads import IGNORE, _head_of, _quiet_transformers, label_positions, labelled_ce
 from methods.parts.noise import mask_tokens
 
 AutoencoderKind = Literal["clm", "mlm"]
@@ -63,23 +64,19 @@ def check_autoencoder_fields(cfg: Any) -> None:
         raise ConfigError(f"mask_ratio must be in (0, 1], got {cfg.mask_ratio}")
 
 
-def labelled_logits(head: nn.Module, hidden: torch.Tensor, labels: torch.Tensor
-                    ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(logits, labels, row) at the positions whose label is not -100 only: hidden (bsz, L, h), labels (bsz, L)
-    -> (m, vocab), (m,), (m,) sentence index of each. The head (transform + vocabulary projection) never sees the
-    other positions. (Issue 20 adds the same gather as a shared helper in ``methods/parts/heads.py``.)"""
-    where = labels != -100  # (bsz, L)
-    rows = where.nonzero(as_tuple=True)[0]
-    return head(hidden[where]), labels[where], rows
+def clm_labels(target_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """The CLM decoder's labels: the targets shifted left once, padding -100; (bsz, T) -> (bsz, T-1)."""
+    return target_ids[:, 1:].masked_fill(target_ids[:, 1:] == pad_id, IGNORE)
 
 
-def reduce_nll(logits: torch.Tensor, labels: torch.Tensor, rows: torch.Tensor, n_sentences: int,
-               reduction: Reduction) -> torch.Tensor:
-    """Token NLLs (fp32) summed and divided by the sentences (``sentence``) or by the tokens (``token``)."""
-    nll = F.cross_entropy(logits.float(), labels, reduction="sum")
+def reduce_nll(head: nn.Module, hidden: torch.Tensor, positions: torch.Tensor, targets: torch.Tensor,
+               n_sentences: int, reduction: Reduction) -> torch.Tensor:
+    """Token NLLs (fp32) of the head at the labelled positions, divided by the tokens (``token``) or by the
+    sentences (``sentence``: the mean times tokens / sentences, both counts known on the host)."""
+    mean = labelled_ce(head, hidden, positions, targets)  # 0 (with a graph) when nothing is labelled
     if reduction == "sentence":
-        return nll / n_sentences
-    return nll / max(int(rows.numel()), 1)
+        return mean * (positions.numel() / n_sentences)
+    return mean
 
 
 def build_decoder(path: str, kind: AutoencoderKind, layers: int, init: DecoderInit) -> nn.Module:
@@ -119,30 +116,36 @@ class Autoencoder(nn.Module):
     def forward(self, s: torch.Tensor, batch: dict[str, torch.Tensor]) -> torch.Tensor:
         """s: (bsz, hidden) sentence embeddings; batch: :func:`autoencoder_batch`'s tensors."""
         if self.kind == "clm":
-            target = batch["target_ids"]  # (bsz, T)
-            labels = target[:, 1:].masked_fill(target[:, 1:] == self.pad_id, -100)  # (bsz, T-1)
+            target = batch["target_ids"]  # (bsz, T); labels: clm_labels (collate)
             ones = torch.ones(s.shape[0], 1, dtype=torch.long, device=s.device)
             hidden = self.body(input_ids=target[:, :-1], encoder_hidden_states=s[:, None],
                                encoder_attention_mask=ones, use_cache=False).last_hidden_state  # (bsz, T-1, h)
         else:
-            labels = batch["labels"]  # (bsz, T): -100 except at masked positions
             words = self.body.get_input_embeddings()(batch["masked_ids"])  # (bsz, T, h)
             embeds = torch.cat([s[:, None].to(words.dtype), words[:, 1:]], dim=1)  # [CLS] slot <- f(x)
             hidden = self.body(inputs_embeds=embeds, attention_mask=batch["attention_mask"]).last_hidden_state
-        logits, gold, rows = labelled_logits(self.head, hidden, labels)
-        if gold.numel() == 0:  # nothing to predict (e.g. one-token sentences): a zero that keeps the graph
-            return hidden.sum() * 0.0
-        return reduce_nll(logits, gold, rows, s.shape[0], self.reduction)
+        if "label_positions" in batch:
+            positions, targets = batch["label_positions"], batch["label_targets"]
+        else:  # a batch made by hand: the same labels, found here (a device synchronisation on a GPU)
+            positions, targets = label_positions(self.labels(batch))
+        return reduce_nll(self.head, hidden, positions, targets, s.shape[0], self.reduction)
+
+    def labels(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        """The decoder's labels, -100 where nothing is predicted: CLM (bsz, T-1), MLM (bsz, T)."""
+        return clm_labels(batch["target_ids"], self.pad_id) if self.kind == "clm" else batch["labels"]
 
 
 def autoencoder_batch(kind: AutoencoderKind, tokenizer: Any, texts: list[str], max_length: int, mask_ratio: float,
                       rng: np.random.Generator) -> dict[str, torch.Tensor]:
-    """The uncorrupted sentences (``target_ids``, ``attention_mask``: the encoder's input and the CLM target) and,
-    for ``mlm``, the masked copy and its labels (masking drawn from ``rng``)."""
+    """The uncorrupted sentences (``target_ids``, ``attention_mask``: the encoder's input and the CLM target),
+    for ``mlm`` the masked copy and its labels (masking drawn from ``rng``), and the decoder's labelled positions
+    (``label_positions``, ``label_targets``: :func:`methods.parts.heads.label_positions`)."""
     enc = tokenize(tokenizer, texts, max_length, special_tokens_mask=kind == "mlm")
     out = {"target_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
     if kind == "mlm":
         out["masked_ids"], out["labels"] = mask_tokens(
             enc["input_ids"], enc["special_tokens_mask"], rng, mask_id=tokenizer.mask_token_id,
             vocab_size=len(tokenizer), prob=mask_ratio, mask_frac=1.0, random_frac=0.0)
+    labels = out["labels"] if kind == "mlm" else clm_labels(out["target_ids"], int(tokenizer.pad_token_id))
+    out["label_positions"], out["label_targets"] = label_positions(labels)  # on the host: no sync in the step
     return out

@@ -39,7 +39,8 @@ from bench_train_flops import GemmTimer, step_gemms
 from bench_train_refs import RefLoop, reference
 
 ALL = ("tsdae", "simcse", "ct", "ct-ibn", "consert", "bertflow", "mlm", "denosent", "paser", "sbert-mnrl",
-       "sbert-nli", "sbert-cosine", "sbert-stsb")
+       "sbert-nli", "sbert-cosine", "sbert-stsb",
+       "clm-ae", "mlm-ae", "simcse-clm", "simcse-mlm", "consert-clm", "consert-mlm")  # R. Wang 2022's thesis
 # Dense peak TFLOP/s by (device-name fragment, precision); MFU = model FLOPs / step time / peak.
 PEAKS = {("H100 PCIe", "fp32"): 51.2, ("H100 PCIe", "bf16"): 756.0, ("H100", "fp32"): 66.9,
          ("H100", "bf16"): 989.4, ("H200", "fp32"): 66.9, ("H200", "bf16"): 989.4, ("A100", "fp32"): 19.5,

@@ -9,7 +9,9 @@ not FLOPs a GEMM floor can hold. The vocabulary projection is counted at the pos
 Per transformer layer with r rows of t tokens, hidden h, FFN f, a heads and a memory of s vectors:
 Q, K, V and output projections 4 x (r*t, h, h); scores (r*a, t, h/a, t) and context (r*a, t, t, h/a); FFN
 (r*t, h, f) + (r*t, f, h); a cross-attention adds Q and output (r*t, h, h), K and V (r*s, h, h), scores and
-context over s. A BERT MLM head on n labelled positions is (n, h, h) + (n, h, vocab).
+context over s. A BERT MLM head on n labelled positions is (n, h, h) + (n, h, vocab). The thesis' autoencoders
+(``clm-ae`` ... ``consert-mlm``) add their ``decoder_layers``-layer decoder of the backbone's shape and its head
+on the labelled rows to the encoder passes of the method they extend.
 """
 from __future__ import annotations
 
@@ -100,7 +102,8 @@ def _tsdae(cfg: Any, s: Shape, b: dict, pad_id: int) -> list[Gemm]:
 def _simcse(cfg: Any, s: Shape, b: dict, pad_id: int) -> list[Gemm]:
     if "views" in b:
         rows, t = _rows_len(b["views"])
-        return stack("encoder", s, rows, t) + [Gemm("mlp", 1, rows, s.hidden, s.hidden)]
+        mlp = cfg.pooling == "cls"  # SimCSEModule has its MLP on CLS only (the thesis' mean pooling has none)
+        return stack("encoder", s, rows, t) + ([Gemm("mlp", 1, rows, s.hidden, s.hidden)] if mlp else [])
     return [g for col in ("a", "b") for g in stack(f"encoder {col}", s, *_rows_len(b[col]))]
 
 
@@ -146,6 +149,31 @@ def _paser(cfg: Any, s: Shape, b: dict, pad_id: int) -> list[Gemm]:
     return gemms
 
 
+def _ae_decoder(cfg: Any, s: Shape, ae: dict, pad_id: int) -> list[Gemm]:
+    """The thesis' decoder (``methods.parts.autoencoders``): ``decoder_layers`` layers of the backbone's shape,
+    CLM (teacher forcing on T-1 tokens, cross-attention to [s]) or MLM (the masked copy, T tokens, no memory),
+    then its own MLM head on the labelled positions."""
+    target = ae["target_ids"]
+    rows, t = (int(x) for x in target.shape)
+    if "masked_ids" in ae:  # mlm: the masked positions
+        head = lm_head(s, _labelled(ae["labels"]), "ae head")
+        return stack("ae decoder", s, rows, t, layers=cfg.decoder_layers) + head
+    head = lm_head(s, int((target[:, 1:] != pad_id).sum()), "ae head")  # clm: every non-pad token after the first
+    return stack("ae decoder", s, rows, t - 1, layers=cfg.decoder_layers, memory=1) + head
+
+
+def _autoencoder(cfg: Any, s: Shape, b: dict, pad_id: int) -> list[Gemm]:
+    """``clm-ae`` / ``mlm-ae``: the encoder on the clean sentences, then the decoder."""
+    ae = b["ae"]
+    return stack("encoder", s, *_rows_len({"input_ids": ae["target_ids"]})) + _ae_decoder(cfg, s, ae, pad_id)
+
+
+def _with_autoencoder(contrastive: Callable[[Any, Shape, dict, int], list[Gemm]]
+                      ) -> Callable[[Any, Shape, dict, int], list[Gemm]]:
+    """``simcse-*`` / ``consert-*``: the contrastive method's own step, plus the decoder reading its first view."""
+    return lambda cfg, s, b, pad_id: contrastive(cfg, s, b, pad_id) + _ae_decoder(cfg, s, b["ae"], pad_id)
+
+
 def _supervised(cfg: Any, s: Shape, b: dict, pad_id: int) -> list[Gemm]:
     return [g for i, col in enumerate(b["texts"]) for g in stack(f"encoder column {i}", s, *_rows_len(col))]
 
@@ -154,6 +182,9 @@ STEP_GEMMS: dict[str, Callable[[Any, Shape, dict, int], list[Gemm]]] = {
     "tsdae": _tsdae, "simcse": _simcse, "ct": _ct, "ct-ibn": _ct, "consert": _consert, "bertflow": _bertflow,
     "mlm": _mlm, "denosent": _denosent, "paser": _paser, "sbert-mnrl": _supervised, "sbert-cosine": _supervised,
     "sbert-nli": _supervised, "sbert-stsb": _supervised,
+    "clm-ae": _autoencoder, "mlm-ae": _autoencoder, "simcse-clm": _with_autoencoder(_simcse),
+    "simcse-mlm": _with_autoencoder(_simcse), "consert-clm": _with_autoencoder(_consert),
+    "consert-mlm": _with_autoencoder(_consert),
 }
 
 

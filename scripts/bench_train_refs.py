@@ -8,7 +8,8 @@ PyTorch loop (collate, forward, backward, clip 1.0, optimizer step) with the sam
 as the trainer they are compared with, on the same texts per step, so what differs is the step itself.
 
 Methods without a packaged reference (ConSERT, BERT-flow, DenoSent, PaSeR: their reference code is a fork or a
-research repository, not an installable library) have none; the table says so.
+research repository, not an installable library; the thesis' ``clm-ae``, ``mlm-ae``, ``simcse-clm``, ``simcse-mlm``,
+``consert-clm``, ``consert-mlm``: R. Wang 2022 published no code) have none; the table says so.
 """
 from __future__ import annotations
 

@@ -62,6 +62,33 @@ def test_resume_after_a_crash_ends_with_the_same_weights(tiny_bert_dir, tmp_path
     assert not (tmp_path / "b" / "train_state").exists()  # dropped after the export
 
 
+@pytest.mark.parametrize(("crashed", "resumed"), [("2", "2"), ("2", "0"), ("0", "2")])
+def test_resume_with_collate_workers_ends_with_the_weights_of_a_run_without_them(tiny_bert_dir, tmp_path,
+                                                                                  monkeypatch, crashed, resumed):
+    """Batches collated ahead by seeded workers ($BENCH_TRAIN_WORKERS): a run that crashes with one worker count
+    and resumes with another ends with the weights of a straight run collated in the loop itself."""
+    method = METHODS.get("tsdae")  # deletion noise drawn in collate: the workers' RNG must follow the step
+    cfg = tiny_config(method, tiny_bert_dir, max_steps=6, save_every=2, log_every=1, max_length=16)
+    corpus = toy_corpus(32)
+    with one_thread():
+        monkeypatch.setenv("BENCH_TRAIN_WORKERS", "0")
+        straight = train(method, cfg, corpus, tmp_path / "a", seed=3, show_progress=False)
+
+        def crash_at_5(step: int) -> None:
+            if step == 5:
+                raise Crash
+
+        monkeypatch.setenv("BENCH_TRAIN_WORKERS", crashed)
+        with pytest.raises(Crash):
+            train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False, on_step=crash_at_5)
+        monkeypatch.setenv("BENCH_TRAIN_WORKERS", resumed)
+        again = train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False)
+    assert again.resumed_from == 4
+    a, b = _weights(straight.checkpoint), _weights(again.checkpoint)
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=0, atol=0, msg=k)
+
+
 def test_finished_run_is_not_retrained_and_other_methods_are_refused(tiny_bert_dir, tmp_path):
     simcse, ct = METHODS.get("simcse"), METHODS.get("ct")
     corpus = toy_corpus(32)

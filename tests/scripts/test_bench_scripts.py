@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -46,6 +48,7 @@ def test_bench_train_times_a_thesis_autoencoder_and_mlm(tiny_bert_dir, tmp_path)
 
 
 def test_bench_retrieval_on_a_tiny_corpus(tiny_bert_dir):
+    pytest.importorskip("beir", reason="the script times BEIR's exact search too (pip install -e '.[beir]')")
     stdout = run_script("bench_retrieval.py", "--model", str(tiny_bert_dir), "--n", "500", "--queries", "10",
                         "--k", "5", "--encode-sample", "16", "--batch-size", "8", "--threads", "1")
     searches = {m.group(1).strip(): m.groups()[1:] for m in re.finditer(

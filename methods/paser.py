@@ -275,7 +275,8 @@ class PaSeR(Method):
                       "signal": "eq2"},
         # run_unsup_example.sh + paser/models.py: the same settings (the code is the paper's run).
         "official": {"model": "bert-base-uncased", "dev_task": "stsb", "dev_every": 125, "amp": "off"},
-        # CPU smoke run on the packaged model (no MLM head there: a fresh head tied to the word embeddings).
+        # CPU smoke run on the packaged model (no MLM head there: a fresh head, its output projection an untied
+        # copy of the word embeddings as the paper preset's head; the same head as mlm_head=fresh at the same seed).
         "smoke": {"model": "minilm", "epochs": None, "max_steps": 100, "batch_size": 16, "log_every": 10,
                   "save_every": 0},
     }

@@ -67,7 +67,9 @@ def mlm_head(model: nn.Module, path: str, init: HeadInit = "pretrained", tie: bo
     loaded = False
     mlm: nn.Module | None = None
     if init == "pretrained":
-        with _quiet_transformers():
+        # torch's RNG as it was afterwards: a checkpoint without a head then falls back to exactly the head that
+        # init="fresh" draws at the same seed (loading initialises the missing weights, drawing from the RNG)
+        with _quiet_transformers(), torch.random.fork_rng(devices=[]):
             mlm, info = AutoModelForMaskedLM.from_pretrained(path, output_loading_info=True)
         name, head = _head_of(mlm)
         missing = [k for k in info["missing_keys"] if k.startswith(name + ".")
@@ -75,7 +77,8 @@ def mlm_head(model: nn.Module, path: str, init: HeadInit = "pretrained", tie: bo
         loaded = not missing
         if not loaded:
             log.warning("%s has no pretrained MLM head (%d head weights missing): using a fresh head whose "
-                        "output projection is the word-embedding matrix", path, len(missing))
+                        "output projection %s the word-embedding matrix", path, len(missing),
+                        "is" if tie else "starts as a copy of")
     if mlm is None or not loaded:
         with _quiet_transformers():
             mlm = AutoModelForMaskedLM.from_config(model.config)

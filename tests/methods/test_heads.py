@@ -31,3 +31,18 @@ def test_checkpoint_without_head_gets_a_fresh_one(tiny_bert_dir):
     assert torch.all(head.predictions.bias == 0)
     logits = head(torch.randn(2, 3, words.shape[1]))
     assert logits.shape == (2, 3, words.shape[0])
+
+
+def test_the_fallback_head_is_the_fresh_head_of_the_same_seed(tiny_bert_dir):
+    """Asking for the pretrained head of a checkpoint without one (the packaged MiniLM) gives the head that
+    init="fresh" draws at the same seed: loading the checkpoint's missing head weights used to consume the RNG, so
+    a same-seed comparison of the two (PaSeR's old and new head) compared two different random heads."""
+    encoder = AutoModel.from_pretrained(tiny_bert_dir)
+    torch.manual_seed(0)
+    fallback, pretrained = mlm_head(encoder, str(tiny_bert_dir), "pretrained", tie=False)
+    after_fallback = torch.rand(3)
+    torch.manual_seed(0)
+    fresh, _ = mlm_head(encoder, str(tiny_bert_dir), "fresh", tie=False)
+    assert not pretrained and torch.equal(torch.rand(3), after_fallback)
+    for (name, a), (_, b) in zip(fallback.state_dict().items(), fresh.state_dict().items(), strict=True):
+        assert torch.equal(a, b), name

@@ -78,5 +78,6 @@ def markdown(model: str, dists, avg: dict, prior: dict, groups) -> str:
     note = ("Share (%) of relevant pairs whose most relevant word has each tag group; tags by TextBlob's Pattern "
             "tagger (the paper: CoreNLP). Paper rows: Figure 4, averaged over AskUbuntu, CQADupStack, TwitterPara, "
             "SciDocs with the paper's models.\n")
-    return f"## Relevant content words: {model}\n\n{note}\n" + head + ours + "\n" + head + paper
+    remarks = "".join(f"\npaper: {e.label}: {e.note}\n" for e in entries("tsdae-figure4") if e.note)
+    return f"## Relevant content words: {model}\n\n{note}\n" + head + ours + "\n" + head + paper + remarks
 

@@ -70,3 +70,15 @@ def test_cqadupstack_relevant_pairs_are_each_query_with_its_duplicates_in_the_po
     # out its own queries, so g1<->g4 (both queries) pair with nothing there
     want = [("a1", "a3"), ("a2", "a4"), ("a2", "a7"), ("g1", "g2")]
     assert cw.relevant_pairs("cqadupstack", data) == [(title[q], title[d]) for q, d in want]
+
+
+def test_the_page_shows_figure_4_as_printed_with_the_prior_rows_misprint_said():
+    """Figure 4's Prior row sums to 130% as printed (NN 68.8; 38.8 would make it 100): typed in as printed, and
+    the page says so under the paper's rows rather than presenting it as a distribution."""
+    from benchmark.cli.analyze import markdown
+
+    d = cw.TaskDistribution("twitterpara", shares={g: (100.0 if g == "NN" else 0.0) for g in cw.GROUPS})
+    page = markdown("m", [d], d.shares, d.shares, cw.GROUPS)
+    prior = next(ln for ln in page.splitlines() if ln.startswith("| paper: Prior |"))
+    assert round(sum(float(c) for c in prior.strip("|").split("|")[1:]), 1) == 130.0
+    assert "paper: Prior: as printed, this row sums to 130.0%" in page and "NN 38.8" in page

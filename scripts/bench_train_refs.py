@@ -67,7 +67,7 @@ def _tsdae(path: str, cfg: Any, device: str) -> RefStep:
     module = DenoisingAutoEncoderLoss(model, tie_encoder_decoder=True)
 
     def columns(texts, rng):  # DenoisingAutoEncoderDataset: (noisy, original); our punkt-free deletion noise
-        return [[delete_words(t, cfg.deletion_ratio, rng) for t in texts], list(texts)], None
+        return [[delete_words(t, cfg.noise_ratio, rng) for t in texts], list(texts)], None
 
     return _st("ST DenoisingAutoEncoderLoss", model, module, columns)
 

@@ -29,21 +29,33 @@ def positive(x: float | None) -> bool:
     return x is not None and math.isfinite(x) and x > 0
 
 
-def test_bench_train_times_a_thesis_autoencoder_and_mlm(tiny_bert_dir, tmp_path):
-    """clm-ae (ours + FLOP floor, "no reference") and mlm (ours, floor, the library and plain references)."""
+def test_bench_train_times_every_trainer_and_its_reference(tiny_bert_dir, tmp_path):
+    """Every trainer (ours + FLOP floor) and every reference step (sentence-transformers' losses, HF's MLM, the
+    plain MLM loop) takes a step: a config field renamed in the suite (TSDAE's deletion_ratio became noise_ratio)
+    broke the TSDAE reference without any test noticing."""
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from bench_train import ALL
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
     saved = tmp_path / "bench.json"
-    stdout = run_script("bench_train.py", "--model", str(tiny_bert_dir), "--methods", "clm-ae,mlm",
-                        "--batch-size", "4", "--max-length", "16", "--steps", "1", "--warmup", "1",
-                        "--repeats", "1", "--threads", "1", "--device", "cpu", "--json", str(saved))
+    stdout = run_script("bench_train.py", "--model", str(tiny_bert_dir), "--batch-size", "8", "--max-length", "16",
+                        "--steps", "1", "--warmup", "1", "--repeats", "1", "--threads", "1", "--device", "cpu",
+                        "--json", str(saved))
     rows = {(r["method"], r["plain"]): r for r in json.loads(saved.read_text())["rows"]}
-    assert set(rows) == {("clm-ae", False), ("mlm", False), ("mlm", True)}
+    assert set(rows) == {(m, False) for m in ALL} | {("mlm", True)}
     for r in rows.values():
         assert len(r["ours"]) == 1 and positive(r["ours"][0])
-        assert positive(r["flops"]) and positive(r["floor_s"]), r  # every row has a FLOP model now
-    assert rows[("clm-ae", False)]["ref"] == [] and positive(rows[("mlm", False)]["ref"][0])
-    assert rows[("mlm", True)]["ref_label"] and positive(rows[("mlm", True)]["ref"][0])
+        assert positive(r["flops"]) and positive(r["floor_s"]), r  # every row has a FLOP model
+    with_reference = {"tsdae", "simcse", "ct", "ct-ibn", "mlm", "sbert-mnrl", "sbert-nli", "sbert-cosine",
+                      "sbert-stsb"}
+    for (method, plain), r in rows.items():
+        if method in with_reference or plain:
+            assert r["ref_label"] and positive(r["ref"][0]), r
+        else:
+            assert r["ref"] == [], r
     table = {line.split("|")[1].strip(): line for line in stdout.splitlines() if line.startswith("| ")}
-    assert {"clm-ae", "mlm", "mlm (plain)"} <= set(table)
+    assert set(ALL) | {"mlm (plain)"} <= set(table)
     assert "no reference" in table["clm-ae"] and "no FLOP model" not in stdout
 
 

@@ -9,7 +9,8 @@ import zipfile
 from dataclasses import replace
 from pathlib import Path
 
-from benchmark.data.sources import Component, Manifest
+from benchmark.data.manager import DataManager
+from benchmark.data.sources import Component, Manifest, load_manifest
 
 STS_LINE = "It's Mr. Smith's car.\tThe car (a Ford) is red..."
 STSB_LINE = "main-captions\tMSRvid\t2012test\t0001\t5.000\tA man plays a flute.\tA man's flute.\tsrc1\tsrc2"
@@ -83,3 +84,17 @@ def unpinned(manifest: Manifest) -> Manifest:
     datasets = {name: tuple(replace(c, archive_md5=None, archive_sha256=None) for c in comps)
                 for name, comps in manifest.datasets.items()}
     return replace(manifest, datasets=datasets)
+
+
+MANIFEST = load_manifest()
+
+
+def manager(root: Path, mirror: Path, manifest: Manifest | None = None) -> DataManager:
+    """A data manager on ``root`` that downloads from the fake ``mirror`` (checksums unpinned)."""
+    return DataManager(root, manifest or unpinned(MANIFEST), mirror=str(mirror), progress=False)
+
+
+def looks_empty(root: Path) -> bool:
+    """Nothing a user (or status) could take for data: no temporaries, no component paths."""
+    comps, _, stale = DataManager(root, MANIFEST).status()
+    return not stale and all(s.state == "absent" for s in comps)

@@ -1,4 +1,5 @@
-"""`bench data`: download from file:// mirrors, import, verify, status, trust-on-first-use, failure cleanliness."""
+"""`bench data download`, `verify` and `status`: file:// mirrors, trust-on-first-use, failure cleanliness (imports:
+test_manager_import.py; the manifest: test_sources.py)."""
 from __future__ import annotations
 
 import importlib.util
@@ -6,34 +7,15 @@ import json
 import shutil
 import urllib.request
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
 from benchmark.cli.main import main
-from benchmark.data.manager import DataManager
-from benchmark.data.sources import STORE_NAME, Manifest, load_manifest, resolve_datasets
 from benchmark.data.download import stale_temporaries
-from benchmark.errors import BenchError, ConfigError
-from tests.data.data_fakes import build_mirror, member_files, unpinned, write_archive
-
-MANIFEST = load_manifest()
-
-
-@pytest.fixture(scope="module")
-def mirror(tmp_path_factory) -> Path:
-    return build_mirror(tmp_path_factory.mktemp("mirror"), MANIFEST)
-
-
-def manager(root: Path, mirror: Path, manifest: Manifest | None = None) -> DataManager:
-    return DataManager(root, manifest or unpinned(MANIFEST), mirror=str(mirror), progress=False)
-
-
-def looks_empty(root: Path) -> bool:
-    """Nothing a user (or status) could take for data: no temporaries, no component paths."""
-    comps, _, stale = DataManager(root, MANIFEST).status()
-    return not stale and all(s.state == "absent" for s in comps)
+from benchmark.data.manager import DataManager
+from benchmark.data.sources import STORE_NAME, Manifest
+from tests.data.data_fakes import MANIFEST, build_mirror, looks_empty, manager, member_files, unpinned, write_archive
 
 
 def test_download_all_places_every_component_and_records_checksums(tmp_path, mirror):
@@ -64,6 +46,7 @@ def test_download_all_places_every_component_and_records_checksums(tmp_path, mir
     assert "useb/data-eval/askubuntu/dev.txt" in rec["files"]
 
 
+
 def test_senteval_form_is_derived_from_the_release(tmp_path, mirror):
     root = tmp_path / "root"
     manager(root, mirror).download(["sts"])
@@ -78,6 +61,7 @@ def test_senteval_form_is_derived_from_the_release(tmp_path, mirror):
     assert stsb == "main-captions\tMSRvid\t2012test\t0001\t5.000\ta man plays a flute .\ta man ' s flute .\n"
 
 
+
 def test_second_download_keeps_present_components_and_force_replaces(tmp_path, mirror):
     dm = manager(tmp_path / "root", mirror)
     dm.download(["quora"])
@@ -90,6 +74,7 @@ def test_second_download_keeps_present_components_and_force_replaces(tmp_path, m
     assert not stale_temporaries(tmp_path / "root")
 
 
+
 def test_pinned_md5_mismatch_fails_and_leaves_nothing(tmp_path, mirror):
     root = tmp_path / "root"
     (outcome,) = DataManager(root, MANIFEST, mirror=str(mirror), progress=False).download(["quora"])
@@ -99,6 +84,7 @@ def test_pinned_md5_mismatch_fails_and_leaves_nothing(tmp_path, mirror):
     assert not (root / STORE_NAME).exists()
 
 
+
 def test_pinned_file_sha256_mismatch_fails_and_leaves_nothing(tmp_path, mirror):
     base = unpinned(MANIFEST)
     quora = replace(base.component("quora"), files={**base.component("quora").files, "queries.jsonl": "ab" * 32})
@@ -106,6 +92,7 @@ def test_pinned_file_sha256_mismatch_fails_and_leaves_nothing(tmp_path, mirror):
     (outcome,) = manager(tmp_path / "root", mirror, manifest).download(["quora"])
     assert outcome.action == "failed" and "queries.jsonl" in outcome.detail and "pinned" in outcome.detail
     assert looks_empty(tmp_path / "root")
+
 
 
 class _Broken:
@@ -127,6 +114,7 @@ class _Broken:
         return False
 
 
+
 @pytest.mark.parametrize("error", [ConnectionResetError("connection reset by peer"), KeyboardInterrupt()])
 def test_interrupted_download_leaves_nothing_that_looks_complete(tmp_path, mirror, monkeypatch, error):
     monkeypatch.setattr(urllib.request, "urlopen", lambda *a, **k: _Broken(error))
@@ -142,6 +130,7 @@ def test_interrupted_download_leaves_nothing_that_looks_complete(tmp_path, mirro
     assert not any(p.name != STORE_NAME for p in (tmp_path / "root").rglob("*") if p.is_file())
 
 
+
 def test_short_download_is_an_error(tmp_path, mirror, monkeypatch):
     class Short(_Broken):
         def read(self, n):
@@ -151,6 +140,7 @@ def test_short_download_is_an_error(tmp_path, mirror, monkeypatch):
     (outcome, _) = manager(tmp_path / "root", mirror).download(["useb"])
     assert outcome.action == "failed" and "stopped after 1000 of 1000000 bytes" in outcome.detail
     assert looks_empty(tmp_path / "root")
+
 
 
 def test_trust_on_first_use_refuses_a_changed_archive_unless_retrusted(tmp_path, mirror):
@@ -165,6 +155,7 @@ def test_trust_on_first_use_refuses_a_changed_archive_unless_retrusted(tmp_path,
     (outcome,) = dm2.download(["quora"], force=True, retrust=True)
     assert outcome.action == "downloaded" and "v2" in (root / "beir/quora/corpus.jsonl").read_text()
     assert all(f.state == "ok" for f in dm2.verify(["quora"]))
+
 
 
 def test_verify_reports_mismatch_and_missing_files(tmp_path, mirror):
@@ -183,6 +174,7 @@ def test_verify_reports_mismatch_and_missing_files(tmp_path, mirror):
     assert result.exit_code == 2 and "mismatch" in result.output and "verification failed" in result.output
 
 
+
 def test_verify_record_is_trust_on_first_use_for_copied_data(tmp_path, mirror):
     root = tmp_path / "root"
     manager(root, mirror).download(["quora"])
@@ -196,61 +188,6 @@ def test_verify_record_is_trust_on_first_use_for_copied_data(tmp_path, mirror):
     assert "verify --record" in status.checksums
 
 
-def test_import_archives_and_a_data_root(tmp_path, mirror):
-    dm = manager(tmp_path / "a", mirror)
-    outcomes = dm.import_paths([mirror / "data-eval.zip", mirror / "STS2013-en-test.zip"])
-    assert {o.component: o.action for o in outcomes} == {"useb-eval": "imported", "sts13": "imported",
-                                                         "sts13-senteval": "derived"}
-    assert (tmp_path / "a/useb/data-eval/askubuntu/dev.txt").is_file()
-    assert json.loads((tmp_path / "a" / STORE_NAME).read_text())["components"]["useb-eval"]["how"] == "import"
-    # a whole data root: every component found in it is imported as it is (no re-derivation)
-    (tmp_path / "a/sts/senteval/STS13-en-test/STS.gs.FNWN.txt").write_text("4.0\n")
-    dm_b = manager(tmp_path / "b", mirror)
-    got = {o.component: o.action for o in dm_b.import_paths([tmp_path / "a"])}
-    assert got == {"useb-eval": "imported", "sts13": "imported", "sts13-senteval": "imported"}
-    assert (tmp_path / "b/sts/senteval/STS13-en-test/STS.gs.FNWN.txt").read_text() == "4.0\n"
-    assert [o.action for o in dm_b.import_paths([tmp_path / "a"])] == ["present"] * 3
-
-
-def test_import_folder_by_name_or_with_as(tmp_path, mirror):
-    src = tmp_path / "unpacked"
-    shutil.unpack_archive(mirror / "quora.zip", src)
-    dm = manager(tmp_path / "root", mirror)
-    assert [o.action for o in dm.import_paths([src / "quora"])] == ["imported"]
-    sts = tmp_path / "mine" / "STS12-en-test"
-    shutil.unpack_archive(mirror / "STS2012-en-test.zip", tmp_path / "x")
-    shutil.copytree(tmp_path / "x/test-gold", sts)
-    assert [o.component for o in manager(tmp_path / "r2", mirror).import_paths([tmp_path / "x"])] == [
-        "sts12", "sts12-senteval"]  # a folder an archive was unpacked in: found by the archive's member
-    with pytest.raises(BenchError, match="sts12, sts12-senteval.*--as"):
-        dm.import_paths([sts])  # original release or SentEval form: the name cannot tell
-    got = {o.component: o.action for o in dm.import_paths([sts], as_id="sts12")}
-    assert got == {"sts12": "imported", "sts12-senteval": "derived"}
-    single = tmp_path / "SICK_trial.txt"
-    single.write_text("pair_ID\tsentence_A\tsentence_B\trelatedness_score\tentailment_judgment\n")
-    assert [o.action for o in dm.import_paths([single])] == ["imported"]
-    (tmp_path / "x/test-gold").rename(tmp_path / "x/renamed")
-    with pytest.raises(BenchError, match="matches no component"):
-        dm.import_paths([tmp_path / "x"])
-
-
-def test_import_incomplete_folder_needs_allow_incomplete(tmp_path, mirror):
-    src = tmp_path / "data-eval"
-    shutil.unpack_archive(mirror / "data-eval.zip", tmp_path / "u")
-    shutil.copytree(tmp_path / "u/data-eval", src)
-    (src / "scidocs/data.json").unlink()
-    dm = manager(tmp_path / "root", mirror)
-    (outcome,) = dm.import_paths([src])
-    assert outcome.action == "failed" and "scidocs/data.json" in outcome.detail
-    assert looks_empty(tmp_path / "root")
-    (outcome,) = dm.import_paths([src], allow_incomplete=True)
-    assert outcome.action == "imported"
-    (status,) = [s for s in dm.status()[0] if s.component.id == "useb-eval"]
-    assert status.state == "incomplete" and status.missing == ("useb/data-eval/scidocs/data.json",)
-    got = {o.component: o for o in dm.download(["useb"])}  # download completes it from the canonical archive
-    assert got["useb-eval"].action == "downloaded" and "replaced an incomplete copy" in got["useb-eval"].detail
-    assert (tmp_path / "root/useb/data-eval/scidocs/data.json").is_file()
-
 
 def test_zip_slip_archive_is_rejected_and_leaves_nothing(tmp_path, mirror):
     evil = tmp_path / "evil" / "data-eval.zip"
@@ -262,11 +199,13 @@ def test_zip_slip_archive_is_rejected_and_leaves_nothing(tmp_path, mirror):
     assert looks_empty(tmp_path / "root")
 
 
+
 def test_archive_without_its_member_is_an_error(tmp_path):
     write_archive(tmp_path / "m" / "quora.zip", {"other/corpus.jsonl": b"{}\n"})
     (outcome,) = manager(tmp_path / "root", tmp_path / "m").download(["quora"])
     assert outcome.action == "failed" and "expected 'quora' at the top of the archive, found: other" in outcome.detail
     assert looks_empty(tmp_path / "root")
+
 
 
 def test_status_reports_tasks_from_the_registry(tmp_path, mirror):
@@ -279,44 +218,6 @@ def test_status_reports_tasks_from_the_registry(tmp_path, mirror):
     assert by_name["quora"].splits == {"dev": True, "test": True} and by_name["quora"].train is True
     assert by_name["sts12"].splits == {"test": False} and by_name["sts12"].first_missing.startswith("sts/senteval/")
 
-
-def test_dataset_names_match_the_tasks_and_cover_their_files():
-    import tasks  # noqa: F401
-    from benchmark.registry import TASKS
-
-    for name in TASKS.names():
-        task = TASKS.get(name)
-        assert task.dataset in MANIFEST.datasets, (name, task.dataset)
-        assert resolve_datasets([name], MANIFEST) == [task.dataset], name  # `bench data download <task>`
-        provided = {p for c in MANIFEST.datasets[task.dataset] for p in c.paths()}
-        for split in task.splits:
-            assert set(task.files(split)) <= provided, (name, split, set(task.files(split)) - provided)
-        if task.train_files():
-            assert set(task.train_files()) & provided, (name, task.train_files())
-
-
-def test_resolve_datasets_accepts_all_datasets_and_task_names():
-    assert resolve_datasets([], MANIFEST) == ["useb", "sts", "quora", "beir-cqadupstack", "nli", "twitter-url", "denosent"]
-    assert resolve_datasets(["quora", "askubuntu"], MANIFEST) == ["useb", "quora"]
-    assert resolve_datasets(["sickr"], MANIFEST) == ["sts"]
-    with pytest.raises(BenchError, match="did you mean 'useb'"):
-        resolve_datasets(["usb"], MANIFEST)
-
-
-def test_manifest_errors_name_the_entry(tmp_path):
-    raw = json.loads((Path(__file__).parents[2] / "benchmark/data/sources.json").read_text())
-    raw["datasets"]["quora"]["components"][0]["sha"] = "typo"
-    bad = tmp_path / "sources.json"
-    bad.write_text(json.dumps(raw))
-    with pytest.raises(ConfigError, match=r"datasets.quora.components\[0\]: unknown key\(s\) \['sha'\]"):
-        load_manifest(bad)
-
-
-def test_manifest_ships_as_package_data():
-    from importlib.resources import files
-
-    text = files("benchmark").joinpath("data/sources.json").read_text(encoding="utf-8")
-    assert json.loads(text)["datasets"].keys() == {"useb", "sts", "quora", "beir-cqadupstack", "nli", "twitter-url", "denosent"}
 
 
 def test_cli_download_status_and_errors(tmp_path, mirror):
@@ -335,47 +236,6 @@ def test_cli_download_status_and_errors(tmp_path, mirror):
     assert result.exit_code == 2 and "did you mean 'useb'" in result.output
 
 
-@pytest.mark.slow
-def test_import_the_real_data_root(real_data, tmp_path):
-    """The shared copy of the real files has the manifest's layout: import it, verify it, tasks see it."""
-    from tasks import task_files
-
-    root = tmp_path / "root"
-    dm = DataManager(root, MANIFEST, progress=False, tasks=task_files())
-    got = {o.component: o.action for o in dm.import_paths([real_data], allow_incomplete=True)}
-    sts_ids = [c.id for c in MANIFEST.datasets["sts"]]
-    assert all(got[i] == "imported" for i in sts_ids), got
-    assert got["useb-eval"] == "imported"  # partial: no AskUbuntu corpus, CQADupStack or SciDocs here
-    # the Twitter URL training pairs match the sha256 pinned for that commit's files
-    assert all(got[f"twitter-url-{n}"] == "imported" for n in ("a", "b", "sim")), got
-    findings = dm.verify(["sts", "useb"])
-    assert {f.state for f in findings if f.component in sts_ids} == {"ok"}
-    assert (root / "sts/senteval/STS12-en-test/STS.input.MSRpar.txt").read_bytes() == (
-        real_data / "sts/senteval/STS12-en-test/STS.input.MSRpar.txt").read_bytes()  # imported as is
-    tasks = {t.task: t for t in dm.status()[1]}
-    for name in ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr", "twitterpara"):
-        assert all(tasks[name].splits.values()), tasks[name]
-    assert not tasks["askubuntu"].splits["test"]
-    # on the (read-only) shared copy itself: nothing pinned or recorded, and verify writes nothing
-    assert {f.state for f in DataManager(real_data, MANIFEST).verify(["sts"])} == {"unverified"}
-    assert not (real_data / STORE_NAME).exists()
-
-
-def test_forced_import_of_a_release_recomputes_its_senteval_form(tmp_path, mirror):
-    dm = manager(tmp_path / "root", mirror)
-    dm.import_paths([mirror / "STS2013-en-test.zip"])
-    changed = build_mirror(tmp_path / "changed", MANIFEST, tag="v2")
-    src = tmp_path / "rel"
-    shutil.unpack_archive(changed / "STS2013-en-test.zip", src)
-    (src / "test-gs/STS.input.FNWN.txt").write_text("Brand new sentence.\tAnother one.\n")
-    (refused,) = dm.import_paths([src / "test-gs"], as_id="sts13", force=True)  # differs from the recorded copy
-    assert refused.action == "failed" and "--retrust" in refused.detail
-    got = {o.component: o.action for o in dm.import_paths([src / "test-gs"], as_id="sts13", force=True,
-                                                          retrust=True)}
-    assert got == {"sts13": "imported", "sts13-senteval": "derived"}
-    assert (tmp_path / "root/sts/senteval/STS13-en-test/STS.input.FNWN.txt").read_text() == (
-        "brand new sentence .\tanother one .\n")
-
 
 def test_url_override_per_component(tmp_path, mirror):
     """`urls` redirects one component to any URL; the archive keeps the manifest's file name (and format)."""
@@ -392,6 +252,7 @@ def test_url_override_per_component(tmp_path, mirror):
     assert (tmp_path / "root/sts/original/stsbenchmark/sts-test.csv").is_file()
 
 
+
 def test_single_file_components_plain_and_gzip(tmp_path, mirror):
     """AllNLI.tsv.gz is unpacked to nli/AllNLI.tsv; the Twitter URL files are fetched as they are and checked
     against their pinned sha256 (a changed file fails and leaves nothing)."""
@@ -406,30 +267,6 @@ def test_single_file_components_plain_and_gzip(tmp_path, mirror):
     assert {o.action for o in out} == {"failed"} and "sha256" in out[0].detail
     assert looks_empty(tmp_path / "other")
 
-
-def test_plain_url_must_name_its_member(tmp_path):
-    raw = json.loads((Path(__file__).parents[2] / "benchmark/data/sources.json").read_text())
-    raw["datasets"]["twitter-url"]["components"][0]["member"] = "other.txt"
-    bad = tmp_path / "sources.json"
-    bad.write_text(json.dumps(raw))
-    with pytest.raises(ConfigError, match=r"components\[0\]: a URL that is not an archive is the file itself"):
-        load_manifest(bad)
-
-
-def test_import_allnli_as_downloaded_or_unpacked(tmp_path):
-    """`bench data import AllNLI.tsv.gz` (the file sentence-transformers serves) or the unpacked AllNLI.tsv."""
-    import gzip
-
-    text = b"split\tdataset\tfilename\tsentence1\tsentence2\tlabel\ntrain\tSNLI\tf\ta\tb\tentailment\n"
-    (tmp_path / "dl").mkdir()
-    (tmp_path / "dl" / "AllNLI.tsv.gz").write_bytes(gzip.compress(text))
-    dm = DataManager(tmp_path / "root", MANIFEST, progress=False)
-    assert [o.action for o in dm.import_paths([tmp_path / "dl" / "AllNLI.tsv.gz"])] == ["imported"]
-    assert (tmp_path / "root" / "nli" / "AllNLI.tsv").read_bytes() == text
-    (tmp_path / "dl" / "AllNLI.tsv").write_bytes(text)
-    other = DataManager(tmp_path / "root2", MANIFEST, progress=False)
-    assert [o.action for o in other.import_paths([tmp_path / "dl" / "AllNLI.tsv"])] == ["imported"]
-    assert (tmp_path / "root2" / "nli" / "AllNLI.tsv").read_bytes() == text
 
 
 def test_imported_and_downloaded_data_honour_the_umask(tmp_path, mirror):
@@ -450,3 +287,4 @@ def test_imported_and_downloaded_data_honour_the_umask(tmp_path, mirror):
     placed = [p for p in (tmp_path / "root-b" / "sts").rglob("*") if p.is_file()]
     assert placed and {oct(p.stat().st_mode & 0o777) for p in placed} == {"0o664"}
     assert oct((tmp_path / "root-b" / STORE_NAME).stat().st_mode & 0o777) == "0o664"
+

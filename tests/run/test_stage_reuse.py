@@ -99,17 +99,24 @@ def test_force_retrains_a_shared_stage_once(tiny_bert_dir, corpus_file, grid_roo
     assert all(u.state == "done" for u in outcome.units)
 
 
+def _first_stage_held(tiny_bert_dir, corpus_file, root, results, owner: dict):
+    """(options, unit, lock file) of a run of `mlm>simcse` whose mlm stage is held by ``owner``'s lock."""
+    opts = RunOptions(methods=("mlm>simcse",), tasks="stsb", preset="smoke", model=str(tiny_bert_dir),
+                      corpus=(corpus_file,), max_steps=2, overrides=SMALL, show_progress=False, device="cpu")
+    (unit,) = plan_run(opts, root).units
+    lock = results / unit.stages[0].home / STAGE_LOCK_DIR / ".lock"
+    lock.parent.mkdir(parents=True)
+    lock.write_text(json.dumps(owner))
+    return opts, unit, lock
+
+
 def test_a_unit_waits_for_a_stage_another_process_trains(tiny_bert_dir, corpus_file, grid_root, tmp_path,
                                                          monkeypatch, capsys):
     import benchmark.run.stages as stages
 
     monkeypatch.setattr(stages, "WAIT_S", 0.2)
-    opts = RunOptions(methods=("mlm>simcse",), tasks="stsb", preset="smoke", model=str(tiny_bert_dir),
-                      corpus=(corpus_file,), max_steps=2, overrides=SMALL, show_progress=False, device="cpu")
-    (unit,) = plan_run(opts, grid_root).units
-    lock = tmp_path / unit.stages[0].home / STAGE_LOCK_DIR / ".lock"
-    lock.parent.mkdir(parents=True)
-    lock.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getppid(), "since": "now"}))  # alive
+    opts, unit, lock = _first_stage_held(tiny_bert_dir, corpus_file, grid_root, tmp_path,
+                                         {"host": socket.gethostname(), "pid": os.getppid(), "since": "now"})  # alive
     released = threading.Timer(1.5, lock.unlink)
     released.start()
     try:
@@ -155,12 +162,8 @@ def test_a_stage_whose_holder_died_on_another_host_is_taken_over(tiny_bert_dir, 
 
     monkeypatch.setattr(stages, "WAIT_S", 0.1)
     monkeypatch.setattr(lock_module, "STALE_AFTER_S", 1.0)
-    opts = RunOptions(methods=("mlm>simcse",), tasks="stsb", preset="smoke", model=str(tiny_bert_dir),
-                      corpus=(corpus_file,), max_steps=2, overrides=SMALL, show_progress=False, device="cpu")
-    (unit,) = plan_run(opts, grid_root).units
-    lock = tmp_path / unit.stages[0].home / STAGE_LOCK_DIR / ".lock"
-    lock.parent.mkdir(parents=True)
-    lock.write_text(json.dumps({"host": "node-17", "pid": 4242, "token": "theirs", "since": "then"}))
+    opts, unit, lock = _first_stage_held(tiny_bert_dir, corpus_file, grid_root, tmp_path,
+                                         {"host": "node-17", "pid": 4242, "token": "theirs", "since": "then"})
     with one_thread():
         outcome = run_benchmark(opts, grid_root, tmp_path)
     err = capsys.readouterr().err

@@ -186,7 +186,7 @@ def print_plan(plan, results_dir: Path) -> None:
     from benchmark.run.stages import stage_usage, usage_totals
     from benchmark.run.status import unit_state
 
-    console = Console(width=260)
+    console = Console(width=320)  # the plan is a wide table: read it in a log, or with less -S
     for note in plan.notes:
         console.print(note, markup=False, highlight=False)
     for what, why in plan.skipped:
@@ -195,6 +195,7 @@ def print_plan(plan, results_dir: Path) -> None:
     for col in ("#", "run id", "chain", "setting", "trains on", "seed", "steps", "pooling", "stages", "evaluates",
                 "now"):
         table.add_column(col)
+    table.add_column("variant", max_width=36, overflow="fold")  # "smoke + max_steps=2 ..."
     usage = stage_usage(plan.units, results_dir)
     number: dict[str, int] = {}
     for i, u in enumerate(plan.units, 1):
@@ -203,14 +204,27 @@ def print_plan(plan, results_dir: Path) -> None:
         steps = " > ".join("?" if s.steps is None else str(s.steps) for s in u.stages)
         # cells are text, never markup: a chain label such as nli-sts[/models/sbert]>tsdae holds brackets
         table.add_row(*map(escape, (
-            str(i), u.run_id, u.label, str(u.config.get("setting", "unsupervised")), u.stages[0].data["label"],
+            str(i), u.run_id, u.label,
+            str(u.config.get("setting", "unsupervised")), "\n".join(str(s.data["label"]) for s in u.stages),
             str(u.seed), steps, " > ".join(s.pooling for s in u.stages), "\n".join(x.text(number) for x in uses),
-            f"{','.join(u.evals)} ({u.split})", unit_state(results_dir / u.run_id).state)))
+            evaluated_splits(u), unit_state(results_dir / u.run_id).state, u.variant or "-")))
     for b in plan.baselines:
         table.add_row(*map(escape, ("", f"{b.name} ({b.model})", b.name, "baselines", "-", "-", "-", b.pooling or "-",
-                                    "-", ",".join(b.evals), "-")))
+                                    "-", ",".join(b.evals), "-", "-")))
     console.print(table)
     console.print("stages: " + usage_totals(usage), markup=False, highlight=False)
+
+
+def evaluated_splits(unit) -> str:
+    """``twitterpara (test), askubuntu (dev)``: the split each task is read on, as the unit will read it (a task
+    without a dev split is read on test where dev was only the default)."""
+    from benchmark.registry import TASKS
+    from benchmark.run.unit import task_split
+
+    splits = [(t, task_split(unit, TASKS.get(t))) for t in unit.evals]
+    if len({s for _, s in splits}) == 1:
+        return f"{','.join(t for t, _ in splits)} ({splits[0][1]})"
+    return ", ".join(f"{t} ({s})" for t, s in splits)
 
 
 def print_run_table(outcome: RunOutcome) -> None:

@@ -49,6 +49,8 @@ class Row:
     cells: dict[str, Cell]
     key: RowKey | None = None
     upper_bound: bool = False
+    slot: int | None = None  # the published row this row is (benchmark.report.skeleton), None: no skeleton
+    note: str = ""  # why a skeleton row has no results of ours
 
     @property
     def n(self) -> int | None:
@@ -89,6 +91,8 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None) -
     columns = tuple(COLUMNS[c] for c in spec.columns)
     stats: dict[RowKey, dict[str, SeedStats]] = {}
     for key in index.rows:
+        if spec.groups is not None and key.group not in spec.groups:
+            continue
         cells = {c.id: index.cell(key, c, split).scaled(100.0) for c in columns}
         if any(s.n for s in cells.values()):
             stats[key] = cells
@@ -133,7 +137,7 @@ def _minus_baseline(spec: TableSpec, stats: dict[RowKey, dict[str, SeedStats]]) 
 def _daggers(spec: TableSpec, key: RowKey, stats: dict[RowKey, dict[str, SeedStats]],
              cells: dict[str, Cell]) -> dict[str, Cell]:
     """Mark the cells where the row beats every ``spec.dagger_vs`` method of its block in every seed."""
-    if not spec.dagger_vs or key.method in spec.dagger_vs:
+    if not spec.dagger_vs or key.method in spec.dagger_vs or (spec.dagger_for and key.method not in spec.dagger_for):
         return cells
     rivals = []
     for method in spec.dagger_vs:

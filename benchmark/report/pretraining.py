@@ -87,6 +87,7 @@ def pretraining_figure(index: ResultIndex, out_dir: Path) -> Plot | None:
             line = ax.plot(xs, means, marker="o", ms=3, label=_name(method))[0]
             ax.fill_between(xs, [m - s for m, s in zip(means, stds)], [m + s for m, s in zip(means, stds)],
                             color=line.get_color(), alpha=0.2, linewidth=0)
+        _unsupervised_lines(ax, index, cid, points)
         ax.set_xscale("log")
         ax.set_xlabel("labeled training pairs", fontsize=8)
         split = next(p.split for p in points if p.column == cid)
@@ -98,9 +99,33 @@ def pretraining_figure(index: ResultIndex, out_dir: Path) -> Plot | None:
     fig.savefig(png)
     rows = [(p.column, p.split, p.method, p.model, p.size, p.stats.mean,
              "" if math.isnan(p.stats.std) else p.stats.std, p.stats.n) for p in points]
+    for cid in cols:  # the unsupervised levels drawn as dashed lines: labeled_size 0 (no labels)
+        first = next(p for p in points if p.column == cid)
+        rows += [(cid, first.split, f"{key.method} (unsupervised)", key.model, 0, st.mean,
+                  "" if math.isnan(st.std) else st.std, st.n)
+                 for key, st in unsupervised_levels(index, cid, first.split, first.model)]
     _write_csv(csv_path, ("column", "split", "pretraining", "model", "labeled_size", "mean", "std", "n"), sorted(rows))
     return Plot("pretraining", png, csv_path, "Pre-training with growing labeled sets (mean ± std over seeds, "
                 f"{splits_caption(points)})")
+
+
+def unsupervised_levels(index: ResultIndex, cid: str, split: str, model: str) -> list[tuple[RowKey, SeedStats]]:
+    """The unsupervised rows of one backbone scored on the curve's split (``--labeled-sizes`` trains each method
+    alone as well): Fig. 2's "TSDAE: unsupervised" line and Table 10's targets."""
+    out = []
+    for key in sorted((k for k in index.rows if k.group == "unsupervised" and k.model == model
+                       and not k.corpus_size and not k.corpus), key=RowKey.sort_key):
+        stats = index.cell(key, COLUMNS[cid], split).scaled(100.0)
+        if stats.n:
+            out.append((key, stats))
+    return out
+
+
+def _unsupervised_lines(ax, index: ResultIndex, cid: str, points: list[Point]) -> None:
+    """A dashed level per unsupervised method on the panel's split, as the paper draws TSDAE's."""
+    pts = [p for p in points if p.column == cid]
+    for key, stats in unsupervised_levels(index, cid, pts[0].split, pts[0].model):
+        ax.axhline(stats.mean, linestyle="--", linewidth=1, label=f"{DISPLAY.get(key.method, key.method)}: unsupervised")
 
 
 @dataclass(frozen=True)
@@ -160,11 +185,7 @@ def break_even(index: ResultIndex) -> list[BreakEven]:
         if not pts:
             continue
         split, model = pts[0].split, pts[0].model
-        for key in sorted((k for k in index.rows if k.group == "unsupervised" and k.model == model
-                           and not k.corpus_size), key=RowKey.sort_key):
-            stats = index.cell(key, COLUMNS[cid], split).scaled(100.0)
-            if not stats.n:
-                continue
+        for key, stats in unsupervised_levels(index, cid, split, model):
             precision = 0.0 if math.isnan(stats.std) else stats.std
             found, low, high, nxt = search([(p.size, p.stats.mean) for p in pts], stats.mean, precision,
                                            _labeled_set_size(index, cid, split))

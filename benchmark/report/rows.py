@@ -45,6 +45,9 @@ NLI_STS_STAGES = frozenset({"nli-sts", "sbert-nli", "sbert-stsb"})
 # The in-domain supervised stages (one per kind of labels): the last stage of a pre-training chain.
 SUPERVISED_STAGES = frozenset({"sbert-mnrl", "sbert-cosine"})
 UNTRAINED = frozenset({"base", "bm25", "wordvec"})
+# Every stage that trains on labels (the methods whose data_kind is "labeled"; tests check this against the
+# registry): a checkpoint that went through one is no unsupervised model, whichever command evaluates it.
+LABELED_STAGES = NLI_STS_STAGES | SUPERVISED_STAGES
 
 
 @dataclass(frozen=True)
@@ -86,23 +89,34 @@ def find_key(config: Any, key: str) -> Any:
 
 def group_of(record: dict[str, Any]) -> str:
     """The setting block: an explicit ``setting`` in the method or config, else by whether it trains (an
-    untrained sentence-transformers model is an out-of-the-box supervised one)."""
+    untrained sentence-transformers model is an out-of-the-box supervised one). A checkpoint of ours scored by
+    `bench eval` (no setting recorded) whose stages trained on labels is filed with the other supervised chains,
+    never under unsupervised learning."""
     explicit = record["method"].get("setting") or find_key(record.get("config", {}), "setting")
     if explicit:
         return GROUP_ALIASES.get(str(explicit), str(explicit))
-    if record["method"]["name"] in UNTRAINED:
+    name = str(record["method"]["name"])
+    if name in UNTRAINED:
         return "out-of-the-box" if record["method"].get("sentence_encoder") else "baselines"
+    if any(_stage_name(s) in LABELED_STAGES for s in name.split(">")):
+        return "other-supervised"
     return "unsupervised"
 
 
+def _stage_name(stage: str) -> str:
+    """A chain token's method: ``nli-sts[<model>]`` (a published NLI+STSb start) is the nli-sts stage."""
+    return "nli-sts" if stage.startswith("nli-sts[") else stage
+
+
 def row_method(record: dict[str, Any], group: str) -> str:
-    """The name a row goes by: the chain's own stages in a domain-adaptation block (``tsdae>nli-sts`` is
-    TSDAE's row there), the pre-training method in the pre-training block (``sbert`` when the supervised stage
-    starts from the backbone), and ``sbert-supervised`` for the in-domain upper bound (whatever the loss)."""
+    """The name a row goes by: the chain's own stages in a domain-adaptation block (``tsdae>nli-sts`` and
+    ``nli-sts[<model>]>tsdae`` are TSDAE's row there), the pre-training method in the pre-training block
+    (``sbert`` when the supervised stage starts from the backbone), and ``sbert-supervised`` for the in-domain
+    upper bound (whatever the loss)."""
     name = str(record["method"]["name"])
     stages = name.split(">")
     if group in ("adapt-nli-first", "adapt-target-first"):
-        own = [s for s in stages if s not in NLI_STS_STAGES]
+        own = [s for s in stages if _stage_name(s) not in NLI_STS_STAGES]
         return ">".join(own) or name
     if group == "pretraining":
         pre = stages[:-1] if stages[-1] in SUPERVISED_STAGES else stages
@@ -113,14 +127,16 @@ def row_method(record: dict[str, Any], group: str) -> str:
 
 
 def row_corpus(record: dict[str, Any], group: str) -> str:
-    """The training data a row names: "" when it is the evaluated task's own (or the setting fixes it)."""
+    """The training data a row names: "" when it is the evaluated task's own, else the data of the stage that
+    trained on the target (a chain's NLI+STSb stages are the setting's, shared by every target). So TSDAE
+    adapted to AskUbuntu and TSDAE adapted to TwitterPara, both scored on STSb, are two rows, never one."""
     corpus = str(record["method"].get("train_corpus") or "")
     task = record["task"]["name"]
-    if group in ("adapt-nli-first", "adapt-target-first", "pretraining"):
-        return corpus if corpus.startswith("file:") else ""  # the setting names the data
-    if group == "supervised":
-        corpus = corpus.split("[", 1)[0]  # a labeled subset's "[size]"
-        return "" if corpus in (f"{task}:supervised", f"{task}:train") else corpus
+    if group in ("adapt-nli-first", "adapt-target-first") and corpus in ("allnli", "stsb:train", "nli-sts"):
+        corpus = ""  # results written before units named their target's data: the setting names it
+    corpus = corpus.split("[", 1)[0]  # a labeled subset's "[size]" (the labeled size is a row field)
+    if corpus in (f"{task}:supervised", f"{task}:train"):
+        return ""
     return "" if corpus == task else corpus
 
 

@@ -72,6 +72,10 @@ COLUMNS: dict[str, Column] = {c.id: c for c in (
       for t, g in (("quora", "Quora"), ("beir-cqadupstack", "CQADupStack")) for m in ("recall", "p")
       for k in (1, 3, 5, 10, 100, 1000)),
     # eBay's internal eProduct task (no adapter: its data is not public); only the thesis' published rows use these
+    # DenoSent Fig. 3 reports "the mean MRR@1 and MAP@1" of each re-ranking/retrieval task (its §Experiment)
+    *(_metric(f"mteb.{t}.{m}@1", f"{m.upper()}@1", f"mteb:{t}", f"{m}_at_1", h) for t, h in (
+        ("AskUbuntuDupQuestions", "AUD"), ("MindSmallReranking", "MS"), ("SciDocsRR", "SciD"),
+        ("StackOverflowDupQuestions", "SODQ"), ("QuoraRetrieval", "QR")) for m in ("mrr", "map")),
     _metric("eproduct.rcap@10", "R_cap@10", "eproduct", "rcap@10", "eProduct"),
     _metric("eproduct.p@10", "P@10", "eproduct", "p@10", "eProduct"),
     # TSDAE Table 4's training loss beside each score (read from the runs' log.jsonl, not from a task metric)
@@ -95,6 +99,13 @@ class TableSpec:
     split: str = "test"
     decimals: int = 1
     dagger_vs: tuple[str, ...] = ()  # methods a row must beat in every seed for the dagger
+    dagger_for: tuple[str, ...] = ()  # the only rows that can get it (the paper marks TSDAE's cells alone)
+    # The setting blocks the table holds, in the paper's order (None: every block); rows of other blocks go to
+    # the tables that have them, never into a block the paper's table does not have
+    groups: tuple[str, ...] | None = None
+    # The published table (paper_reference.json) whose blocks and rows this table is laid out on, in order
+    # (benchmark.report.skeleton); None: rows by setting block and method order only
+    skeleton: str | None = None
     correlate: tuple[str, str] | None = None  # print the rank correlation of these two columns under the table
     references: tuple[str, ...] = ()  # paper_reference.json tables, in order of preference
     # Show each row minus this method's row of the same experiment (paired over common seeds; DenoSent Fig. 3)
@@ -105,25 +116,48 @@ class TableSpec:
 
 
 TABLES: Registry[TableSpec] = Registry("table")
+STS_COLUMNS = ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr", "sts.avg")
+USEB_COLUMNS = ("askubuntu", "cqadupstack", "twitterpara.turl", "twitterpara.pit", "twitterpara.avg", "scidocs.cite",
+                "scidocs.cc", "scidocs.cr", "scidocs.cv", "scidocs.avg", "useb.avg")
 
 TABLES.add("paper-table2", TableSpec(
     name="paper-table2", title="USEB: AskUbuntu, CQADupStack, TwitterPara, SciDocs (TSDAE paper, Table 2)",
     caption=("Average precision / MAP x100 on the test sets, mean ± sample std over seeds. Best per column in "
-             "bold (upper bounds excluded); † = beats both CT and SimCSE of the same block in every seed."),
-    columns=("askubuntu", "cqadupstack", "twitterpara.turl", "twitterpara.pit", "twitterpara.avg", "scidocs.cite",
-             "scidocs.cc", "scidocs.cr", "scidocs.cv", "scidocs.avg", "useb.avg"),
-    decimals=1, dagger_vs=("ct", "simcse"), references=("tsdae-table2", "tsdae-table9"),
+             "bold (upper bounds excluded); † = TSDAE beats both CT and SimCSE of the same block in every seed."),
+    columns=USEB_COLUMNS, decimals=1, dagger_vs=("ct", "simcse"), dagger_for=("tsdae",),
+    references=("tsdae-table2", "tsdae-table9"), skeleton="tsdae-table2",
+    groups=("unsupervised", "adapt-nli-first", "adapt-target-first", "baselines", "out-of-the-box", "supervised"),
+))
+TABLES.add("useb-other-chains", TableSpec(
+    name="useb-other-chains", title="USEB: chains with no block in the TSDAE paper's Table 2",
+    caption=("The same columns as paper-table2 for the rows its blocks do not hold: pre-training chains scored on "
+             "the test sets (the paper reads them on dev: Fig. 2, Table 10) and other chains with supervised stages "
+             "(bench eval of a supervised checkpoint among them). Not bolded against the paper's rows."),
+    columns=USEB_COLUMNS, decimals=1, groups=("pretraining", "other-supervised"),
 ))
 TABLES.add("sts-table", TableSpec(
     name="sts-table", title="STS: Spearman x100 (TSDAE paper, Table 11; DenoSent / PaSeR Table 1)",
     caption="Spearman rank correlation x100 of cosine similarity with the gold scores, mean ± sample std over seeds.",
-    columns=("sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr", "sts.avg"),
-    decimals=2, references=("tsdae-table11", "denosent-table1", "paser-table1"),
+    columns=STS_COLUMNS,
+    decimals=2, references=("tsdae-table11", "denosent-table1", "paser-table1"), skeleton="tsdae-table11",
+))
+TABLES.add("denosent-table1", TableSpec(
+    name="denosent-table1", title="STS: Spearman x100 (DenoSent, Table 1)",
+    caption=("Spearman rank correlation x100 of cosine similarity with the gold scores (SentEval's 'all' setting), "
+             "mean ± sample std over seeds, in the blocks and rows of DenoSent's Table 1."),
+    columns=STS_COLUMNS, decimals=2, references=("denosent-table1",), skeleton="denosent-table1",
+))
+TABLES.add("paser-table1", TableSpec(
+    name="paser-table1", title="STS: Spearman x100 (PaSeR, Table 1)",
+    caption=("Spearman rank correlation x100 of cosine similarity with the gold scores, mean ± sample std over "
+             "seeds, in the blocks and rows of PaSeR's Table 1."),
+    columns=STS_COLUMNS, decimals=2, references=("paser-table1",), skeleton="paser-table1",
 ))
 TABLES.add("specific-vs-sts", TableSpec(
     name="specific-vs-sts", title="STSb vs the domain-specific tasks (TSDAE paper, Table 3)",
     caption="STSb test Spearman x100 against the USEB average (x100), mean ± sample std over seeds.",
     columns=("stsb", "useb.avg"), decimals=1, correlate=("stsb", "useb.avg"), references=("tsdae-table3",),
+    skeleton="tsdae-table3",
 ))
 TABLES.add("paser-ablations", TableSpec(
     name="paser-ablations", title="PaSeR ablations: STS12-16 average, STSb, SICK-R (PaSeR Tables 4, 5, 8, 9)",
@@ -133,10 +167,10 @@ TABLES.add("paser-ablations", TableSpec(
 ))
 TABLES.add("denosent-fig3", TableSpec(
     name="denosent-fig3", title="MTEB re-ranking and retrieval: difference to SimCSE (DenoSent, Figure 3)",
-    caption=("Main score x100 (MAP@1000; Quora nDCG@10) minus SimCSE's of the same setting, paired over common seeds; "
-             "MTEB's own evaluators (`--tasks mteb-denosent-rr`)."),
-    columns=tuple(f"mteb.{t}" for t in ("AskUbuntuDupQuestions", "MindSmallReranking", "SciDocsRR",
-                                         "StackOverflowDupQuestions", "QuoraRetrieval")),
+    caption=("MRR@1 and MAP@1 x100 (the paper's reported metrics for these tasks) minus SimCSE's of the same "
+             "setting, paired over common seeds; MTEB's own evaluators (`--tasks mteb-denosent-rr`)."),
+    columns=tuple(f"mteb.{t}.{m}@1" for t in ("AskUbuntuDupQuestions", "MindSmallReranking", "SciDocsRR",
+                                               "StackOverflowDupQuestions", "QuoraRetrieval") for m in ("mrr", "map")),
     decimals=2, baseline="simcse",  # the paper prints Fig. 3 as a bar chart (no numbers in its text)
 ))
 TABLES.add("denosent-table2", TableSpec(
@@ -169,17 +203,19 @@ TABLES.add("thesis-table5.9", TableSpec(
     name="thesis-table5.9", title="SimCSE with NT-Xent vs BCE: STS (R. Wang 2022 thesis, Table 5.9)",
     caption=("Spearman x100; STS-Avg = the plain mean of STS12-16 and STS-B (the thesis' definition). `bench run "
              "--methods simcse --preset thesis --set loss=nt_xent|bce --corpus FILE --seeds 1,7,42 --eval-tasks sts`"),
-    columns=("stsb", "sts.thesis-avg"), decimals=1, references=("thesis-table5.9",),
+    columns=("stsb", "sts.thesis-avg"), decimals=1, references=("thesis-table5.9",), skeleton="thesis-table5.9",
 ))
 TABLES.add("thesis-table5.10", TableSpec(
     name="thesis-table5.10", title="SimCSE with NT-Xent vs BCE: duplicate questions R@100 (thesis, Table 5.10)",
     caption="Recall@100 x100 on Quora test and the mean of BEIR CQADupStack's 12 forums (BEIR's metrics).",
     columns=("quora.recall@100", "beir-cqadupstack.recall@100"), decimals=1, references=("thesis-table5.10",),
+    skeleton="thesis-table5.10",
 ))
 TABLES.add("thesis-table5.17", TableSpec(
     name="thesis-table5.17", title="Multi-task SimCSE + w x autoencoder on Quora (thesis, Table 5.17)",
     caption="Quora test Recall@100 and Recall@10 x100; checkpoints selected on Quora-dev Recall@10.",
     columns=("quora.recall@100", "quora.recall@10"), decimals=1, references=("thesis-table5.17",),
+    skeleton="thesis-table5.17",
 ))
 TABLES.add("thesis-fig5.3", TableSpec(
     name="thesis-fig5.3", title="Quora: Recall@k and Precision@k, k = 1 ... 1000 (thesis, Figure 5.3)",

@@ -16,6 +16,7 @@ import numpy as np
 
 from benchmark.report.build import Built
 from benchmark.report.plots import Plot, _figure, _write_csv
+from benchmark.report.rows import ResultIndex, row_key, row_label
 from benchmark.results import StoredResult
 
 K_VALUES = (1, 3, 5, 10, 100, 1000)
@@ -23,9 +24,30 @@ ALPHA_KEY = re.compile(r"^none/alpha=([0-9.eE+-]+)$")
 SWEEP_METRICS = ("recall@10", "p@10")
 
 
-def recall_precision_curves(built: Built, out_dir: Path, name: str) -> Plot | None:
-    """Two panels (R@k, P@k) with one line per row of ``built`` (a table of ``<task>.recall@k`` / ``p@k``)."""
-    rows = [r for r in built.rows if any(not c.missing for c in r.cells.values())]
+# Figures 5.3 and 5.4 plot one setting: "SimCSE_NT-Xent ... averaged over 3 random seeds" (their captions)
+FIGURE_SETTING = {"method": "simcse", "loss": "nt_xent"}
+
+
+def figure_rows(built: Built, index: ResultIndex) -> list:
+    """The rows of ``built`` in the figures' setting: SimCSE trained with the NT-Xent loss (other rows stay in the
+    table, not in the figure)."""
+    from benchmark.report.skeleton import _row_configs
+
+    out = []
+    for row in built.rows:
+        if row.key is None or row.key.method != FIGURE_SETTING["method"]:
+            continue
+        configs = _row_configs(index, row.key)
+        if configs and all(c.get("loss", FIGURE_SETTING["loss"]) == FIGURE_SETTING["loss"] for c in configs):
+            out.append(row)
+    return out
+
+
+def recall_precision_curves(built: Built, out_dir: Path, name: str, index: ResultIndex | None = None) -> Plot | None:
+    """Two panels (R@k, P@k) with one line per row of ``built`` in the figure's setting (a table of
+    ``<task>.recall@k`` / ``p@k``; every row when no ``index`` is given)."""
+    rows = figure_rows(built, index) if index is not None else list(built.rows)
+    rows = [r for r in rows if any(not c.missing for c in r.cells.values())]
     if not rows:
         return None
     fig, (ax_r, ax_p) = _figure(2, width=4.2)
@@ -54,7 +76,7 @@ def alpha_sweep(results: list[StoredResult], out_dir: Path, split: str = "test")
     for r in results:
         if "+" not in r.task or not r.task.startswith("bm25") or r.split != split:
             continue
-        label = f"{r.record['method']['name']} · {r.record['method'].get('base_model', '')}"
+        label = row_label(row_key(r.record), show_model=True)  # the row's whole setting: loss=bce is its own line
         for key, values in (r.record.get("subsets") or {}).items():
             m = ALPHA_KEY.match(key)
             if not m:

@@ -122,7 +122,7 @@ def unit_chains(chains: list[tuple[str, ...]], opts: RunOptions, task: str,
 
     if not (opts.labeled_sizes or opts.setting):
         return [(c, chain_shape(c, labeled)) for c in chains]
-    pairs = pretraining_chains(chains, task) if opts.labeled_sizes else expand_setting(str(opts.setting), chains, task)
+    pairs = pretraining_chains(chains, task, labeled) if opts.labeled_sizes else expand_setting(str(opts.setting), chains, task)
     pairs = drop_unfit([(tuple(expand_aliases(c)), s) for c, s in pairs], lambda m: METHODS.get(m).continuable, notes)
     for chain, setting in pairs:
         check_shape(chain, setting, labeled)
@@ -179,7 +179,9 @@ def _plan_task(plan: Plan, task: str, chains: list[tuple[tuple[str, ...], str]],
             note = corpus_note(corpus)
             if note and note not in plan.notes:
                 plan.notes.append(note)
-        for size in opts.labeled_sizes or (None,):
+        # the labeled sizes grow the pre-training chains' supervised stage; --labeled-sizes' unsupervised rows
+        # (each method alone, Fig. 2's flat line) train once per seed
+        for size in (opts.labeled_sizes if setting == "pretraining" else ()) or (None,):
             for seed in opts.seed_list or range(opts.seeds):
                 unit = build_unit(chain, setting, size, seed, task, corpus, evals, opts, data_root, plan.notes)
                 plan.units.append(replace(unit, test_where_no_dev=fallback))
@@ -203,13 +205,13 @@ def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | 
     first_model = configs[0]["config"]["model"]
     config = unit_config(chain, configs, stages, setting, labeled_size, opts, start)
     rid = run_id("+".join(chain), model_slug(first_model), config, seed)  # method names are folder-safe
-    data_label = stages[-1].data["label"] if len(chain) == 1 else stages[0].data["label"]
-    row = f"{start_label(chain, start)} ({data_label})" + (f" n={labeled_size}" if labeled_size else "")
+    corpus, variant = target_corpus(stages, task), unit_variant(stages)
+    row = f"{start_label(chain, start)} ({corpus})" + (f" n={labeled_size}" if labeled_size else "")
     return UnitSpec(run_id=rid, chain=chain, stages=tuple(place_stages(stages, configs, seed, opts)), seed=seed,
                     task=task, corpus_files=tuple(str(f) for f in opts.corpus), corpus_size=opts.corpus_size,
                     evals=evals, config=config, row=row, split=str(opts.split), device=opts.device,
                     batch_size=opts.batch_size, strict=opts.strict, force=opts.force,
-                    show_progress=opts.show_progress, start=start)
+                    show_progress=opts.show_progress, start=start, variant=variant, train_corpus=corpus)
 
 
 def place_stages(stages: list[StageSpec], configs: list[dict[str, Any]], seed: int,
@@ -240,23 +242,27 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
     from benchmark.registry import METHODS
 
     method = METHODS.get(name)
-    values = method_overrides(name, method.Config, opts.overrides)
-    if (start or opts.model) and k == 0:
-        values["model"] = start or opts.model
-    if opts.max_steps:
-        values["max_steps"] = opts.max_steps
-    if method.data_kind == "labeled" and labeled_size is not None:
-        values["labeled_size"] = labeled_size
     preset = opts.preset or method.default_preset
+    user = method_overrides(name, method.Config, opts.overrides)  # what the user changed: the variant's keys
+    if opts.max_steps:
+        user["max_steps"] = opts.max_steps
+    derived: dict[str, Any] = {}  # what the planner fills in for this unit: never part of the variant
+    if (start or opts.model) and k == 0:
+        derived["model"] = start or opts.model
+    if method.data_kind == "labeled" and labeled_size is not None:
+        derived["labeled_size"] = labeled_size
+    values = {**user, **derived}
     cfg = method.config(preset, values)
     if method.data_kind == "labeled" and "pooling" not in values:  # keeps the pooling of where it starts
         pooling = supervised_pooling(name, previous.pooling if previous else backbone_pooling(cfg.model),
                                      cfg.pooling, notes)
         if pooling != cfg.pooling:
-            values["pooling"] = pooling
+            derived["pooling"] = values["pooling"] = pooling
             cfg = method.config(preset, values)
     if cfg.dev_task == TARGET:
-        values.update(_target_dev(name, task, notes))
+        target = _target_dev(name, task, notes)
+        derived.update(target)
+        values.update(target)
         cfg = method.config(preset, values)
     dev_corpus = _require_dev(cfg, data_root) if cfg.dev_every else None
     if k == 0:
@@ -267,8 +273,61 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
     cfg_dict = config_to_dict(cfg)
     if k > 0:
         cfg_dict["model"] = f"stage:{k}"  # the previous stage's export (its path is no part of the identity)
-    return (StageSpec(name, preset, values, data, pooling=method.eval_pooling(cfg), steps=steps),
+    variant = stage_variant(method, preset, cfg, derived, task)
+    return (StageSpec(name, preset, values, data, pooling=method.eval_pooling(cfg), steps=steps, variant=variant),
             {"method": name, "preset": preset, "config": cfg_dict})
+
+
+# Keys that never name a variant: the backbone and the labeled-set size are row fields of their own, and the
+# validation file is identified by its content (dev_corpus_sha256), not by its path.
+NOT_A_VARIANT = frozenset({"model", "labeled_size", "dev_corpus"})
+
+
+def stage_variant(method: Any, preset: str, cfg: Any, derived: dict[str, Any], task: str) -> str:
+    """How ``cfg`` departs from ``preset`` as the planner resolves it for this unit: "paper + max_steps=10"
+    (every resolved key that differs, whatever option changed it), the preset alone when it is not the method's
+    default, "" for the default preset as is. Values the planner derives (the backbone, a dev task "target", a
+    supervised stage's inherited pooling) are resolved the same way on both sides, so they never show."""
+    base_values = dict(derived)
+    try:
+        base = method.config(preset, base_values)
+        if base.dev_task == TARGET and "dev_task" not in base_values:
+            base_values.update(_target_dev(method.name, task, []))
+            base = method.config(preset, base_values)
+    except ConfigError:  # the preset is only valid with the user's values: compare with the preset's defaults
+        base = method.config(preset, {})
+    ours, theirs = config_to_dict(cfg), config_to_dict(base)
+    diffs = [f"{k}={_shown_value(ours[k])}" for k in sorted(ours)
+             if k not in NOT_A_VARIANT and ours.get(k) != theirs.get(k)]
+    if diffs:
+        return f"{preset} + {' '.join(diffs)}"
+    return "" if preset == method.default_preset else preset
+
+
+def _shown_value(value: Any) -> str:
+    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
+
+
+def unit_variant(stages: Sequence[StageSpec]) -> str:
+    """One label for a unit: the stages' variant when they share it (a chain trained with one preset and the
+    same overrides), else each stage's own ("tsdae: smoke; sbert-nli: paper + lr=1e-05")."""
+    variants = [s.variant for s in stages]
+    if len(set(variants)) == 1:
+        return variants[0]
+    return "; ".join(f"{s.method}: {s.variant or 'default'}" for s in stages)
+
+
+def target_corpus(stages: Sequence[StageSpec], task: str) -> str:
+    """The data a unit's row is named by: the stage trained on the target's own data (its unlabeled sentences
+    or a --corpus file, else its labeled set), never the NLI+STSb stages' data that every target shares."""
+    for stage in reversed(stages):
+        if stage.data["kind"] == "corpus":
+            return str(stage.data["label"])
+    for stage in reversed(stages):
+        label = str(stage.data["label"])
+        if label == task or label.startswith((task + ":", task + "[")):
+            return label
+    return str(stages[-1].data["label"])
 
 
 def _check_backbone(model: str, name: str, preset: str, opts: RunOptions, start: str | None) -> None:

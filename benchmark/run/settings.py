@@ -111,10 +111,15 @@ def check_shape(chain: tuple[str, ...], setting: str, labeled: Callable[[str], b
                           f"name the methods that setting expands")
 
 
-def pretraining_chains(chains: list[tuple[str, ...]], task: str) -> list[tuple[tuple[str, ...], str]]:
-    """Fig. 2: each method followed by the task's supervised stage, plus the supervised stage alone."""
+def pretraining_chains(chains: list[tuple[str, ...]], task: str,
+                       labeled: Callable[[str], bool] = lambda m: False) -> list[tuple[tuple[str, ...], str]]:
+    """Fig. 2: each method followed by the task's supervised stage, plus the supervised stage alone, plus each
+    method alone (unsupervised, on the same split): the figure's "TSDAE: unsupervised" line and the score Table 10's
+    break-even is searched for."""
     sup = supervised_method(task)
-    return [((sup,), "pretraining")] + [((*c, sup), "pretraining") for c in chains]
+    alone = [(tuple(c), "unsupervised") for c in chains if not any(labeled(m) for m in expand_aliases(c))]
+    return ([((sup,), "pretraining")] + alone
+            + [((*c, sup), "pretraining") for c in chains])
 
 
 # Names that stand for a chain of registered stages (expanded when a chain is parsed). nli-sts is the

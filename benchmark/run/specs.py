@@ -49,6 +49,9 @@ class StageSpec:
     identity: dict[str, Any] = field(default_factory=dict)  # hashed into its checkpoint's config_hash
     pooling: str = ""  # the pooling it exports
     steps: int | None = None  # its step budget (None: not computed)
+    # How its resolved config departs from its preset's as the planner resolves it for this unit (the keys a
+    # user changed with --preset, --set or --max-steps): "paper + max_steps=10"; "" for the default preset as is
+    variant: str = ""
 
 
 @dataclass(frozen=True)
@@ -73,6 +76,8 @@ class UnitSpec:
     show_progress: bool = True
     start: str | None = None  # --nli-sts-model: the published checkpoint the chain starts from
     test_where_no_dev: bool = False  # split dev by default (--labeled-sizes): a task without one on test
+    variant: str = ""  # the stages' departures from their presets (StageSpec.variant), one label for the unit
+    train_corpus: str = ""  # the data of the stage trained on the target task (the unit's row corpus)
 
     @property
     def label(self) -> str:

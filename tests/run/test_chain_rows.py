@@ -44,7 +44,8 @@ def test_no_expanded_chain_continues_after_bertflow(tiny_bert_dir, corpus_file, 
     assert any("bertflow: left out of adapt-target-first" in n and "§5.5" in n for n in plan.notes)
     pre = _plan(tiny_bert_dir, corpus_file, grid_root, methods=("bertflow", "tsdae"), labeled_sizes=(2,),
                 overrides=small)
-    assert all("bertflow" not in u.chain for u in pre.units)
+    assert all("bertflow" not in u.chain[:-1] for u in pre.units)  # no stage after BERT-flow's flow
+    assert [u.config.get("setting", "unsupervised") for u in pre.units if u.chain == ("bertflow",)] == ["unsupervised"]
     assert any("bertflow: left out of pretraining" in n for n in pre.notes)
 
 

@@ -226,6 +226,18 @@ class TSDAE(Method):
                 "target_ids": target["input_ids"], "label_positions": positions, "label_targets": targets}
 
 
+    def backbone_defaults(self, cfg: TSDAEConfig, user: Any) -> tuple[dict[str, Any], str | None]:
+        """An encoder-decoder backbone (BART, T5) decodes with its own decoder (paper Table 4): the tied decoder of
+        the presets is turned off with a note; a tied or separate decoder the user asked for is refused now."""
+        if not (cfg.tie_encoder_decoder or cfg.decoder_model) or not self._seq2seq(cfg):
+            return {}, None
+        if user.get("tie_encoder_decoder") or user.get("decoder_model"):
+            raise ConfigError(f"{cfg.model} is an encoder-decoder checkpoint: TSDAE decodes with its own decoder "
+                              "(paper Table 4); drop --set tie_encoder_decoder=true / decoder_model")
+        return {"tie_encoder_decoder": False}, (
+            f"tsdae on {cfg.model}: an encoder-decoder checkpoint decodes with its own decoder (TSDAE paper Table 4), "
+            "so tie_encoder_decoder=false")
+
     def _seq2seq(self, cfg: TSDAEConfig) -> bool:
         """Whether ``cfg.model`` is an encoder-decoder checkpoint, read from its config once per process."""
         cache = self.__dict__.setdefault("_seq2seq_cache", {})

@@ -32,6 +32,7 @@ from benchmark.run.settings import (
     pretraining_chains,
 )
 from benchmark.run.stage_data import checked_data, forget_checked_data
+from benchmark.run.variants import TARGET, stage_variant, target_corpus, target_dev, unit_variant
 from benchmark.run.specs import BaselineSpec, Plan, RunOptions, StageSpec, UnitSpec
 from benchmark.run.stages import shared_home, stage_id, stage_identity
 from benchmark.train.config import config_to_dict, parse_overrides
@@ -39,7 +40,6 @@ from benchmark.train.plugin import TrainingData
 
 __all__ = ["BaselineSpec", "Plan", "RunOptions", "StageSpec", "UnitSpec", "plan_run"]  # specs re-exported
 UNTRAINED = ("base", "bm25")
-TARGET = "target"  # a config's dev_task "target" means the unit's own target task
 
 
 def plan_run(opts: RunOptions, data_root: Path) -> Plan:
@@ -253,6 +253,14 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
         derived["labeled_size"] = labeled_size
     values = {**user, **derived}
     cfg = method.config(preset, values)
+    if k == 0:  # the backbone's own constraints, settled here rather than when the unit starts
+        fixed, note = method.backbone_defaults(cfg, user)
+        if fixed:
+            derived.update(fixed)
+            values.update(fixed)
+            cfg = method.config(preset, values)
+        if note and note not in notes:
+            notes.append(note)
     if method.data_kind == "labeled" and "pooling" not in values:  # keeps the pooling of where it starts
         pooling = supervised_pooling(name, previous.pooling if previous else backbone_pooling(cfg.model),
                                      cfg.pooling, notes)
@@ -260,7 +268,7 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
             derived["pooling"] = values["pooling"] = pooling
             cfg = method.config(preset, values)
     if cfg.dev_task == TARGET:
-        target = _target_dev(name, task, notes)
+        target = target_dev(name, task, notes)
         derived.update(target)
         values.update(target)
         cfg = method.config(preset, values)
@@ -276,58 +284,6 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
     variant = stage_variant(method, preset, cfg, derived, task)
     return (StageSpec(name, preset, values, data, pooling=method.eval_pooling(cfg), steps=steps, variant=variant),
             {"method": name, "preset": preset, "config": cfg_dict})
-
-
-# Keys that never name a variant: the backbone and the labeled-set size are row fields of their own, and the
-# validation file is identified by its content (dev_corpus_sha256), not by its path.
-NOT_A_VARIANT = frozenset({"model", "labeled_size", "dev_corpus"})
-
-
-def stage_variant(method: Any, preset: str, cfg: Any, derived: dict[str, Any], task: str) -> str:
-    """How ``cfg`` departs from ``preset`` as the planner resolves it for this unit: "paper + max_steps=10"
-    (every resolved key that differs, whatever option changed it), the preset alone when it is not the method's
-    default, "" for the default preset as is. Values the planner derives (the backbone, a dev task "target", a
-    supervised stage's inherited pooling) are resolved the same way on both sides, so they never show."""
-    base_values = dict(derived)
-    try:
-        base = method.config(preset, base_values)
-        if base.dev_task == TARGET and "dev_task" not in base_values:
-            base_values.update(_target_dev(method.name, task, []))
-            base = method.config(preset, base_values)
-    except ConfigError:  # the preset is only valid with the user's values: compare with the preset's defaults
-        base = method.config(preset, {})
-    ours, theirs = config_to_dict(cfg), config_to_dict(base)
-    diffs = [f"{k}={_shown_value(ours[k])}" for k in sorted(ours)
-             if k not in NOT_A_VARIANT and ours.get(k) != theirs.get(k)]
-    if diffs:
-        return f"{preset} + {' '.join(diffs)}"
-    return "" if preset == method.default_preset else preset
-
-
-def _shown_value(value: Any) -> str:
-    return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
-
-
-def unit_variant(stages: Sequence[StageSpec]) -> str:
-    """One label for a unit: the stages' variant when they share it (a chain trained with one preset and the
-    same overrides), else each stage's own ("tsdae: smoke; sbert-nli: paper + lr=1e-05")."""
-    variants = [s.variant for s in stages]
-    if len(set(variants)) == 1:
-        return variants[0]
-    return "; ".join(f"{s.method}: {s.variant or 'default'}" for s in stages)
-
-
-def target_corpus(stages: Sequence[StageSpec], task: str) -> str:
-    """The data a unit's row is named by: the stage trained on the target's own data (its unlabeled sentences
-    or a --corpus file, else its labeled set), never the NLI+STSb stages' data that every target shares."""
-    for stage in reversed(stages):
-        if stage.data["kind"] == "corpus":
-            return str(stage.data["label"])
-    for stage in reversed(stages):
-        label = str(stage.data["label"])
-        if label == task or label.startswith((task + ":", task + "[")):
-            return label
-    return str(stages[-1].data["label"])
 
 
 def _check_backbone(model: str, name: str, preset: str, opts: RunOptions, start: str | None) -> None:
@@ -348,19 +304,6 @@ def _require_model(name: str) -> None:
     from benchmark.eval.models import check_model_available
 
     check_model_available(name)
-
-
-def _target_dev(method: str, task: str, notes: list[str]) -> dict[str, Any]:
-    """``dev_task=target``: early stopping on the target task's dev split, or none where it has no dev split."""
-    from benchmark.registry import TASKS
-
-    if "dev" in TASKS.get(task).splits:
-        return {"dev_task": task}
-    note = (f"{method} on {task}: the task has no dev split, so no early stopping; the stage trains its whole "
-            f"budget and the last checkpoint is evaluated (the preset selects on the target's dev split)")
-    if note not in notes:
-        notes.append(note)
-    return {"dev_task": None, "dev_every": 0}
 
 
 def _require_dev(cfg: Any, data_root: Path) -> str | None:

@@ -242,6 +242,13 @@ class Method(ABC):
         values.update(kwargs)
         return build_config(self.Config, self.presets, preset or self.default_preset, values)
 
+    def backbone_defaults(self, cfg: TrainConfig, user: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+        """Values the planner fills in for this backbone before anything trains, with a note saying so: the
+        paper's choice where a preset default cannot hold for the checkpoint (TSDAE decodes an encoder-decoder
+        with its own decoder). A choice the user made (``user``: the --set values) that cannot hold raises a
+        ConfigError here, at plan time, never in the unit. Default: nothing to fill in."""
+        return {}, None
+
     def eval_pooling(self, cfg: TrainConfig) -> str:
         """Pooling of the exported encoder (written to method.json and the sentence-transformers modules)."""
         return cfg.pooling

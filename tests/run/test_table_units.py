@@ -136,3 +136,19 @@ def test_the_documented_setting_all_command_runs_and_reports(tiny_bert_dir, useb
     assert report.exit_code == 0, report.output
     table2 = (tmp_path / "o" / "paper-table2.md").read_text()
     assert "SBERT-supervised" in table2 and "Domain adaptation: NLI+STS -> target task" in table2
+
+
+def test_tsdae_on_an_encoder_decoder_backbone_is_settled_at_plan_time(useb_root, tmp_path):
+    """BART decodes with its own decoder (paper Table 4): the plan turns the tied decoder off with a note (the unit
+    failed on it after planning), and refuses a tied decoder the user asked for before anything trains."""
+    from benchmark.errors import ConfigError
+    from tests.methods.tiny_models import build_tiny
+
+    bart = build_tiny("bart", tmp_path / "bart")
+    plan = _plan(bart, useb_root, tasks="twitterpara")
+    (unit,) = plan.units
+    assert unit.config["config"]["tie_encoder_decoder"] is False
+    assert unit.variant == "smoke + batch_size=2 max_length=16 max_steps=2"  # derived: no variant of its own
+    assert any("decodes with its own decoder" in n and "tie_encoder_decoder=false" in n for n in plan.notes)
+    with pytest.raises(ConfigError, match="encoder-decoder checkpoint"):
+        _plan(bart, useb_root, tasks="twitterpara", overrides=SMALL + ("tie_encoder_decoder=true",))

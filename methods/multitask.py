@@ -4,11 +4,12 @@
 R. Wang 2022, "Improving Unsupervised Contrastive Learning for Sentence Embeddings" (RWTH master's thesis),
 Sec. 3.2-3.3. An autoencoder (:mod:`methods.parts.autoencoders`: CLM eq. 3.4, MLM eq. 3.5) reconstructs the
 sentence from the encoder's pooled embedding f(x). Alone (``clm-ae``, ``mlm-ae``) it is the whole loss, f(x) the
-embedding of the clean sentence. Beside a contrastive method (eq. 3.6, Fig. 3.5) the loss is
-``L_contrastive + ae_weight * L_AE`` with f(x) shared: the decoder reads the first view's pooled embedding (before
-SimCSE's MLP, which mean pooling does not have), so both losses train the same sentence representation. The
-contrastive part is the named method's own module, config and sampling (SimCSE's dropout views and ``loss``
-variants, ConSERT's augmentations), unchanged.
+embedding of the clean sentence, and its config has no ``ae_weight`` (``--set ae_weight=...`` is refused there as
+an unknown key: a weight on the only loss would just rescale the learning rate). Beside a contrastive method (eq.
+3.6, Fig. 3.5) the loss is ``L_contrastive + ae_weight * L_AE`` with f(x) shared: the decoder reads the first
+view's pooled embedding (before SimCSE's MLP, which mean pooling does not have), so both losses train the same
+sentence representation. The contrastive part is the named method's own module, config and sampling (SimCSE's
+dropout views and ``loss`` variants, ConSERT's augmentations), unchanged.
 
 A new combination is a registration line below: ``WithAutoencoder(<contrastive plugin>, "clm"|"mlm")``.
 """
@@ -29,6 +30,7 @@ from methods.parts.autoencoders import (
     Autoencoder,
     AutoencoderFields,
     AutoencoderKind,
+    MultiTaskFields,
     autoencoder_batch,
     check_autoencoder_fields,
 )
@@ -53,10 +55,8 @@ class AutoencoderConfig(TrainConfig, AutoencoderFields):
 
 
 @dataclass(frozen=True)
-class SimCSEAEConfig(SimCSEConfig, AutoencoderFields):
-    """SimCSE + an autoencoder (eq. 3.6)."""
-
-    ae_weight: float = 0.001  # eq. 3.6's w: the thesis sweeps {0.1, 0.01, 0.001, 1e-4}; 0.001 is its best CLM w
+class SimCSEAEConfig(SimCSEConfig, AutoencoderFields, MultiTaskFields):
+    """SimCSE + ae_weight x an autoencoder (eq. 3.6)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -64,10 +64,8 @@ class SimCSEAEConfig(SimCSEConfig, AutoencoderFields):
 
 
 @dataclass(frozen=True)
-class ConsertAEConfig(ConsertConfig, AutoencoderFields):
-    """ConSERT + an autoencoder (eq. 3.6 with ConSERT's views)."""
-
-    ae_weight: float = 0.001  # as SimCSEAEConfig
+class ConsertAEConfig(ConsertConfig, AutoencoderFields, MultiTaskFields):
+    """ConSERT + ae_weight x an autoencoder (eq. 3.6 with ConSERT's views)."""
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -85,7 +83,7 @@ class MultiTaskModule(TrainModule):
         else:
             model, self.tokenizer, _ = load_backbone(cfg.model, dropout=cfg.dropout)
             self.encoder = SentenceEncoder(model, cfg.pooling)
-        self.ae_weight = float(cfg.ae_weight)
+        self.ae_weight = float(getattr(cfg, "ae_weight", 1.0))  # eq. 3.6's w; AutoencoderConfig has none
         self.autoencoder = Autoencoder(kind, resolve_model(cfg.model).path, self.encoder.dim, cfg,
                                        int(self.tokenizer.pad_token_id))
 
@@ -98,7 +96,7 @@ class MultiTaskModule(TrainModule):
         ae = batch["ae"]
         if self.contrastive is None:
             loss_ae = self.autoencoder(self.encoder(ae["target_ids"], ae["attention_mask"]), ae)  # (bsz, h) -> ()
-            return {"loss": self.ae_weight * loss_ae, "ae": loss_ae.detach()}
+            return {"loss": loss_ae, "ae": loss_ae.detach()}  # eq. 3.4 / 3.5: the whole loss, unweighted
         f, z1, z2 = self.contrastive.two_views(batch)  # each (bsz, h); f: the pooled first view
         loss_cl = self.contrastive.contrastive_loss(z1, z2)
         loss_ae = self.autoencoder(f, ae)
@@ -122,8 +120,15 @@ class WithAutoencoder:
         return batch
 
 
+# The AE loss's reduction: the thesis prints eq. 3.4 / 3.5 as per-sentence sums, but says it built on the SimCSE code
+# (Sec. 5.2.3), whose auxiliary loss and HF's LM heads average over tokens: an inference (methods.parts.autoencoders).
+AE_REDUCTION_NOTE = ("ae_reduction=token (the mean over predicted tokens) is inferred from the SimCSE/transformers "
+                     "code the thesis built on (Sec. 5.2.3), not printed: eq. 3.4/3.5 read as per-sentence sums")
+
+
 def _thesis(base: dict[str, Any]) -> dict[str, dict[str, Any]]:
     """The paper/thesis/official presets (identical: the thesis published no code) and the smoke preset."""
+    base = {**base, "ae_reduction": "token"}  # AE_REDUCTION_NOTE
     return {"paper": base, "thesis": base, "official": base, "smoke": {**base, **SMOKE}}
 
 
@@ -139,8 +144,8 @@ class AutoencoderMethod(WithAutoencoder, Method):
         self.description = (f"{kind.upper()} autoencoder (R. Wang 2022, eq. {'3.4' if kind == 'clm' else '3.5'}): "
                             "a 2-layer decoder reconstructs the sentence from its pooled embedding")
         self.presets = _thesis(dict(TABLE_5_3))
-        self.preset_notes = {p: THESIS_NOTE + "; no official code: official = paper = thesis" for p in
-                             ("paper", "official")}
+        self.preset_notes = {p: THESIS_NOTE + "; no official code: official = paper = thesis; " + AE_REDUCTION_NOTE
+                             for p in ("paper", "official")}
 
 
 class SimCSEWithAutoencoder(WithAutoencoder, SimCSE):
@@ -156,7 +161,8 @@ class SimCSEWithAutoencoder(WithAutoencoder, SimCSE):
         self.name = f"simcse-{kind}"
         self.description = f"SimCSE + ae_weight x {kind.upper()} autoencoder on the shared embedding (eq. 3.6)"
         self.presets = _thesis({**TABLE_5_3, "temperature": 0.05})
-        self.preset_notes = {"paper": THESIS_NOTE + "; SimCSE's own loss (eq. 3.1) as Tables 5.16/5.17's L_simcse"}
+        self.preset_notes = {"paper": THESIS_NOTE + "; SimCSE's own loss (eq. 3.1) as Tables 5.16/5.17's L_simcse; "
+                             + AE_REDUCTION_NOTE}
 
 
 class ConsertWithAutoencoder(WithAutoencoder, Consert):
@@ -171,7 +177,7 @@ class ConsertWithAutoencoder(WithAutoencoder, Consert):
         self.name = f"consert-{kind}"
         self.description = f"ConSERT + ae_weight x {kind.upper()} autoencoder on the shared embedding (eq. 3.6)"
         self.presets = _thesis({**THESIS_CONSERT, "view1": "feature_cutoff", "rate1": 0.2})
-        self.preset_notes = {"paper": "ConSERT₁ in the thesis' setup. " + THESIS_NOTE}
+        self.preset_notes = {"paper": "ConSERT₁ in the thesis' setup. " + THESIS_NOTE + "; " + AE_REDUCTION_NOTE}
 
 
 # Each combination is one line: the contrastive plugin class (or none) and the autoencoder.

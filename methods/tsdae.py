@@ -31,7 +31,7 @@ import torch
 from torch import nn
 
 from benchmark.train.config import TrainConfig
-from benchmark.errors import ConfigError
+from benchmark.errors import BenchError, ConfigError
 from benchmark.train.plugin import (
     Method,
     SentenceEncoder,
@@ -229,7 +229,13 @@ class TSDAE(Method):
     def backbone_defaults(self, cfg: TSDAEConfig, user: Any) -> tuple[dict[str, Any], str | None]:
         """An encoder-decoder backbone (BART, T5) decodes with its own decoder (paper Table 4): the tied decoder of
         the presets is turned off with a note; a tied or separate decoder the user asked for is refused now."""
-        if not (cfg.tie_encoder_decoder or cfg.decoder_model) or not self._seq2seq(cfg):
+        if not (cfg.tie_encoder_decoder or cfg.decoder_model):
+            return {}, None
+        try:
+            seq2seq = self._seq2seq(cfg)
+        except (OSError, ValueError, BenchError):  # a backbone not on this machine (a cluster's driver): the unit
+            return {}, None                          # checks it where it runs
+        if not seq2seq:
             return {}, None
         if user.get("tie_encoder_decoder") or user.get("decoder_model"):
             raise ConfigError(f"{cfg.model} is an encoder-decoder checkpoint: TSDAE decodes with its own decoder "

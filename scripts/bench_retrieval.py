@@ -13,10 +13,13 @@ the table gives means only), words drawn Zipf-like from the model's vocabulary.
   takes most of an hour, so only the sample is encoded; the line says so).
 - **search**: exact top-``k`` for ``--queries`` queries over ``--n`` corpus vectors (unit vectors of the
   model's width: search time and memory do not depend on the values) with the suite's
-  ``search_inner_product`` on each backend (numpy, torch, FAISS), BEIR's ``DenseRetrievalExactSearch`` on the
-  same embeddings (its encoder replaced by a look-up), and optionally a naive full-matrix numpy search. Each
-  runs in a forked child process: wall and CPU seconds, and its peak memory above what the parent already held
-  (the corpus and queries), from the child's ``VmHWM``. Backends' top-k sets are compared with numpy's.
+  ``search_inner_product`` on each available backend (numpy, torch and FAISS on the CPU; torch and FAISS GPU on
+  ``--device cuda``), BEIR's ``DenseRetrievalExactSearch`` on the same embeddings (its encoder replaced by a
+  look-up) when beir is installed, and optionally a naive full-matrix numpy search. Each CPU search runs in a
+  forked child process: wall and CPU seconds, and its peak memory above what the parent already held (the corpus
+  and queries), from the child's ``VmHWM``; each GPU search runs in this process (CUDA does not survive a fork)
+  and reports its peak GPU memory instead. Backends' top-k sets are compared with numpy's. Neither beir nor
+  faiss is needed: what is missing is skipped and said so.
 """
 from __future__ import annotations
 
@@ -93,10 +96,30 @@ def naive(queries: np.ndarray, corpus: np.ndarray, k: int) -> np.ndarray:
     return np.take_along_axis(top, order, axis=1)
 
 
-def suite(backend: str, queries: np.ndarray, corpus: np.ndarray, k: int) -> Callable[[], np.ndarray]:
+def suite(backend: str, queries: np.ndarray, corpus: np.ndarray, k: int, device: str = "cpu"
+          ) -> Callable[[], np.ndarray]:
     from benchmark.eval.retrieval import search_inner_product
 
-    return lambda: search_inner_product(queries, corpus, k, backend=backend).indices
+    return lambda: search_inner_product(queries, corpus, k, backend=backend, device=device).indices
+
+
+def on_gpu(fn: Callable[[], np.ndarray]) -> tuple[float, float, float, np.ndarray]:
+    """(wall s, CPU s, peak GPU MB, top-k indices) of ``fn`` run in this process."""
+    import torch
+
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    t0, c0 = time.perf_counter(), time.process_time()
+    indices = fn()
+    torch.cuda.synchronize()
+    return time.perf_counter() - t0, time.process_time() - c0, torch.cuda.max_memory_allocated() / 2**20, indices
+
+
+def available(module: str) -> bool:
+    """Whether ``module`` imports here (beir and faiss are optional)."""
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
 
 
 def beir_exact(queries: np.ndarray, corpus: np.ndarray, texts: list[str], k: int) -> Callable[[], np.ndarray]:
@@ -129,11 +152,11 @@ def beir_exact(queries: np.ndarray, corpus: np.ndarray, texts: list[str], k: int
     return run
 
 
-def encode_rate(model: str, texts: list[str], batch_size: int) -> tuple[float, float]:
-    """Texts per wall second and per CPU second of the suite's encoder (after one warm-up batch)."""
+def encode_rate(model: str, texts: list[str], batch_size: int, device: str = "cpu") -> tuple[float, float]:
+    """Texts per wall second and per CPU second of the suite's encoder on ``device`` (after one warm-up batch)."""
     from benchmark.eval.encoder import HFEncoder
 
-    enc = HFEncoder(model, batch_size=batch_size, device="cpu", show_progress=False)
+    enc = HFEncoder(model, batch_size=batch_size, device=device, show_progress=False)
     enc.encode(texts[:batch_size])
     t0, c0 = time.perf_counter(), time.process_time()
     enc.encode(texts)
@@ -152,6 +175,7 @@ def main() -> None:
     parser.add_argument("--naive", action="store_true", help="also the full-matrix numpy search (queries x n floats)")
     parser.add_argument("--threads", type=int, default=0, help="torch/FAISS threads in the search (0: default)")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu", help="cpu, or cuda[:N]: GPU searches and GPU encoding too")
     args = parser.parse_args()
     from transformers import AutoConfig, AutoTokenizer
 
@@ -168,34 +192,49 @@ def main() -> None:
     lengths = np.array([len(d.split()) for d in docs])
     print(f"synthetic corpus: {args.n:,} documents, {lengths.mean():.2f} words on average (sd {lengths.std():.1f}, "
           f"max {lengths.max()}), made in {time.perf_counter() - t0:.1f} s; {args.queries:,} queries; top-{args.k}; "
-          f"auto backend here: {'/'.join(resolve_backend('auto'))}; load average {os.getloadavg()[0]:.1f} on "
+          f"auto backend here: {'/'.join(resolve_backend('auto', args.device))}; load average {os.getloadavg()[0]:.1f} on "
           f"{os.cpu_count()} cores")
     corpus = rng.standard_normal((args.n, dim), dtype=np.float32)
     corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
     queries = rng.standard_normal((args.queries, dim), dtype=np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-    runs = {f"suite {b}": suite(b, queries, corpus, args.k) for b in ("numpy", "torch", "faiss-cpu")}
-    runs["BEIR DenseRetrievalExactSearch"] = beir_exact(queries, corpus, docs, args.k)
+    from benchmark.eval.retrieval import faiss_status
+
+    has_faiss, faiss_gpu = faiss_status() if available("faiss") else (False, False)
+    cpu_backends = ["numpy", "torch"] + (["faiss-cpu"] if has_faiss else [])
+    runs = {f"suite {b}": suite(b, queries, corpus, args.k) for b in cpu_backends}
+    if available("beir"):
+        runs["BEIR DenseRetrievalExactSearch"] = beir_exact(queries, corpus, docs, args.k)
     if args.naive:
         runs["naive numpy (full matrix)"] = lambda: naive(queries, corpus, args.k)
+    gpu_runs = {}
+    if args.device.startswith("cuda"):
+        gpu_runs = {f"suite {b} {args.device}": suite(b, queries, corpus, args.k, args.device)
+                    for b in ["torch"] + (["faiss-gpu"] if faiss_gpu else [])}
+    skipped = [name for name, ok in (("faiss (pip install faiss-cpu)", has_faiss),
+                                     ("BEIR (pip install -e '.[beir]')", available("beir"))) if not ok]
     print(f"\nsearch: {args.queries:,} queries x {args.n:,} vectors of {dim} (corpus {corpus.nbytes / 2**20:.0f} MB, "
-          f"held by the parent), each in a forked child")
+          f"held by the parent), each CPU search in a forked child, GPU searches in this process (peak GPU MB)"
+          + (f"; not installed, skipped: {', '.join(skipped)}" if skipped else ""))
     print(f"{'search':34s} {'seconds':>8s} {'cpu s':>7s} {'queries/s':>10s} {'peak MB':>8s} {'same top-k':>11s}")
-    import beir.retrieval.search.dense  # noqa: F401  imported here, so no child counts import-time memory
-    import faiss  # noqa: F401
+    if "BEIR DenseRetrievalExactSearch" in runs:
+        import beir.retrieval.search.dense  # noqa: F401  imported here, so no child counts import-time memory
+    if has_faiss:
+        import faiss  # noqa: F401
     import torch  # noqa: F401
 
     reference = None
-    for name, fn in runs.items():  # before any encoding: no OpenMP thread pool exists in the parent at fork time
-        wall, cpu, peak, indices = measured(fn, args.threads)
+    for name, fn in [*runs.items(), *gpu_runs.items()]:  # forks first: no CUDA context or OpenMP pool to inherit
+        wall, cpu, peak, indices = on_gpu(fn) if name in gpu_runs else measured(fn, args.threads)
         reference = indices if reference is None else reference
         same = np.mean([set(a) == set(b) for a, b in zip(indices, reference)])
         print(f"{name:34s} {wall:8.2f} {cpu:7.1f} {args.queries / wall:10.1f} {peak:8.0f} {same:10.1%}", flush=True)
-    print(f"\nencode ({args.model}, fp32, batch {args.batch_size}, CPU, {_threads()} torch threads): a sample of "
+    print(f"\nencode ({args.model}, fp32, batch {args.batch_size}, {args.device}, {_threads()} torch threads): "
+          f"a sample of "
           f"{args.encode_sample:,} documents and {args.encode_sample:,} queries, extrapolated")
     for name, texts, total in (("documents", docs, args.n), ("queries", query_texts, QUORA_QUERIES)):
         sample = [texts[i] for i in rng.choice(len(texts), min(args.encode_sample, len(texts)), replace=False)]
-        rate, cpu_rate = encode_rate(args.model, sample, args.batch_size)
+        rate, cpu_rate = encode_rate(args.model, sample, args.batch_size, args.device)
         print(f"  {name:10s} {rate:8.1f}/s ({cpu_rate:.1f} per CPU second) -> {total:,} {name} in about "
               f"{total / rate / 60:.1f} min (extrapolated from the sample)")
 

@@ -19,6 +19,7 @@ FLOP utilisation (MFU) against the device's peak (``--peak-tflops`` when the dev
     python scripts/bench_train.py                                   # packaged MiniLM, batch 16, 64 tokens, CPU
     python scripts/bench_train.py --methods mlm,tsdae --repeats 5
     python scripts/bench_train.py --model bert-base-random --device cuda --amp bf16   # BERT-base size, random
+    python scripts/bench_train.py --model bert-base-random --device cuda --amp fp16   # with a GradScaler
 """
 from __future__ import annotations
 
@@ -35,16 +36,17 @@ from typing import Any
 import numpy as np
 import torch
 
-from bench_train_flops import GemmTimer, step_gemms
 from bench_train_refs import RefLoop, reference
+
+from benchmark.run.flops import GemmTimer, step_gemms
+from benchmark.run.hardware import datasheet_peak
 
 ALL = ("tsdae", "simcse", "ct", "ct-ibn", "consert", "bertflow", "mlm", "denosent", "paser", "sbert-mnrl",
        "sbert-nli", "sbert-cosine", "sbert-stsb",
        "clm-ae", "mlm-ae", "simcse-clm", "simcse-mlm", "consert-clm", "consert-mlm")  # R. Wang 2022's thesis
-# Dense peak TFLOP/s by (device-name fragment, precision); MFU = model FLOPs / step time / peak.
-PEAKS = {("H100 PCIe", "fp32"): 51.2, ("H100 PCIe", "bf16"): 756.0, ("H100", "fp32"): 66.9,
-         ("H100", "bf16"): 989.4, ("H200", "fp32"): 66.9, ("H200", "bf16"): 989.4, ("A100", "fp32"): 19.5,
-         ("A100", "bf16"): 312.0}
+# --amp -> the trainers' amp setting (fp16: autocast + GradScaler, as the SimCSE, CT and ConSERT paper presets)
+AMP = {"fp32": "off", "bf16": "bf16", "fp16": "fp16"}
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16, "fp16": torch.float16}
 
 
 @dataclass
@@ -114,7 +116,7 @@ def method_config(method: Any, args: argparse.Namespace, model: str) -> Any:
     """The smoke preset at the benchmark's backbone, batch, length and step count, no dev evaluation."""
     values: dict[str, Any] = dict(model=model, batch_size=args.batch_size, max_length=args.max_length,
                                   max_steps=args.warmup + args.steps, epochs=None, save_every=0, dev_task=None,
-                                  dev_every=0, dev_patience=None, amp="bf16" if args.amp == "bf16" else "off")
+                                  dev_every=0, dev_patience=None, amp=AMP[args.amp])
     if method.name == "bertflow":
         values["ddi_batch_size"] = None  # every step the same size (the init batch is a larger first step)
     if method.name == "paser" and not wordnet_available():
@@ -188,7 +190,8 @@ def time_ours(method: Any, cfg: Any, data: list[Any], args: argparse.Namespace) 
 
     children = _children_cpu()
     with tempfile.TemporaryDirectory() as tmp:
-        train(method, cfg, data, tmp, seed=0, device=args.device, resume=False, show_progress=False, on_step=on_step)
+        train(method, cfg, data, tmp, seed=0, device=args.device, resume=False, show_progress=False, on_step=on_step,
+              deterministic=args.deterministic)
     workers = (_children_cpu() - children) / (args.warmup + args.steps)
     (w0, c0), (w1, c1) = stamps[args.warmup], stamps[args.warmup + args.steps]
     return (w1 - w0) / args.steps, (c1 - c0) / args.steps + workers
@@ -205,7 +208,7 @@ def time_ref(row: Row, method: Any, cfg: Any, data: list[Any], args: argparse.Na
     if ref is None:
         return None
     row.ref_label = ref.label
-    loop = RefLoop(ref, cfg, args.device, amp=args.amp == "bf16")
+    loop = RefLoop(ref, cfg, args.device, amp=args.amp)
     t0 = c0 = 0.0
     for step in range(args.warmup + args.steps):
         if step == args.warmup:
@@ -225,16 +228,14 @@ def _spread(xs: list[float]) -> float:
 
 
 def peak_flops(args: argparse.Namespace) -> float | None:
-    """The device's dense peak in FLOP/s for the run's precision (None on a CPU or an unknown GPU)."""
+    """The device's dense datasheet peak in FLOP/s for the run's precision (None on a CPU or an unknown GPU):
+    :func:`benchmark.run.hardware.datasheet_peak`, which tells SXM, PCIe and NVL parts apart."""
     if args.peak_tflops:
         return args.peak_tflops * 1e12
     if not args.device.startswith("cuda"):
         return None
-    name = torch.cuda.get_device_name(0)
-    for (fragment, precision), tflops in PEAKS.items():
-        if fragment in name and precision == args.amp:
-            return tflops * 1e12
-    return None
+    found = datasheet_peak(torch.cuda.get_device_name(torch.device(args.device)), args.amp)
+    return found[1] * 1e12 if found else None
 
 
 def report(rows: list[Row], args: argparse.Namespace, header: str) -> str:
@@ -274,8 +275,11 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=3, help="untimed steps before them")
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
-    parser.add_argument("--amp", choices=("fp32", "bf16"), default="fp32", help="bf16 autocast or fp32")
+    parser.add_argument("--amp", choices=tuple(AMP), default="fp32",
+                        help="bf16 autocast, fp16 autocast with a GradScaler, or fp32")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
+    parser.add_argument("--deterministic", action="store_true",
+                        help="ours with deterministic kernels (torch.use_deterministic_algorithms; what it costs)")
     parser.add_argument("--peak-tflops", type=float, default=None, help="device peak for MFU (default: table)")
     parser.add_argument("--json", type=Path, default=None, help="also write the timings here")
     parser.add_argument("--from-json", type=Path, default=None, help="print the table of a saved --json run")
@@ -290,6 +294,10 @@ def parse_args() -> argparse.Namespace:
 
 def main() -> None:
     args = parse_args()
+    if args.deterministic:  # before any CUDA call: cuBLAS reads its workspace setting at its first handle
+        from benchmark.train.runtime import prepare_deterministic_env
+
+        prepare_deterministic_env()
     if args.from_json:
         saved = json.loads(args.from_json.read_text())
         print(report([Row(**r) for r in saved["rows"]], args, saved["header"]))
@@ -303,7 +311,7 @@ def main() -> None:
     sentences, pairs = load_data(4000)
     names = args.methods.split(",")
     rows = [Row(m) for m in names] + ([Row("mlm", plain=True)] if "mlm" in names else [])
-    timer = GemmTimer(args.device, torch.bfloat16 if args.amp == "bf16" else torch.float32)
+    timer = GemmTimer(args.device, DTYPES[args.amp])
     setups = {}
     for row in rows:
         method = METHODS.get(row.method)

@@ -34,20 +34,41 @@ class RefStep:
 
 
 def st_model(path: str, max_length: int, pooling: str, device: str) -> Any:
-    """A ``SentenceTransformer``: Transformer(max_seq_length) + Pooling(mode), as the [ST] examples build it."""
+    """A ``SentenceTransformer``: Transformer(max_seq_length) + Pooling(mode), as the [ST] examples build it, on
+    ``device``. Moved there explicitly: sentence-transformers 6 leaves a model built from modules on the CPU
+    whatever ``device`` says (its ``device`` then only names where ``encode`` sends inputs)."""
     from sentence_transformers import SentenceTransformer
-    from sentence_transformers.base.modules import Transformer
-    from sentence_transformers.sentence_transformer.modules import Pooling
+
+    try:  # sentence-transformers >= 6
+        from sentence_transformers.base.modules import Transformer
+        from sentence_transformers.sentence_transformer.modules import Pooling
+    except ImportError:  # 3.x - 5.x
+        from sentence_transformers.models import Pooling, Transformer
 
     enc = Transformer(path, max_seq_length=max_length)
-    return SentenceTransformer(modules=[enc, Pooling(enc.get_embedding_dimension(), pooling)], device=device)
+    width = enc.get_embedding_dimension() if hasattr(enc, "get_embedding_dimension") else \
+        enc.get_word_embedding_dimension()
+    model = SentenceTransformer(modules=[enc, Pooling(width, pooling)], device=device)
+    return model.to(device)
+
+
+def st_losses() -> Any:
+    """sentence-transformers' losses module (moved under ``sentence_transformer`` in 6)."""
+    try:
+        from sentence_transformers.sentence_transformer import losses
+    except ImportError:
+        from sentence_transformers import losses
+    return losses
 
 
 def _features(model: Any, columns: list[list[str]]) -> list[dict[str, torch.Tensor]]:
-    """Per column: ``model.tokenize`` then to the model's device (sentence-transformers' collate)."""
+    """Per column: ``model.preprocess`` (sentence-transformers >= 6; ``tokenize`` before, deprecated since) then
+    to the model's device (sentence-transformers' collate)."""
     from sentence_transformers.util import batch_to_device
 
-    return [batch_to_device(model.tokenize(col), model.device) for col in columns]
+    prepare = model.preprocess if hasattr(model, "preprocess") else model.tokenize
+    device = next(model.parameters()).device  # where the weights are, whatever model.device reports
+    return [batch_to_device(prepare(col), device) for col in columns]
 
 
 def _st(label: str, model: Any, loss_module: Any, columns: Callable[[list[Any], np.random.Generator], tuple]):
@@ -59,7 +80,7 @@ def _st(label: str, model: Any, loss_module: Any, columns: Callable[[list[Any], 
 
 
 def _tsdae(path: str, cfg: Any, device: str) -> RefStep:
-    from sentence_transformers.sentence_transformer.losses import DenoisingAutoEncoderLoss
+    DenoisingAutoEncoderLoss = st_losses().DenoisingAutoEncoderLoss
 
     from methods.parts.noise import delete_words
 
@@ -73,7 +94,7 @@ def _tsdae(path: str, cfg: Any, device: str) -> RefStep:
 
 
 def _mnrl_self(path: str, cfg: Any, device: str) -> RefStep:
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    MultipleNegativesRankingLoss = st_losses().MultipleNegativesRankingLoss
 
     model = st_model(path, cfg.max_length, "cls", device)
     return _st("ST MultipleNegativesRankingLoss (s, s)", model,
@@ -82,7 +103,7 @@ def _mnrl_self(path: str, cfg: Any, device: str) -> RefStep:
 
 
 def _ct(path: str, cfg: Any, device: str) -> RefStep:
-    from sentence_transformers.sentence_transformer.losses import ContrastiveTensionLoss
+    ContrastiveTensionLoss = st_losses().ContrastiveTensionLoss
 
     from methods.ct import st_layout
 
@@ -98,7 +119,7 @@ def _ct(path: str, cfg: Any, device: str) -> RefStep:
 
 def _ct_ibn(path: str, cfg: Any, device: str) -> RefStep:
     from sentence_transformers import util
-    from sentence_transformers.sentence_transformer.losses import ContrastiveTensionLossInBatchNegatives
+    ContrastiveTensionLossInBatchNegatives = st_losses().ContrastiveTensionLossInBatchNegatives
 
     model = st_model(path, cfg.max_length, "mean", device)
     sim = util.cos_sim if cfg.similarity == "cos" else util.dot_score
@@ -108,7 +129,7 @@ def _ct_ibn(path: str, cfg: Any, device: str) -> RefStep:
 
 
 def _mnrl(path: str, cfg: Any, device: str) -> RefStep:
-    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+    MultipleNegativesRankingLoss = st_losses().MultipleNegativesRankingLoss
 
     model = st_model(path, cfg.max_length, cfg.pooling, device)
     return _st("ST MultipleNegativesRankingLoss", model, MultipleNegativesRankingLoss(model, scale=cfg.scale),
@@ -116,7 +137,7 @@ def _mnrl(path: str, cfg: Any, device: str) -> RefStep:
 
 
 def _cosine(path: str, cfg: Any, device: str) -> RefStep:
-    from sentence_transformers.sentence_transformer.losses import CosineSimilarityLoss
+    CosineSimilarityLoss = st_losses().CosineSimilarityLoss
 
     model = st_model(path, cfg.max_length, cfg.pooling, device)
 
@@ -177,20 +198,27 @@ def reference(method: str, path: str, cfg: Any, device: str, texts: list[str], p
 
 
 class RefLoop:
-    """A plain training loop around a :class:`RefStep`: the trainer's optimizer and clipping, nothing else."""
+    """A plain training loop around a :class:`RefStep`: the trainer's optimizer and clipping, nothing else.
+    ``amp``: "bf16" autocast, "fp16" autocast with a GradScaler (unscaled before clipping, as the fp16 references
+    do), or "fp32"/None."""
 
-    def __init__(self, ref: RefStep, cfg: Any, device: str, amp: bool):
+    def __init__(self, ref: RefStep, cfg: Any, device: str, amp: str | bool | None):
         named = [(n, p) for n, p in ref.module.named_parameters() if p.requires_grad]
         self.ref, self.params = ref, [p for _, p in named]
         self.optimizer = build_optimizer(cfg, named)
-        self.clip, self.device, self.amp = cfg.grad_clip, torch.device(device), amp
+        self.clip, self.device = cfg.grad_clip, torch.device(device)
+        self.amp = "bf16" if amp is True else (amp or "fp32")
+        self.dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(self.amp)
+        self.scaler = torch.amp.GradScaler(self.device.type, enabled=self.amp == "fp16")
         ref.module.train()
 
     def step(self, items: list[Any], rng: np.random.Generator) -> None:
-        with torch.autocast(self.device.type, dtype=torch.bfloat16, enabled=self.amp):
+        with torch.autocast(self.device.type, dtype=self.dtype or torch.bfloat16, enabled=self.dtype is not None):
             loss = self.ref.loss(items, rng)
-        loss.backward()
+        self.scaler.scale(loss).backward()
+        self.scaler.unscale_(self.optimizer)
         if self.clip is not None:
             torch.nn.utils.clip_grad_norm_(self.params, self.clip)
-        self.optimizer.step()
+        self.scaler.step(self.optimizer)
+        self.scaler.update()
         self.optimizer.zero_grad(set_to_none=True)

@@ -10,8 +10,10 @@ and the task version records the MTEB version, the dataset revision and which so
 Data: an ``mteb:`` name is MTEB's dataset. It comes from the Hugging Face cache (``HF_HUB_OFFLINE=1`` never
 downloads); a task whose data is not cached is skipped (an error under ``--strict``) with the command that fills
 the cache. Multilingual tasks run their English subset. Where the data root holds the release MTEB packaged
-(STS12-16, STSBenchmark, SICK-R: :mod:`tasks.mteb_data`), the task is built from it, and the build is checked
-against MTEB's published statistics before anything is encoded; a build that differs is refused.
+(STSBenchmark, SICK-R: :mod:`tasks.mteb_data`), the task is built from it, and the build is checked against MTEB's
+published statistics and against the release's content hash before anything is encoded; a build that differs is
+refused. SentEval's STS12-16 files are not MTEB's text (another tokenisation): MTEB's evaluator runs on them as
+``mteb-evaluator:senteval-sts12`` ... ``senteval-sts16``, and ``mteb:STS12`` ... come from the cache only.
 
 ``mteb-evaluator:useb-twitterurl`` and ``mteb-evaluator:useb-pit`` run MTEB's PairClassification evaluator on the
 USEB TwitterPara test files (the `protocols` table's "USEB data, MTEB's evaluator"): not MTEB's TwitterURLCorpus
@@ -29,7 +31,7 @@ from benchmark.errors import BenchError, MissingDataError
 from benchmark.eval.scorer import Scorer
 from benchmark.registry import TASKS, UnknownNameError
 from tasks.base import Task
-from tasks.mteb_data import LOCAL_BUILDS, USEB_THROUGH_MTEB, LocalBuild, check_build
+from tasks.mteb_data import EVALUATOR_BUILDS, LOCAL_BUILDS, LocalBuild, check_build, check_content
 from tasks.pairs import UNLABELLED, PairSet
 
 INSTALL = "pip install -e '.[mteb]'"
@@ -37,13 +39,16 @@ FAMILIES = {"Reranking": "rerank", "Retrieval": "retrieval", "PairClassification
             "Classification": "classification", "STS": "pairs"}
 ENGLISH = "en"  # the English hf_subset of MTEB's multilingual tasks (Amazon*, MASSIVE, MTOP)
 SPLITS = {"test": ("test",), "dev": ("dev", "validation")}  # our split name -> MTEB's names for it
-EVALUATOR_PREFIX = "mteb-evaluator:"  # MTEB's evaluator on data that is not MTEB's (tasks.mteb_data.USEB_THROUGH_MTEB)
+EVALUATOR_PREFIX = "mteb-evaluator:"  # MTEB's evaluator on data that is not MTEB's (tasks.mteb_data.EVALUATOR_BUILDS)
 # What to say when MTEB's own dataset of a task is not cached but the data root holds a smaller relative of it.
 NOT_THE_SAME = {
     "TwitterURLCorpus": "the data root's USEB Twitter URL test file is not this dataset (9,334 labelled pairs, MTEB's "
                         "51,534); MTEB's evaluator on it: --tasks mteb-evaluator:useb-twitterurl",
     "TwitterSemEval2015": "the data root's USEB PIT-2015 test files are not this dataset (838 labelled pairs, MTEB's "
                           "16,777); MTEB's evaluator on them: --tasks mteb-evaluator:useb-pit",
+    **{f"STS1{y}": f"the data root's SentEval STS1{y} files are not this dataset's text (the same pairs and scores, "
+                   f"tokenised differently: MTEB's texts have 0.1-0.2% fewer characters); MTEB's evaluator on them: "
+                   f"--tasks mteb-evaluator:senteval-sts1{y}" for y in "23456"},
 }
 
 
@@ -105,7 +110,7 @@ class MtebTask(Task):
         revision = meta.dataset.get("revision")
         source = "local:" + ",".join(self.local.files) if self.local else f"hf:{meta.dataset['path']}@{revision}"
         if not self.claims_mteb_data:
-            self.group = self.dataset = "useb"
+            self.group = self.dataset = self.local.dataset
             source += f"|evaluator-of:{mteb_name}"
         self.version = f"mteb-{mteb.__version__}|{source}"
         what = f"MTEB {meta.type}" if self.claims_mteb_data else f"MTEB's {meta.type} evaluator on {self.local.note}"
@@ -141,6 +146,8 @@ class MtebTask(Task):
             pairs = self.local.read(Path(data_root))
             if self.claims_mteb_data:  # before anything is encoded: the build must be MTEB's dataset
                 check_build(self.mteb_name, mteb_split, task.metadata, self.local, pairs)
+            elif self.local.sha256:  # another name, but still the release it names, character for character
+                check_content(f"{self.name} ({split})", self.local, pairs)
             split_data = sts_dataset(pairs) if self.local.kind == "sts" else pair_dataset(pairs)
             task.dataset = {"default": {mteb_split: split_data}}
             task.data_loaded = True
@@ -219,12 +226,12 @@ def resolve(name: str) -> MtebTask:
 
 
 def resolve_evaluator(key: str) -> MtebTask:
-    """``mteb-evaluator:<key>``: MTEB's evaluator on the data root's files of :data:`USEB_THROUGH_MTEB`."""
+    """``mteb-evaluator:<key>``: MTEB's evaluator on the data root's files of :data:`EVALUATOR_BUILDS`."""
     _require_mteb()
-    if key not in USEB_THROUGH_MTEB:
+    if key not in EVALUATOR_BUILDS:
         raise UnknownNameError(f"unknown task {EVALUATOR_PREFIX}{key}; known: "
-                               + ", ".join(EVALUATOR_PREFIX + k for k in USEB_THROUGH_MTEB))
-    mteb_name, build = USEB_THROUGH_MTEB[key]
+                               + ", ".join(EVALUATOR_PREFIX + k for k in EVALUATOR_BUILDS))
+    mteb_name, build = EVALUATOR_BUILDS[key]
     return MtebTask(mteb_name, name=EVALUATOR_PREFIX + key, local=build)
 
 

@@ -1,21 +1,35 @@
-"""Which local files may carry an MTEB task's name, and the check that they are MTEB's data.
+"""Which local files may carry an MTEB task's name, and the checks that they are the data they claim to be.
 
 ``mteb:<Task>`` promises MTEB's dataset (DESIGN.md, "Names are promises"). Where the data root holds the same
 release MTEB packaged, the suite builds the task from it instead of the Hugging Face cache; before anything is
-encoded, the build is compared with the statistics MTEB publishes for the task (``TaskMetadata.descriptive_stats``:
-pairs, unique pairs, unique texts per side, characters, text lengths, score range and mean). A build that
-differs is refused (:class:`~benchmark.errors.ReleaseMismatchError`) with the field, MTEB's value and ours.
+encoded the build is checked twice:
 
-The local builds (each reproduces MTEB's published all-MiniLM-L6-v2 scores, ``tests/tasks/test_mteb_published.py``):
+1. its statistics against those MTEB publishes for the task (``TaskMetadata.descriptive_stats``: pairs, unique
+   pairs, unique texts per side, characters, text lengths, score range and mean), every field equal;
+2. its content: :func:`content_sha256` of the built pairs (text and scores) against the hash pinned here
+   (:attr:`LocalBuild.sha256`), so a build whose text differs in one character, with every count and length
+   equal, is refused too.
 
-- STS12-16: SentEval's tokenised, lower-cased files (``sts/senteval/STS1x-en-test``), the subsets SentEval lists.
-  Pairs, unique pairs, unique texts and every score statistic equal MTEB's exactly; MTEB's texts have 0.1-0.2%
-  fewer characters (another run of the same tokeniser: spacing around punctuation, which BERT's tokeniser
-  ignores), so the character statistics of these five are compared within :data:`TOKENISED_TOLERANCE`.
-- STSBenchmark: the release's ``sts-test.csv`` (``sts/original/stsbenchmark``), sentences as written: every
-  statistic equals MTEB's.
-- SICK-R: MTEB's SICK-R is all 9,927 pairs of SICK's train, trial and test files (``sick/``), sentences as
-  written: every statistic equals MTEB's.
+A build that fails either is refused (:class:`~benchmark.errors.ReleaseMismatchError`) with what differs.
+
+What is verifiable from here and what is not. MTEB's own datasets (``mteb/sts12-sts`` ... on the Hugging Face hub,
+pinned by a git revision) cannot be read here, and MTEB publishes no hash of their text, only the statistics
+above. So the pinned hashes are those of the public releases the builds read, with the transform each reader
+documents, and a build is *MTEB's* data only where every statistic MTEB publishes also equals it:
+
+- STSBenchmark: the release's ``sts-test.csv`` (``sts/original/stsbenchmark``), sentences as written (git blob
+  ``edac16bb`` of the SentEval tree in amao0o0/SynWMD@59042a9): every statistic equals MTEB's; ``mteb:STSBenchmark``.
+- SICK-R: MTEB's SICK-R is all 9,927 pairs of SICK's train, trial and test files (``sick/``; blobs ``3df59563``,
+  ``60daa162``, ``3a92546f`` of castorini/data, as the data root's SOURCES.md lists), sentences as written: every
+  statistic equals MTEB's; ``mteb:SICK-R``.
+- STS12-16: SentEval's tokenised, lower-cased files (``sts/senteval/STS1x-en-test``, byte for byte the SentEval
+  tree of amao0o0/SynWMD@59042a9), the subsets SentEval lists, each sentence's whitespace runs joined by one space
+  (:func:`tasks.sts.words`). These are **not** MTEB's text: pairs, unique texts and scores equal MTEB's, but MTEB's
+  texts have 0.1-0.2% fewer characters (STS12: 402,118 in MTEB's statistics, 402,612 here; the spacing around
+  punctuation of another tokenisation, which BERT's WordPiece ignores and other tokenisers need not). They are
+  therefore served as ``mteb-evaluator:senteval-sts12`` ... ``senteval-sts16`` (MTEB's STS evaluator on SentEval's
+  files, :data:`SENTEVAL_THROUGH_MTEB`), content-checked against SentEval's files, and ``mteb:STS12`` ... come
+  from the Hugging Face cache only.
 
 Not built locally: TwitterURLCorpus and TwitterSemEval2015. MTEB's versions hold 51,534 and 16,777 test pairs
 (the Twitter URL corpus' train and test pairs; PIT-2015's), the USEB files 9,334 and 838 labelled test pairs.
@@ -25,6 +39,7 @@ not claim MTEB's data.
 """
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,10 +54,6 @@ from tasks.pairs import PairSet, make_pairset, require_pairs
 from tasks.sts import SPECS, read_senteval_subset
 from tasks.twitterpara import DIR as TP_DIR, PIT_DATA, PIT_LABEL, URL_FILE, read_pit, read_twitter_url
 
-# STS12-16 only (see the module docstring): character totals within 0.3%, shortest/longest text within 4 characters
-# (measured: totals 0.10-0.19% apart, lengths at most 3 characters).
-TOKENISED_TOLERANCE = 0.003
-LENGTH_SLACK = 4
 EXACT_FIELDS = ("num_samples", "unique_pairs", "text1.unique_texts", "text2.unique_texts", "score.min",
                 "score.max", "score.avg")
 CHAR_FIELDS = ("number_of_characters", "text1.total_text_length", "text2.total_text_length",
@@ -51,16 +62,41 @@ CHAR_FIELDS = ("number_of_characters", "text1.total_text_length", "text2.total_t
 
 @dataclass(frozen=True)
 class LocalBuild:
-    """An MTEB task built from data-root files: which files, how to read them, how exactly they must match."""
+    """A task built from data-root files: which files, how to read them, and the content they must hold."""
 
     files: tuple[str, ...]  # relative to the data root
     read: Callable[[Path], PairSet]
     kind: str  # "sts": sentence1, sentence2, score | "pairs": sentence1, sentence2, labels
-    tolerance: float = 0.0  # relative tolerance on CHAR_FIELDS (0: every statistic must be equal)
     note: str = ""
+    sha256: str = ""  # content_sha256 of the genuine build ("": none pinned, so it can never carry an mteb: name)
+    release: str = ""  # what the pinned content is (named in a refusal)
+    dataset: str = "useb"  # the suite's dataset/group of an mteb-evaluator: task built from these files
 
 
-def _senteval_sts(name: str) -> LocalBuild:
+def content_sha256(pairs: PairSet) -> str:
+    """sha256 of a build's content, in file order: one UTF-8 line per pair, ``s1 TAB s2 TAB score LF``, the score
+    as Python's ``repr`` of the float (``4.0``, ``3.8``), the binary label instead for a ``pairs`` build."""
+    digest = hashlib.sha256()
+    values = pairs.gold if pairs.label is None else pairs.label
+    for s1, s2, value in zip(pairs.s1, pairs.s2, values):
+        score = repr(float(value)) if pairs.label is None else str(int(value))
+        digest.update(f"{s1}\t{s2}\t{score}\n".encode("utf-8"))
+    return digest.hexdigest()
+
+
+def check_content(task_name: str, build: LocalBuild, pairs: PairSet) -> None:
+    """Refuse a build whose text or scores are not the pinned release's (any character, any score)."""
+    found = content_sha256(pairs)
+    if found != build.sha256:
+        pinned = f"{build.sha256[:16]}..." if build.sha256 else "none pinned"
+        release = build.release or "the release this task names"
+        raise ReleaseMismatchError(
+            f"{task_name} refused: the local build from {', '.join(build.files)} is not {release}: its content "
+            f"sha256 (text and scores) is {found[:16]}..., the release's is {pinned}. The files were edited, "
+            "re-tokenised or are another version; restore them (`bench data download sts`) and try again.")
+
+
+def _senteval_sts(name: str, sha256: str) -> LocalBuild:
     spec = next(s for s in SPECS if s.name == name)
     files = tuple(f"{spec.directory}/STS.{kind}.{sub}.txt" for sub in spec.test for kind in ("input", "gs"))
 
@@ -69,8 +105,9 @@ def _senteval_sts(name: str) -> LocalBuild:
         return PairSet(name, tuple(s for p in parts for s in p.s1), tuple(s for p in parts for s in p.s2),
                        np.concatenate([p.gold for p in parts]))
 
-    return LocalBuild(files, read, "sts", TOKENISED_TOLERANCE,
-                      "SentEval's tokenised files; MTEB's texts differ in spacing around punctuation only")
+    return LocalBuild(files, read, "sts", f"SentEval's tokenised {name.upper()} files (not MTEB's text: spacing "
+                      "around punctuation differs)", sha256, f"SentEval's tokenised {name.upper()} test files",
+                      dataset="sts")
 
 
 STSB_TEST = "sts/original/stsbenchmark/sts-test.csv"
@@ -101,10 +138,23 @@ def read_sick_all(root: Path) -> PairSet:
     return require_pairs(make_pairset("sick", rows), root / SICK_FILES[0])
 
 
-LOCAL_BUILDS: dict[str, LocalBuild] = {
-    **{f"STS1{y}": _senteval_sts(f"sts1{y}") for y in "23456"},
-    "STSBenchmark": LocalBuild((STSB_TEST,), read_stsb_raw, "sts", note="the release's sts-test.csv as written"),
-    "SICK-R": LocalBuild(SICK_FILES, read_sick_all, "sts", note="SICK train + trial + test (9,927 pairs)"),
+# content_sha256 of each build from the genuine files (provenance in the module docstring; recomputed from the real
+# data root by tests/tasks/test_mteb_content.py).
+CONTENT_SHA256 = {
+    "STSBenchmark": "19cbb472f0bafd465825abfb5f1036b6f816e5dd53b37aa1f65d530f53b05a38",
+    "SICK-R": "87258550a2cd86208e43a6dad217a0661378d15b594107fe8440e375a3d3fd96",
+    "sts12": "b53c4cd866b05c7825c73ae366a9c54463c220d9a63066016c98d8826c6a233f",
+    "sts13": "6585c25f276c22ef06e355217df559d35ea350b93b338ee6753d5bd5a51ffe65",
+    "sts14": "84f68d57c5d58ca796e6f8c63bb09ee4fc0b42f77b2483430721873ebf0bb25b",
+    "sts15": "8f80f9d31d105147d879c69c3e09fac40d0ee0df97351569082394f76b15a3c4",
+    "sts16": "f76b567d41aebc45b47991c543efef91cb3029d47a89fdfe7e0115aeec6a27d1",
+}
+
+LOCAL_BUILDS: dict[str, LocalBuild] = {  # mteb:<Task> built from the data root: MTEB's data, checked twice
+    "STSBenchmark": LocalBuild((STSB_TEST,), read_stsb_raw, "sts", "the release's sts-test.csv as written",
+                               CONTENT_SHA256["STSBenchmark"], "the STS-benchmark release's sts-test.csv"),
+    "SICK-R": LocalBuild(SICK_FILES, read_sick_all, "sts", "SICK train + trial + test (9,927 pairs)",
+                         CONTENT_SHA256["SICK-R"], "SICK's train, trial and test release files"),
 }
 
 # USEB's files scored by MTEB's evaluator: (MTEB task whose evaluator runs, files, reader). Not MTEB's data.
@@ -118,6 +168,10 @@ USEB_THROUGH_MTEB: dict[str, tuple[str, LocalBuild]] = {
         lambda root: read_pit(root / TP_DIR / PIT_DATA, root / TP_DIR / PIT_LABEL), "pairs",
         note="USEB's PIT-2015 test pairs (expert 4-5 positive, 3 dropped); MTEB's TwitterSemEval2015 has 16,777")),
 }
+# SentEval's STS12-16 files scored by MTEB's STS evaluator: same pairs and scores as MTEB's STS1x, other text.
+SENTEVAL_THROUGH_MTEB: dict[str, tuple[str, LocalBuild]] = {
+    f"senteval-sts1{y}": (f"STS1{y}", _senteval_sts(f"sts1{y}", CONTENT_SHA256[f"sts1{y}"])) for y in "23456"}
+EVALUATOR_BUILDS: dict[str, tuple[str, LocalBuild]] = {**USEB_THROUGH_MTEB, **SENTEVAL_THROUGH_MTEB}
 
 
 # --- the statistics MTEB publishes ---------------------------------------------------------------------------
@@ -153,19 +207,15 @@ def _flat(stats: Mapping[str, Any]) -> dict[str, float]:
     return out
 
 
-def differences(expected: Mapping[str, Any], found: Mapping[str, Any], tolerance: float) -> list[str]:
-    """Human-readable mismatches between MTEB's statistics and the build's (empty: the build is MTEB's data)."""
+def differences(expected: Mapping[str, Any], found: Mapping[str, Any]) -> list[str]:
+    """Human-readable mismatches between MTEB's statistics and the build's (empty: every statistic is equal)."""
     want, have = _flat(expected), _flat(found)
     out = []
     for key in (*EXACT_FIELDS, *CHAR_FIELDS):
         if key not in want:
             continue
         a, b = float(want[key]), float(have.get(key, math.nan))
-        if key in EXACT_FIELDS:
-            ok = math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
-        else:  # characters: equal, or within the build's declared tolerance
-            ok = abs(a - b) <= (max(tolerance * a, LENGTH_SLACK) if tolerance else 0.0)
-        if not ok:
+        if not math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9):
             out.append(f"{key} {_fmt(b)} here, {_fmt(a)} in MTEB's metadata")
     if "num_samples" not in want:
         out.append("MTEB publishes no pair count for this split, so a local build cannot be checked")
@@ -177,16 +227,18 @@ def _fmt(x: float) -> str:
 
 
 def check_build(task_name: str, split: str, metadata: Any, build: LocalBuild, pairs: PairSet) -> None:
-    """Refuse a local build that is not MTEB's data (before anything is encoded)."""
+    """Refuse a local build that is not MTEB's data (before anything is encoded): every statistic MTEB publishes
+    must be equal, then the content must be the pinned release's (:func:`check_content`)."""
     stats = (metadata.descriptive_stats or {}).get(split)
     if not stats:
         raise ReleaseMismatchError(f"mteb:{task_name}: MTEB publishes no statistics for its {split!r} split, so "
                                    f"the local files {', '.join(build.files)} cannot be shown to be its data")
     found = sts_statistics(pairs.s1, pairs.s2, [float(g) for g in pairs.gold])
-    diffs = differences(stats, found, build.tolerance)
+    diffs = differences(stats, found)
     if diffs:
         dataset = f"{metadata.dataset['path']}@{metadata.dataset.get('revision')}"
         raise ReleaseMismatchError(
             f"mteb:{task_name} ({split}) refused: the local build from {', '.join(build.files)} is not MTEB's "
             f"dataset ({dataset}): " + "; ".join(diffs[:4]) + (f" (and {len(diffs) - 4} more)" if len(diffs) > 4 else "")
             + ". An MTEB task name is only given to MTEB's data.")
+    check_content(f"mteb:{task_name} ({split})", build, pairs)

@@ -8,9 +8,11 @@ import click
 from benchmark.cli.analyze import analyze
 from benchmark.cli.catalog import methods_cmd, tasks_cmd
 from benchmark.cli.data import data
+from benchmark.cli.doctor import doctor
 from benchmark.cli.eval import eval_cmd
 from benchmark.cli.launching import status
 from benchmark.cli.report import check, report
+from benchmark.cli.reproduce import reproduce
 from benchmark.cli.run import run
 from benchmark.cli.search import config_search
 from benchmark.errors import BenchError
@@ -58,7 +60,7 @@ def _quiet_libraries() -> None:
 
 
 for command in (eval_cmd, run, status, report, check, data, tasks_cmd, methods_cmd, config_search,
-                analyze):
+                analyze, reproduce, doctor):
     main.add_command(command)
 
 if __name__ == "__main__":

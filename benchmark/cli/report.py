@@ -31,8 +31,13 @@ def _csv_list(value: str) -> tuple[str, ...]:
 @click.option("--compare", "compare_", default=None, metavar="A,B",
               help="Paired comparison over seeds of method A vs method B (wins, paired t-test when n >= 3).")
 @click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the plots (PNG + CSV).")
+@click.option("--user-sample", "user_samples", multiple=True, metavar="NAME=SHA256|FILE",
+              help="Your own sample of a corpus a published row names but that was never published (e.g. "
+                   "thesis-openwebtext-1m, thesis-quora-titles-100k): runs whose corpus has this sha256 (or the text "
+                   "sha256 of FILE) pair with the row, marked \"user's sample\". Repeatable.")
 @click.option("--list", "list_", is_flag=True, help="List the tables and figures, what each needs, and exit.")
-def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, plots, list_) -> None:
+def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, plots, user_samples,
+           list_) -> None:
     """Regenerate the paper's tables from the results store only (nothing is re-run)."""
     if list_:
         from benchmark.report.catalog import listing
@@ -54,12 +59,13 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     pair = _csv_list(compare_) if compare_ else None
     if pair is not None and len(pair) != 2:
         raise BenchError(f"--compare takes two method names, A,B (got {compare_!r})")
+    samples = tuple(user_sample(v) for v in user_samples)
     check_writable(out, "report folder", "--out")  # before reading the store, not after building every table
     order = [n for n in ("paper-table2", "sts-table", "specific-vs-sts") if n in names]
     opts = ReportOptions(results_dir=results_dir or default_results_dir(), out=out,
                          tables=tuple(order + [n for n in names if n not in order]), formats=_csv_list(formats),
                          split=split, reference_source=reference_source, split_configs=split_configs,
-                         compare=pair, plots=plots)
+                         compare=pair, plots=plots, user_samples=samples)
     rep = make_report(opts)
     for s in rep.sections:
         click.echo(to_markdown(grid_of(s.built)))
@@ -75,6 +81,30 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
         click.secho(f"warning: {len(rep.partial)} of them were evaluated with --allow-partial on data that is not the "
                     f"release (task.partial in the file): {', '.join(str(p) for p in rep.partial[:3])}"
                     + (" ..." if len(rep.partial) > 3 else ""), fg="yellow")
+
+
+def user_sample(value: str) -> tuple[str, str]:
+    """``NAME=SHA256`` or ``NAME=FILE`` (the text sha256 a run computes for that file) -> (NAME, sha256); NAME must
+    be an unpublished corpus that a published row names."""
+    import re
+
+    from benchmark.errors import BenchError
+    from benchmark.report.reference import load_reference
+
+    name, _, what = value.partition("=")
+    known = sorted({str(r["settings"][k]["unpublished"]) for t in load_reference()["tables"].values()
+                    for r in t["rows"] for k in ("train_data", "dev_data")
+                    if isinstance(r.get("settings", {}).get(k), dict) and "unpublished" in r["settings"][k]})
+    if name not in known:
+        raise BenchError(f"--user-sample {value!r}: expected NAME=SHA256 or NAME=FILE with NAME one of the unpublished "
+                         f"corpora the published rows name: {', '.join(known)}")
+    if re.fullmatch(r"[0-9a-f]{64}", what):
+        return name, what
+    if Path(what).is_file():
+        from benchmark.run.corpus import load_corpus
+
+        return name, load_corpus(None, [what], None, Path(".")).sha256
+    raise BenchError(f"--user-sample {value!r}: {what!r} is neither a sha256 (64 hex digits) nor a file")
 
 
 @click.command("check")

@@ -25,7 +25,9 @@ and PIT-2015, each indexed separately); ``search`` indexes the corpus it searche
 """
 from __future__ import annotations
 
+import os
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import Literal
@@ -47,6 +49,38 @@ LUCENE_ENGLISH_STOPWORDS: tuple[str, ...] = (
 # Words are runs of \w joined across an inner apostrophe or dot (UAX#29 MidLetter/MidNumLet); emoji stand alone.
 TOKEN_RE = re.compile(r"\w+(?:['’.]\w+)*|[\U0001F300-\U0001FAFF\u2600-\u27BF]")
 POSSESSIVE_RE = re.compile(r"['’]s$")
+
+
+# bm25s imports JAX at import time when it is installed and runs one top-k with it. On a GPU host JAX then claims
+# ~75% of the GPU's memory per process (starving torch in the same process and every other process) or fails in
+# subprocesses without a usable device. This module only builds the index with bm25s (scores and top-k are our own
+# scipy/numpy code), so bm25s never needs JAX: it is imported with JAX blocked, and these JAX settings are given
+# defaults (a user's own values win) so that any JAX a later import brings up stays on the CPU and lazy.
+JAX_CPU_ENV: dict[str, str] = {"JAX_PLATFORMS": "cpu", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+BM25S_BACKEND = "numpy"  # bm25s's retrieval/CSC backend: numpy (no numba JIT, no JAX)
+
+
+def import_bm25s():
+    """``bm25s``, imported without initialising JAX on any device (see :data:`JAX_CPU_ENV`)."""
+    if "bm25s" in sys.modules:
+        return sys.modules["bm25s"]
+    for name, value in JAX_CPU_ENV.items():
+        os.environ.setdefault(name, value)
+    if "jax" in sys.modules:  # the user's JAX is already up: leave it as they configured it
+        import bm25s
+
+        return bm25s
+    blocked = {name: sys.modules.get(name) for name in ("jax", "jax.lax")}
+    sys.modules.update({name: None for name in blocked})  # `import jax.lax` raises ImportError in bm25s
+    try:
+        import bm25s
+    finally:
+        for name, module in blocked.items():
+            if module is None:
+                sys.modules.pop(name, None)
+            else:
+                sys.modules[name] = module
+    return bm25s
 
 
 @dataclass(frozen=True)
@@ -139,12 +173,13 @@ class BM25Index:
     @classmethod
     def build(cls, docs: Sequence[list[str]], config: BM25Config) -> BM25Index:
         """Index analysed documents with bm25s; empty documents keep a row but count in no statistic."""
-        import bm25s
+        bm25s = import_bm25s()
 
         keep = [i for i, tokens in enumerate(docs) if tokens]
         if not keep:
             return cls(sp.csr_matrix((len(docs), 0), dtype=np.float64), {}, 0, 0.0)
-        model = bm25s.BM25(k1=config.k1, b=config.b, method=config.method, dtype="float64")
+        model = bm25s.BM25(k1=config.k1, b=config.b, method=config.method, dtype="float64",
+                           backend=BM25S_BACKEND, csc_backend=BM25S_BACKEND)
         # Our own vocabulary, in sorted term order: bm25s would number terms in the iteration order of a Python
         # set, which changes with PYTHONHASHSEED, and a query's score sums its terms in column order, so the
         # last bits of a score (and the ranks of near-ties) would change from run to run.
@@ -289,7 +324,7 @@ class BM25Scorer:
 
     def describe(self) -> dict:
         """Preset, formula, analyzer and the corpus statistics used since the last ``prepare``."""
-        import bm25s
+        bm25s = import_bm25s()
 
         config = {k: v for k, v in asdict(self.config).items() if k not in ("stopwords", "method")}
         info = {"kind": "lexical", "method": "bm25", "implementation": f"bm25s {bm25s.__version__}",

@@ -194,6 +194,66 @@ def model_fingerprint(info: ModelInfo) -> str:
     return _hash_files(path, signature)
 
 
+# config.json keys that cannot change a score: bookkeeping of the library that saved the file, and the head a
+# checkpoint was published with (the suite loads the encoder, never that head). Every other key (sizes, layers,
+# activation, dropout, vocabulary, position embeddings, ...) is part of the backbone's fingerprint.
+NOT_ARCHITECTURE_KEYS = frozenset({
+    "architectures", "transformers_version", "_name_or_path", "_commit_hash", "torch_dtype",
+    "gradient_checkpointing", "use_cache", "id2label", "label2id", "finetuning_task", "return_dict",
+    "output_hidden_states", "output_attentions", "torchscript", "problem_type",
+})
+# The files a torch model's weights are loaded from (transformers reads safetensors first, then the pickle); TF,
+# Flax, ONNX and Rust exports are never read by the suite.
+WEIGHT_SUFFIXES = (".safetensors", ".bin")
+
+
+def architecture_sha256(config: dict) -> str:
+    """sha256 of a config.json's score-relevant keys (sorted JSON; a null value is the library default, so
+    dropped): two models with equal architectures hash equal whatever library version wrote the file."""
+    kept = {k: v for k, v in config.items() if k not in NOT_ARCHITECTURE_KEYS and v is not None}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def backbone_fingerprint(path: str | Path) -> dict:
+    """What a local model directory is, by content: ``{"config_sha256": <architecture_sha256 of its
+    config.json>, "weights_sha256": {<weight file>: <sha256 of its bytes>}}``. A name proves nothing (DESIGN.md,
+    "Names are promises"): a report pairs a published row only with a backbone whose fingerprint is the published
+    one. Hashes are memoised per file while its size and mtime stay the same (a BERT-base file is ~440 MB)."""
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        raise BenchError(f"{path}: no config.json, so no backbone fingerprint (expected a local model directory)")
+    weights = {}
+    for f in sorted(path.iterdir()):
+        if f.is_file() and f.suffix in WEIGHT_SUFFIXES and not f.name.startswith(("training_args", "optimizer")):
+            stat = f.stat()
+            weights[f.name] = _file_sha256(str(f), stat.st_size, stat.st_mtime_ns)
+    return {"config_sha256": architecture_sha256(_read_json(path / "config.json")), "weights_sha256": weights}
+
+
+@lru_cache(maxsize=16)
+def recorded_backbone(name: str) -> dict | None:
+    """The fingerprint a result records for the model ``name`` (alias, directory or HF id served from the local
+    cache), with the name beside it; None when it is not a local model directory (nothing to hash here). Cached per
+    name: every result of a unit records the same backbone."""
+    try:
+        info = resolve_model(name)
+    except BenchError:
+        return None
+    if not info.local:
+        return None
+    return {"model": name, **backbone_fingerprint(info.path)}
+
+
+@lru_cache(maxsize=64)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """sha256 of one file's bytes; ``size`` and ``mtime_ns`` key the cache (a rewritten file is hashed again)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
 def model_slug(name: str) -> str:
     """Filesystem-safe short name for run ids: ``minilm``, ``bert-base-uncased``, ``my-ckpt``."""
     base = Path(name).name if Path(name).exists() else name.replace("/", "-")

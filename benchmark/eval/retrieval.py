@@ -1,22 +1,29 @@
 """Exact top-k inner-product search: FAISS ``IndexFlatIP`` (GPU or CPU), torch, or numpy, all with the same answer.
 
 Backends:
-- ``faiss-gpu``: FAISS flat index on the GPU (needs a FAISS GPU build and a visible GPU);
+- ``faiss-gpu``: FAISS flat index on a GPU (needs a FAISS GPU build and a visible GPU);
 - ``faiss-cpu``: FAISS flat index on the CPU (BLAS);
-- ``torch``: chunked matmul + ``torch.topk`` on CUDA when available, else on the CPU;
+- ``torch``: chunked matmul + ``torch.topk`` on the search device (a GPU when one is visible, else the CPU);
 - ``numpy``: chunked matmul + a partition-based top-k (always available).
-``auto`` picks FAISS (GPU when it can, else CPU) and, when FAISS is not installed, torch on a GPU or numpy.
+``auto`` picks, on a GPU: FAISS GPU, else torch (faiss-cpu would leave the GPU idle); on the CPU: faiss-cpu, else
+numpy. ``device`` (the evaluation's ``--device``) says where to search: ``cpu`` keeps every backend on the host,
+``cuda:N`` uses that GPU; None means this machine's first GPU when there is one.
 
 Every backend returns the same top-k. Backends differ in summation order, so their float32 scores differ in the
 last bits and their orders of (near-)ties differ, FAISS's order of exact ties being unspecified. So each backend
 only proposes ``k + margin`` candidates; the candidates are re-scored once in float64 with the same arithmetic
 for every backend and sorted by (score descending, corpus index ascending). When the margin cannot prove that
-no better item was left out (a tie group at the k-th score wider than the margin), that query row is recomputed
-against the whole corpus. Memory stays bounded: queries are processed in chunks and the corpus in shards.
+no better item was left out (the margin's last float32 score within the rounding bound of the k-th), the row is
+"unsure": every corpus item whose float32 score is within that bound of the k-th is gathered, batched over the
+unsure rows, on the search device, and re-scored in float64 like the candidates. The bound is Higham's for a
+float32 dot product of length d in any summation order, with or without FMA, |fl(q.c) - q.c| <= gamma_d |q||c|,
+gamma_d = d u / (1 - d u), u = 2^-24; float32 matmuls run at full precision during the search (TF32 off), so the
+bound holds on a GPU as on the CPU. Memory stays bounded: queries are processed in chunks, the corpus in shards.
 """
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Literal
 
@@ -37,7 +44,8 @@ class SearchResult:
     scores: np.ndarray
     indices: np.ndarray
     backend: str  # numpy | torch | faiss-cpu | faiss-gpu
-    device: str  # cpu | cuda:0
+    device: str  # cpu | cuda:N
+    unsure_rows: int = 0  # rows the margin could not settle (gathered again near their k-th score)
 
 
 @dataclass(frozen=True)
@@ -124,7 +132,8 @@ def _sharded(search_shard: Callable[[np.ndarray, int], tuple[np.ndarray, np.ndar
     return best
 
 
-def _propose_faiss(queries: np.ndarray, corpus: np.ndarray, kp: int, options: SearchOptions, gpu: bool):
+def _propose_faiss(queries: np.ndarray, corpus: np.ndarray, kp: int, options: SearchOptions, gpu: bool,
+                   device: str = "cpu"):
     import faiss
 
     resources = faiss.StandardGpuResources() if gpu else None
@@ -133,13 +142,32 @@ def _propose_faiss(queries: np.ndarray, corpus: np.ndarray, kp: int, options: Se
     def search_shard(shard: np.ndarray, k: int):
         index = faiss.IndexFlatIP(shard.shape[1])
         if gpu:
-            index = faiss.index_cpu_to_gpu(resources, 0, index)
+            index = faiss.index_cpu_to_gpu(resources, _gpu_index(device), index)
         index.add(shard)
         out = [index.search(queries[s : s + chunk], k) for s in range(0, queries.shape[0], chunk)]
         index.reset()
         return np.concatenate([o[0] for o in out]), np.concatenate([o[1] for o in out])
 
     return _sharded(search_shard, corpus, kp, options)
+
+
+def _gpu_index(device: str) -> int:
+    """The ordinal of ``cuda:N`` (0 for ``cuda``)."""
+    return int(device.split(":", 1)[1]) if ":" in device else 0
+
+
+@contextmanager
+def full_fp32_matmuls():
+    """float32 matmuls at full precision (TF32 off) while searching: the rounding bound assumes float32 products
+    (TF32 keeps 10 mantissa bits, an error ~1e-3 no float32 bound covers); the caller's setting is restored."""
+    import torch
+
+    before = torch.get_float32_matmul_precision()
+    torch.set_float32_matmul_precision("highest")
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(before)
 
 
 def _propose_torch(queries: np.ndarray, corpus: np.ndarray, kp: int, options: SearchOptions, device: str):
@@ -157,7 +185,8 @@ def _propose_torch(queries: np.ndarray, corpus: np.ndarray, kp: int, options: Se
             indices.append(top.indices.cpu().numpy())
         return np.concatenate(scores), np.concatenate(indices)
 
-    return _sharded(search_shard, corpus, kp, options)
+    with full_fp32_matmuls():
+        return _sharded(search_shard, corpus, kp, options)
 
 
 def faiss_status() -> tuple[bool, bool]:
@@ -169,36 +198,60 @@ def faiss_status() -> tuple[bool, bool]:
     return True, hasattr(faiss, "StandardGpuResources") and faiss.get_num_gpus() > 0
 
 
-def _torch_device() -> str:
+def _torch_device(device: str | None = None) -> str:
+    """Where torch searches: ``device`` checked against this machine, else cuda:0 when visible, else cpu; "none"
+    without torch."""
     try:
         import torch
     except ImportError:
         return "none"
-    return "cuda:0" if torch.cuda.is_available() else "cpu"
+    if device is None:
+        return "cuda:0" if torch.cuda.is_available() else "cpu"
+    dev = torch.device(device)
+    if dev.type == "cpu":
+        return "cpu"
+    if dev.type != "cuda":
+        raise ConfigError(f"search device {device!r}: expected cpu, cuda or cuda:N")
+    if not torch.cuda.is_available():
+        raise ConfigError(f"search device {device!r}: CUDA is not available here; use --device cpu")
+    index = dev.index or 0
+    if index >= torch.cuda.device_count():
+        raise ConfigError(f"search device {device!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
+    return f"cuda:{index}"
 
 
-def resolve_backend(backend: str) -> tuple[str, str]:
-    """The concrete (backend, device) that ``backend`` runs on here; an unavailable explicit choice is an error."""
+def resolve_backend(backend: str, device: str | None = None) -> tuple[str, str]:
+    """The concrete (backend, device) that ``backend`` runs on here, searching on ``device`` (None: this machine's
+    first GPU when visible, else the CPU); an unavailable explicit choice is an error."""
     if backend not in BACKENDS:
         raise ConfigError(f"unknown search backend {backend!r} (known: {', '.join(BACKENDS)})")
     has_faiss, faiss_gpu = faiss_status()
+    where = _torch_device(device)
+    on_gpu = where.startswith("cuda")
+    if device is not None and str(device).startswith("cuda") and where == "none":
+        where, on_gpu = str(device) if ":" in str(device) else "cuda:0", True  # FAISS GPU without torch
     if backend == "auto":
-        if has_faiss:
-            return ("faiss-gpu", "cuda:0") if faiss_gpu else ("faiss-cpu", "cpu")
-        device = _torch_device()
-        return ("torch", device) if device.startswith("cuda") else ("numpy", "cpu")
+        if on_gpu:
+            if faiss_gpu:
+                return "faiss-gpu", where
+            if where != "none":
+                return "torch", where
+        return ("faiss-cpu", "cpu") if has_faiss else ("numpy", "cpu")
     if backend in ("faiss", "faiss-cpu", "faiss-gpu") and not has_faiss:
         raise ConfigError(f"search backend {backend!r} needs FAISS (pip install faiss-cpu or a FAISS GPU build)")
     if backend == "faiss":
-        return ("faiss-gpu", "cuda:0") if faiss_gpu else ("faiss-cpu", "cpu")
-    if backend == "faiss-gpu" and not faiss_gpu:
-        raise ConfigError("search backend 'faiss-gpu' needs a FAISS GPU build and a visible GPU")
+        return ("faiss-gpu", where) if faiss_gpu and on_gpu else ("faiss-cpu", "cpu")
+    if backend == "faiss-gpu":
+        if not faiss_gpu:
+            raise ConfigError("search backend 'faiss-gpu' needs a FAISS GPU build and a visible GPU")
+        if not on_gpu:
+            raise ConfigError(f"search backend 'faiss-gpu' cannot search on device {device!r}")
+        return "faiss-gpu", where
     if backend == "torch":
-        device = _torch_device()
-        if device == "none":
+        if where == "none":
             raise ConfigError("search backend 'torch' needs torch installed")
-        return "torch", device
-    return backend, "cuda:0" if backend == "faiss-gpu" else "cpu"
+        return "torch", where
+    return backend, "cpu"
 
 
 # --- exact settlement of the candidates ------------------------------------------------------------------
@@ -207,9 +260,63 @@ def exact_scores(queries: np.ndarray, rows: np.ndarray) -> np.ndarray:
     return (rows.astype(np.float64) * queries.astype(np.float64)[:, None, :]).sum(axis=-1)
 
 
+def rounding_bound(dim: int) -> float:
+    """Relative bound on a float32 inner product's error, times two (the proposal's and the gathering's rounding
+    both count): ``2 * d * eps32`` = 4 d u >= 2 gamma_d (Higham, Accuracy and Stability of Numerical Algorithms,
+    2002, eq. 3.5: |fl(x.y) - x.y| <= gamma_d |x|.|y| for any summation order), at least 1e-5 for tiny d."""
+    return max(1e-5, 2 * dim * EPS32)
+
+
+def unsure_rows(cand32: np.ndarray, k: int, tol: np.ndarray) -> np.ndarray:
+    """Rows whose margin cannot prove the top-k: the last candidate's float32 score is within ``tol`` of the
+    k-th's, so an item left out could belong to the top-k."""
+    kp = cand32.shape[1]
+    return np.flatnonzero(cand32[:, kp - 1] >= cand32[:, k - 1] - tol)
+
+
+def _gather_near_numpy(queries: np.ndarray, corpus: np.ndarray, thresholds: np.ndarray,
+                       options: SearchOptions) -> list[np.ndarray]:
+    """Per query, every corpus index whose float32 score is >= its threshold (batched host matmuls)."""
+    chunk = _query_chunk(corpus.shape[0], options)
+    near: list[np.ndarray] = []
+    for s in range(0, queries.shape[0], chunk):
+        block = queries[s : s + chunk] @ corpus.T
+        hits = block >= thresholds[s : s + chunk, None]
+        near.extend(np.flatnonzero(row) for row in hits)
+    return near
+
+
+def _gather_near_torch(queries: np.ndarray, corpus: np.ndarray, thresholds: np.ndarray, options: SearchOptions,
+                       device: str) -> list[np.ndarray]:
+    """:func:`_gather_near_numpy` on ``device``: a batch of rows against each corpus shard at a time; only the
+    (row, index) pairs over the threshold come back to the host."""
+    import torch
+
+    chunk = _query_chunk(min(corpus.shape[0], options.shard_rows), options)
+    parts: list[list[np.ndarray]] = [[] for _ in range(queries.shape[0])]
+    thr32 = thresholds.astype(np.float32)  # rounded down where float32 rounding went up: never gather less
+    thr32 = np.where(thr32 > thresholds, np.nextafter(thr32, np.float32(-np.inf)), thr32).astype(np.float32)
+    thr = torch.from_numpy(thr32).to(device)
+    with full_fp32_matmuls():
+        for start in range(0, corpus.shape[0], options.shard_rows):
+            c = torch.from_numpy(corpus[start : start + options.shard_rows]).to(device)
+            for s in range(0, queries.shape[0], chunk):
+                q = torch.from_numpy(queries[s : s + chunk]).to(device)
+                rows, cols = torch.nonzero(q @ c.T >= thr[s : s + chunk, None], as_tuple=True)
+                rows, cols = rows.cpu().numpy(), cols.cpu().numpy() + start
+                bounds = np.searchsorted(rows, np.arange(q.shape[0] + 1))  # nonzero is row-major: rows sorted
+                for r in range(q.shape[0]):
+                    parts[s + r].append(cols[bounds[r] : bounds[r + 1]])
+    return [np.concatenate(p).astype(np.int64) if p else np.zeros(0, np.int64) for p in parts]
+
+
 def _settle(queries: np.ndarray, corpus: np.ndarray, cand: np.ndarray, cand32: np.ndarray, k: int,
-            tol: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Final top-k from float32 candidates: re-score in float64, re-sort, recompute rows the margin can't settle."""
+            tol: np.ndarray, device: str = "cpu", options: SearchOptions | None = None
+            ) -> tuple[np.ndarray, np.ndarray, int]:
+    """Final top-k from float32 candidates: re-score in float64, re-sort; the rows the margin can't settle gather
+    every item near their k-th score on ``device`` (batched) and are re-scored the same way. Returns (scores,
+    indices, number of unsure rows)."""
+    options = options or SearchOptions()
     nq, kp = cand.shape
     scores = np.empty((nq, k), np.float64)
     indices = np.empty((nq, k), np.int64)
@@ -219,26 +326,33 @@ def _settle(queries: np.ndarray, corpus: np.ndarray, cand: np.ndarray, cand32: n
         exact = exact_scores(queries[s:e], corpus[cand[s:e]])
         top, idx = sort_rows(exact, cand[s:e])
         scores[s:e], indices[s:e] = top[:, :k], idx[:, :k]
-    if kp < corpus.shape[0]:
-        # An item left out has float32 score <= the last candidate's. If that is within tol of the k-th
-        # candidate's, rounding or a wide tie group could hide a better item: redo that row on everything.
-        unsure = np.flatnonzero(cand32[:, kp - 1] >= cand32[:, k - 1] - tol)
-        for r in unsure:
-            row32 = corpus @ queries[r]
-            near = np.flatnonzero(row32 >= cand32[r, k - 1] - tol[r])
-            exact = exact_scores(queries[r : r + 1], corpus[near][None])
-            top, idx = sort_rows(exact, near[None].astype(np.int64))
-            scores[r], indices[r] = top[0, :k], idx[0, :k]
-    return scores, indices
+    if kp >= corpus.shape[0]:
+        return scores, indices, 0
+    # An item left out has float32 score <= the last candidate's. If that is within tol of the k-th candidate's,
+    # rounding or a wide tie group could hide a better item: gather everything within tol of the k-th.
+    unsure = unsure_rows(cand32, k, tol)
+    if len(unsure) == 0:
+        return scores, indices, 0
+    thresholds = cand32[unsure, k - 1] - tol[unsure]
+    if device.startswith("cuda"):
+        near = _gather_near_torch(queries[unsure], corpus, thresholds, options, device)
+    else:
+        near = _gather_near_numpy(queries[unsure], corpus, thresholds, options)
+    for r, items in zip(unsure, near):
+        exact = exact_scores(queries[r : r + 1], corpus[items][None])
+        top, idx = sort_rows(exact, items[None])
+        scores[r], indices[r] = top[0, :k], idx[0, :k]
+    return scores, indices, len(unsure)
 
 
 def search_inner_product(queries: np.ndarray, corpus: np.ndarray, k: int, backend: str = "auto",
-                         options: SearchOptions | None = None) -> SearchResult:
-    """Top-k corpus rows by inner product for every query; identical for every backend (ties: lower index)."""
+                         options: SearchOptions | None = None, device: str | None = None) -> SearchResult:
+    """Top-k corpus rows by inner product for every query; identical for every backend and device (ties: lower
+    index). ``device``: where to search (the evaluation's ``--device``; None: a visible GPU, else the CPU)."""
     options = options or SearchOptions()
     queries = np.ascontiguousarray(queries, dtype=np.float32)
     corpus = np.ascontiguousarray(corpus, dtype=np.float32)
-    name, device = resolve_backend(backend)
+    name, device = resolve_backend(backend, device)
     if queries.ndim != 2 or corpus.ndim != 2 or queries.shape[1] != corpus.shape[1]:
         raise ValueError(f"queries {queries.shape} and corpus {corpus.shape} must be 2-d with the same width")
     k = min(k, corpus.shape[0])
@@ -256,9 +370,9 @@ def search_inner_product(queries: np.ndarray, corpus: np.ndarray, k: int, backen
     elif name == "torch":
         cand32, cand = _propose_torch(queries, corpus, kp, options, device)
     else:
-        cand32, cand = _propose_faiss(queries, corpus, kp, options, gpu=name == "faiss-gpu")
-    # Bound on float32 rounding of an inner product (|q|*|c| scaled); GPUs get a wider berth.
+        cand32, cand = _propose_faiss(queries, corpus, kp, options, gpu=name == "faiss-gpu", device=device)
     unit = np.linalg.norm(queries, axis=1) * float(np.linalg.norm(corpus, axis=1).max())
-    tol = unit * (1e-3 if device.startswith("cuda") else max(1e-5, 2 * queries.shape[1] * EPS32))
-    scores, indices = _settle(queries, corpus, cand, cand32, k, tol)
-    return SearchResult(scores.astype(np.float32), indices, name, device)
+    tol = unit * rounding_bound(queries.shape[1])
+    settle_on = device if device.startswith("cuda") and _torch_device() != "none" else "cpu"
+    scores, indices, n_unsure = _settle(queries, corpus, cand, cand32, k, tol, settle_on, options)
+    return SearchResult(scores.astype(np.float32), indices, name, device, n_unsure)

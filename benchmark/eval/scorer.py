@@ -97,7 +97,9 @@ class DenseScorer:
     def search(self, queries: Sequence[str], corpus: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         from benchmark.eval.retrieval import search_inner_product
 
-        result = search_inner_product(self.vectors(queries), self.vectors(corpus), k, backend=self.search_backend)
+        device = getattr(self.encoder, "device", None)  # search where the evaluation was asked to run
+        result = search_inner_product(self.vectors(queries), self.vectors(corpus), k, backend=self.search_backend,
+                                      device=None if device is None else str(device))
         self._last_backend, self._last_device = result.backend, result.device
         return result.scores, result.indices
 

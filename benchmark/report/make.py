@@ -7,14 +7,17 @@ from pathlib import Path
 from typing import Literal
 
 from benchmark.errors import BenchError
-from benchmark.report.build import Built, build_table
+from benchmark.report.build import Built
 from benchmark.report.reference import compare, our_settings, published
+from benchmark.paths import default_data_root
+from benchmark.report.pairing import PairingContext
 from benchmark.report.row_settings import run_settings
 from benchmark.report.page import write_page
 from benchmark.report.pretraining import break_even, break_even_csv, break_even_markdown, pretraining_figure
 from benchmark.report.render import comparison_csv, to_csv, to_json
 from benchmark.report.rows import ResultIndex, index_results
 from benchmark.report.sections import Section, section_latex, section_markdown
+from benchmark.report.skeleton import build_with_skeleton
 from benchmark.report.stats import SeedStats, paired_comparison
 from benchmark.report.tables import COLUMNS, TABLES
 from benchmark.report.tsdae_analyses import SECTION_BUILDERS
@@ -37,6 +40,10 @@ class ReportOptions:
     split_configs: bool = False
     compare: tuple[str, str] | None = None
     plots: bool = True
+    # --user-sample NAME=SHA256: the user's own sample of an unpublished corpus a published row names (the
+    # thesis' OpenWebText 1M, Quora titles 100k); a run on it pairs with the row, which then says "user's sample"
+    user_samples: tuple[tuple[str, str], ...] = ()
+    data_root: Path | None = None  # the releases a published row's data is hashed from (None: $BENCH_DATA)
 
 
 @dataclass
@@ -90,14 +97,15 @@ def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Sec
     """Build every requested table from the results (no files written)."""
     index: ResultIndex = index_results(results, opts.split_configs)
     settings, runs = our_settings(index), run_settings(index)
+    context = PairingContext(opts.data_root or default_data_root(), dict(opts.user_samples))
     sections = []
     for name in opts.tables:
         spec = TABLES.get(name)
         if name in SECTION_BUILDERS:  # tables whose rows are configurations (TSDAE App. A, Table 4)
             sections.append(SECTION_BUILDERS[name](results, spec))
             continue
-        built = build_table(spec, index, opts.split)
-        comparison = compare(built, spec, opts.reference_source, settings, runs)
+        built = build_with_skeleton(spec, index, opts.split)
+        comparison = compare(built, spec, opts.reference_source, settings, runs, context)
         paired = paired_lines(built, *opts.compare) if opts.compare else []
         sections.append(Section(built, comparison, published(spec), paired))
     return sections
@@ -144,15 +152,16 @@ def _plots(results: list[StoredResult], sections: list[Section], out: Path, opts
     index = index_results(results, opts.split_configs)
     made.append(plots.corpus_size_curve(index, out))
     made.append(pretraining_figure(index, out))
-    made += _thesis_plots(results, sections, out)
+    made += _thesis_plots(results, sections, out, index)
     return [p for p in made if p is not None]
 
 
-def _thesis_plots(results: list[StoredResult], sections: list[Section], out: Path) -> list:
-    """R. Wang 2022's figures: R@k / P@k curves of its Fig. 5.3 / 5.4 tables, and the BM25 alpha sweep."""
+def _thesis_plots(results: list[StoredResult], sections: list[Section], out: Path, index: ResultIndex) -> list:
+    """R. Wang 2022's figures: R@k / P@k curves of its Fig. 5.3 / 5.4 tables (SimCSE NT-Xent rows, the figures'
+    setting), and the BM25 alpha sweep."""
     from benchmark.report.thesis import alpha_sweep, recall_precision_curves
 
-    curves = [recall_precision_curves(s.built, out, s.built.name) for s in sections
+    curves = [recall_precision_curves(s.built, out, s.built.name, index) for s in sections
               if s.built.name in ("thesis-fig5.3", "thesis-fig5.4")]
     return [*curves, alpha_sweep(results, out)]
 

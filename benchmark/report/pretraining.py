@@ -140,6 +140,9 @@ class BreakEven:
     low: int | None = None  # the largest measured size below the target (None: none measured)
     high: int | None = None  # the smallest measured size above it
     next_size: int | None = None  # the next size the binary search would run (None: none left to run)
+    # The supervised curve's training data when it is not the task's own labeled set (e.g. "twitter-url", the
+    # stand-in for TwitterPara): the paper's Table 10 number is then no neighbour of this column's result.
+    other_data: str | None = None
 
     def text(self) -> str:
         if self.found is not None:
@@ -189,8 +192,20 @@ def break_even(index: ResultIndex) -> list[BreakEven]:
             precision = 0.0 if math.isnan(stats.std) else stats.std
             found, low, high, nxt = search([(p.size, p.stats.mean) for p in pts], stats.mean, precision,
                                            _labeled_set_size(index, cid, split))
-            out.append(BreakEven(cid, key.method, stats.mean, precision, found, low, high, nxt))
+            out.append(BreakEven(cid, key.method, stats.mean, precision, found, low, high, nxt,
+                                 _other_data(index, cid, split)))
     return out
+
+
+def _other_data(index: ResultIndex, cid: str, split: str) -> str | None:
+    """The supervised curve's labeled data when it is not the task's own (the recorded label of its last stage
+    does not start with the task's name), else None."""
+    task = COLUMNS[cid].task or ""
+    labels = {str((r.record.get("config", {}).get("stages") or [{}])[-1].get("data", {}).get("label", ""))
+              for key in index.rows if key.group == "pretraining" and key.method == PLAIN
+              for r in index.results(key, task, split)}
+    other = sorted(lab for lab in labels if lab and not lab.startswith(task))
+    return ", ".join(other) or None
 
 
 def _labeled_set_size(index: ResultIndex, cid: str, split: str) -> int | None:
@@ -214,9 +229,11 @@ def break_even_markdown(rows: list[BreakEven], paper: dict[str, float] | None = 
         cells = {r.column: r for r in rows if r.target_method == method}
         lines.append(f"| {DISPLAY.get(method, method)} | "
                      + " | ".join(cells[c].text() if c in cells else "—" for c in cols) + " |")
-    if paper:
+    other = {r.column: r.other_data for r in rows if r.other_data}
+    if paper:  # the paper's number only beside a curve trained on the task's own labeled data
         lines.append("| paper: TSDAE (Table 10) | " + " | ".join(
-            f"{paper[c]:,.0f}" if paper.get(c) is not None else "—" for c in cols) + " |")
+            f"— (ours trained on {other[c]})" if c in other else f"{paper[c]:,.0f}" if paper.get(c) is not None
+            else "—" for c in cols) + " |")
     lines += ["", "A size within the target's seed std (the paper's search precision) is the answer (≈N); "
               "otherwise the measured sizes that bracket the target and the next size of the binary search "
               "(`bench run --labeled-sizes N`). Target: the unsupervised method's mean on the same split."]

@@ -8,30 +8,38 @@ the counterpart of: ``method`` and optionally ``group``/``model``/``pooling``; n
 assumes::
 
     "settings": {"preset": "paper" | ["paper", "official"] | null,   # our preset(s) that are the row's run
-                 "model": "bert-base-uncased",                       # backbone (evaluated model if untrained)
-                 "train_data": "none" | "in-domain" | "file:<glob>" | "<not reproducible here>",
-                 "config": {"paraphrases": true, "top_k": 5},        # what the row's table varies / defines it
-                 "precision": "fp32" | "fp16" | null,                # the published run's training precision
+                 "model": "bert-base-uncased",       # backbone, by its fingerprint in published_backbones.json
+                 "train_data": "none" | "in-domain"  # the evaluated task's own release (hashed from the data root)
+                             | {"source": "denosent/denosent-pairs"}  # a benchmark/data/sources.json release
+                             | {"unpublished": "thesis-openwebtext-1m", "what": "..."}  # --user-sample only
+                             | "<not reproducible here>",
+                 "dev_data": {...},                  # optional: the validation sentences of dev_metric=loss
+                 "chains": [["sbert-nli", "sbert-stsb", "tsdae"]],  # optional: the stages of a chain row
+                 "config": {"paraphrases": true, "top_k": 5},  # applied to the resolved preset (all keys compared)
+                 "precision": "fp32" | "fp16" | null,  # the published run's precision (the preset's amp says it)
                  "note": "..."}                                      # optional
 
-A row of ours is compared only with a published row whose ``match`` fits it *and* whose settings it meets
-(:mod:`benchmark.report.row_settings`); a row that fits some published rows but meets none is shown without a
-published neighbour, and the comparison's notes say which setting differs. The table-level ``setting`` is prose
-(corpus and steps by method) printed beside each compared pair.
+A row of ours is compared only with a published row whose ``match`` fits it (method, block, pooling: which of
+our rows it is the counterpart of) *and* whose setting every result of the row equals, by content
+(:mod:`benchmark.report.pairing`: each stage's resolved config, the backbone's fingerprint, the training data's
+sha256). A row that fits some published rows but equals none is shown without a published neighbour, and the
+comparison's notes list the exact keys that differ, ours against the paper's. The table-level ``setting`` is
+prose (corpus and steps by method or ``group:<block>``) printed beside each compared pair.
 """
 from __future__ import annotations
 
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from importlib import resources
 from typing import Any
 
 from benchmark.errors import BenchError
 from benchmark.report.build import Built, Cell, Row, rank_correlation_note
-from benchmark.report.row_settings import RunSettings, same_model, unmet
+from benchmark.report.pairing import PairingContext, record_stages
+from benchmark.report.row_settings import RunSettings, same_model, verdict  # noqa: F401 (same_model: tsdae_analyses)
 from benchmark.report.rows import UNTRAINED, ResultIndex, RowKey, find_key
 from benchmark.report.tables import COLUMNS, Column, TableSpec
 
@@ -76,28 +84,31 @@ def entries(table_id: str) -> list[RefEntry]:
 
 
 def matches(entry: RefEntry, key: RowKey) -> bool:
-    """Whether a published row is the counterpart of our row (method, and group/model/pooling when given)."""
+    """Whether a published row is the counterpart of our row: its method, and its block and pooling when given.
+    A ``model`` in ``match`` is no test here: the backbone is decided by its fingerprint
+    (:func:`benchmark.report.pairing.backbone_gaps`), never by a name."""
     if not entry.match:
         return False
     for field_, want in entry.match.items():
-        have = {"method": key.method, "group": key.group, "pooling": key.pooling}.get(field_)
-        ok = same_model(key.model, want) if field_ == "model" else have == want
-        if not ok:
+        if field_ == "model":
+            continue
+        if {"method": key.method, "group": key.group, "pooling": key.pooling}.get(field_) != want:
             return False
     return True
 
 
-def find_reference(table_ids: tuple[str, ...], key: RowKey, run: RunSettings | None = None
-                   ) -> tuple[RefEntry | None, list[tuple[RefEntry, list[str]]]]:
-    """(the published counterpart of our row, the rows it fits but whose settings it misses, with what it misses).
-    Without ``run`` (no results to read settings from): one trained from the same model if any, else the first."""
+def find_reference(table_ids: tuple[str, ...], key: RowKey, run: RunSettings | None = None,
+                   ctx: PairingContext | None = None
+                   ) -> tuple[RefEntry | None, list[tuple[RefEntry, list[str]]], tuple[str, ...]]:
+    """(the published row whose setting our row's results equal, the rows it fits but whose setting differs with
+    the keys that differ, the pair's notes). Without ``run`` (no results to read a setting from) nothing pairs."""
     found = [e for t in table_ids for e in entries(t) if matches(e, key)]
     if run is None:
-        same = [e for e in found if same_model(key.model, e.model)]
-        return (same or found or [None])[0], []
-    gaps = [(e, unmet(e.settings, run)) for e in found]
-    met = [e for e, g in gaps if not g]
-    return (met[0] if met else None), [(e, g) for e, g in gaps if g]
+        return None, [], ()
+    verdicts = [(e, verdict(e.settings, run, str(e.match["method"]) if e.match else "", ctx)) for e in found]
+    met = [(e, v) for e, v in verdicts if v.paired]
+    missed = [(e, list(v.gaps)) for e, v in verdicts if not v.paired]
+    return (met[0][0], missed, met[0][1].notes) if met else (None, missed, ())
 
 
 @dataclass(frozen=True)
@@ -136,77 +147,101 @@ def _lookup(field_: Any, key: RowKey) -> str:
     return "not stated"
 
 
+LEXICAL = frozenset({"bm25"})  # rows with no backbone: BM25 scores words, not a model's embeddings
+
+
 def paper_setting(entry: RefEntry, key: RowKey) -> Setting:
     """The published row's setting (its model; the table's corpus and steps for our row's method/block)."""
     setting = entry.setting or {}
     steps = _lookup(setting.get("steps"), key)
     m = re.match(r"\s*(\d+(?:\.\d+)?)\s*([KkM]?)\s+steps", steps)
     n = int(float(m.group(1)) * {"": 1, "k": 1000, "K": 1000, "M": 10**6}[m.group(2)]) if m else None
-    return Setting(entry.model or "not stated", steps, _lookup(setting.get("corpus"), key), n)
+    backbone = "none (lexical)" if key.method in LEXICAL else entry.model or "not stated"
+    return Setting(backbone, steps, _lookup(setting.get("corpus"), key), n)
+
+
+def _stage_steps(stage: Mapping[str, Any]) -> str:
+    """``100000 steps at batch 8`` or ``1 epoch at batch 512`` for one stage's config."""
+    cfg = stage.get("config") or {}
+    epochs, steps = cfg.get("epochs"), cfg.get("max_steps")
+    budget = (f"{epochs:g} epoch{'s' if epochs != 1 else ''}" + (f" (cap {steps} steps)" if steps else "")
+              if epochs else f"{steps} steps" if steps else "steps not recorded")
+    return f"{budget} at batch {cfg.get('batch_size', '?')}"
+
+
+def _stage_corpus(stage: Mapping[str, Any], task: str) -> str:
+    data = stage.get("data") or {}
+    label = str(data.get("label") or "not recorded")
+    if label == task:
+        label = "each task's own unlabeled sentences (in-domain)" if data.get("kind") == "corpus" else \
+            "each task's own labeled pairs (in-domain)"
+    return label
 
 
 def our_settings(index: ResultIndex) -> dict[RowKey, Setting]:
-    """Our rows' settings from their results' configs (steps and batch size; corpus label and size)."""
+    """Our rows' settings from their results' configs: each stage's budget and batch size, and its training data
+    (a chain lists its stages in order)."""
     out = {}
     for key, cells in index.rows.items():
         records = [r.record for results in cells.values() for r in results]
         if key.method in UNTRAINED:
-            out[key] = Setting(key.model, "no training", "none (no training)")
+            backbone = "none (lexical)" if key.method in LEXICAL else key.model
+            out[key] = Setting(backbone, "no training", "none (no training)")
             continue
-        steps = sorted({str(find_key(r.get("config", {}), "max_steps") or "?") for r in records})
-        batch = sorted({str(find_key(r.get("config", {}), "batch_size") or "?") for r in records})
-        corpora = {}
+        steps: dict[str, None] = {}
+        corpora: dict[str, set] = {}
         for r in records:
-            c = r.get("config", {}).get("corpus") or {}
-            own = c.get("label") == r["task"]["name"]
-            label = "each task's own unlabeled sentences (in-domain)" if own else str(c.get("label") or "not recorded")
-            corpora.setdefault(label, set()).add(c.get("sentences"))
+            stages = record_stages(r)
+            names = [str(s.get("method")) for s in stages]
+            many = len(stages) > 1
+            steps["; ".join((f"{n}: " if many else "") + _stage_steps(s) for n, s in zip(names, stages))
+                  or "steps not recorded"] = None
+            label = " > ".join((f"{n}: " if many else "") + _stage_corpus(s, r["task"]["name"])
+                               for n, s in zip(names, stages)) or "not recorded"
+            sizes = {(s.get("data") or {}).get("sentences") for s in stages[:1]}
+            corpora.setdefault(label, set()).update(sizes)
         corpus = "; ".join(f"{lab} ({', '.join(f'{n:,}' for n in sorted(x for x in ns if x))} sent.)"
                            if any(ns) else lab for lab, ns in corpora.items())
-        n = int(steps[0]) if len(steps) == 1 and steps[0].isdigit() else None
-        words = "steps not recorded" if steps == ["?"] else f"{'/'.join(steps)} steps at batch {'/'.join(batch)}"
-        out[key] = Setting(key.model, words, corpus, n)
+        found = sorted({find_key(r.get("config", {}), "max_steps") for r in records} - {None})
+        n = int(found[0]) if len(found) == 1 and len(records) and all(len(record_stages(r)) == 1 for r in records) \
+            else None
+        out[key] = Setting(key.model, " / ".join(steps), corpus, n)
     return out
 
 
 def setting_gap(label: str, entry: RefEntry, ours: Setting, paper: Setting) -> str:
-    """One line: our row's backbone, steps and corpus beside the paper's, with the differences named."""
-    gaps = []
-    if not same_model(ours.backbone, paper.backbone):
-        gaps.append("backbone")
-    if ours.n_steps is not None and paper.n_steps is not None and ours.n_steps != paper.n_steps:
-        gaps.append("steps")
-    if ours.corpus.startswith("none") != paper.corpus.startswith("none"):
-        gaps.append("corpus")
-    verdict = f"differs in {', '.join(gaps)}" if gaps else "no gap detected in backbone or steps; compare corpora"
-    return (f"Setting of {label} vs {entry.source} {entry.label}: {verdict}. Ours: {ours.backbone}; {ours.steps}; "
-            f"corpus {ours.corpus}. Paper: {paper.backbone}; {paper.steps}; corpus {paper.corpus}.")
+    """One line beside a compared pair: our row's backbone, budget and corpus beside the paper's prose. A pair
+    exists only when the two settings are equal by content, so the line states that and shows both."""
+    return (f"Setting of {label} vs {entry.source} {entry.label}: the same setting by content (every "
+            "score-affecting config key of each stage, the backbone's fingerprint, the training data's sha256). "
+            f"Ours: {ours.backbone}; {ours.steps}; corpus {ours.corpus}. Paper: {paper.backbone}; {paper.steps}; "
+            f"corpus {paper.corpus}.")
 
 
 def compare(built: Built, spec: TableSpec, source: str | None = None,
             settings: Mapping[RowKey, Setting] | None = None,
-            runs: Mapping[RowKey, RunSettings] | None = None) -> Comparison:
-    """Pair each of our rows with its published counterpart (``source`` restricts to one reference table);
-    with ``runs`` (:func:`benchmark.report.row_settings.run_settings`) only a published row whose settings the run
-    meets, and a note for each row left without one saying what differs; with ``settings`` (ours, see
-    :func:`our_settings`) the notes state each pair's setting gap."""
+            runs: Mapping[RowKey, RunSettings] | None = None, context: PairingContext | None = None) -> Comparison:
+    """Pair each of our rows with the published row whose setting it equals by content (``source`` restricts to
+    one reference table; ``runs``: :func:`benchmark.report.row_settings.run_settings`, without which nothing is
+    paired), with a note for each row left without one listing the exact keys that differ; with ``settings``
+    (ours, see :func:`our_settings`) the notes show each pair's setting beside the paper's."""
     table_ids = (source,) if source else spec.references
-    pairs, unpaired = [], []
+    pairs, unpaired, pair_notes = [], [], []
     for row in built.rows:
         if row.key is None:
             continue
-        entry, missed = find_reference(table_ids, row.key, runs.get(row.key) if runs is not None else None)
+        entry, missed, notes = find_reference(table_ids, row.key, runs.get(row.key) if runs is not None else None,
+                                              context)
         if entry is not None:
-            pairs.append((row, entry))
+            shown = replace(row, label=f"{row.label} (user's sample)") if any("user's sample" in n for n in notes) \
+                else row
+            pairs.append((shown, entry))
+            pair_notes += [f"{row.label} vs {entry.source} {entry.label}: {n}." for n in notes]
         elif missed:
             unpaired.append(_unpaired_note(row.label, missed))
-    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points)."] + unpaired
-    mismatched = sorted({f"{r.label} ({r.key.model} vs {e.model})" for r, e in pairs
-                         if r.key and e.model and not same_model(r.key.model, e.model)})
-    if mismatched:
-        notes.append("Different base model than the paper: " + "; ".join(mismatched) + ".")
+    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points)."] + pair_notes + unpaired
     if not pairs:
-        notes.append("None of these rows has a published counterpart (see the published table).")
+        notes.append("None of these rows has a published counterpart of the same setting (see the published table).")
     for row, entry in pairs:
         if settings and row.key in settings:
             notes.append(setting_gap(row.label, entry, settings[row.key], paper_setting(entry, row.key)))
@@ -215,10 +250,10 @@ def compare(built: Built, spec: TableSpec, source: str | None = None,
 
 
 def _unpaired_note(label: str, missed: list[tuple[RefEntry, list[str]]]) -> str:
-    """``label`` has no published neighbour: the rows it would fit and the settings it does not meet."""
-    shown = [f"{e.source} {e.label} assumes {', '.join(g)}" for e, g in missed[:3]]
+    """``label`` has no published neighbour: the rows it would fit, each with the exact keys that differ."""
+    shown = [f"{e.source} {e.label} differs in {'; '.join(g)}" for e, g in missed[:3]]
     more = f" (and {len(missed) - 3} more rows)" if len(missed) > 3 else ""
-    return f"No published neighbour for {label}: " + "; ".join(shown) + more + "."
+    return f"No published neighbour for {label}: " + " | ".join(shown) + more + "."
 
 
 def published(spec: TableSpec) -> list[Built]:

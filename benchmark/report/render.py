@@ -270,7 +270,8 @@ def comparison_csv(comp: Comparison) -> str:
 
 def to_json(built: Built, comp: Comparison | None) -> dict:
     """Everything behind a table (per-seed values included), JSON-able."""
-    rows = [{"label": r.label, "block": r.block, "key": vars(r.key) if r.key else None,
+    rows = [{"label": r.label, "block": r.block, "key": vars(r.key) if r.key else None, "slot": r.slot,
+             **({"not_made": r.note} if r.note else {}),
              "cells": {cid: {"mean": c.mean, "std": c.std, "n": c.n, "bold": c.bold, "dagger": c.dagger,
                              "per_seed": {str(s): v for s, v in sorted(c.per_seed.items())}}
                        for cid, c in r.cells.items()}} for r in built.rows]
@@ -279,4 +280,5 @@ def to_json(built: Built, comp: Comparison | None) -> dict:
     if comp is not None:
         out["paper"] = [{"row": r.label, "paper_row": e.label, "source": e.source, "values": e.values}
                         for r, e in comp.rows]
+        out["paper_notes"] = list(comp.notes)  # why rows are not beside a published number, key by key
     return out

@@ -20,11 +20,22 @@ class Section:
     paired: list[str] = field(default_factory=list)
 
 
+def unpaired_notes(s: Section) -> list[str]:
+    """Why no row of ours stands beside a published number (the keys that differ, ours against the paper's): the
+    comparison's notes when it paired nothing, which would otherwise be shown nowhere."""
+    if s.comparison.rows or not s.published:
+        return []
+    return [n for n in s.comparison.notes if n.startswith("No published neighbour")]
+
+
 def section_markdown(s: Section) -> str:
     """A table, ours vs paper, paired comparisons and the published tables, as Markdown."""
     parts = [to_markdown(grid_of(s.built))]
     if s.comparison.rows:
         parts.append(to_markdown(grid_of_comparison(s.comparison)))
+    if unpaired_notes(s):
+        parts.append("Not beside the published numbers (a published number stands beside ours only where the "
+                     "settings are equal):\n\n" + "\n".join(f"- {x}" for x in unpaired_notes(s)) + "\n")
     if s.paired:
         parts.append("Paired comparison over seeds:\n\n" + "\n".join(f"- {x}" for x in s.paired) + "\n")
     parts += [to_markdown(grid_of(p)) for p in s.published]
@@ -42,6 +53,9 @@ def section_html(s: Section) -> str:
     parts = [to_html(grid_of(s.built))]
     if s.comparison.rows:
         parts.append(to_html(grid_of_comparison(s.comparison)))
+    if unpaired_notes(s):
+        parts.append("<h4>Not beside the published numbers</h4><ul class=\"unpaired\">"
+                     + "".join(f"<li>{html.escape(x)}</li>" for x in unpaired_notes(s)) + "</ul>")
     if s.paired:
         parts.append("<h4>Paired comparison over seeds</h4><ul class=\"paired\">"
                      + "".join(f"<li>{html.escape(x)}</li>" for x in s.paired) + "</ul>")

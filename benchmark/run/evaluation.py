@@ -78,6 +78,10 @@ def describe_model(opts: EvalOptions) -> tuple[dict[str, Any], dict[str, Any], s
     config = {**method, "model_fingerprint": model_fingerprint(info)[:16], "precision": opts.precision}
     if not info.method and info.pooling and Path(info.path, "modules.json").is_file():
         method["sentence_encoder"] = True  # an out-of-the-box sentence-transformers model (report block)
+    from benchmark.eval.models import recorded_backbone
+
+    # By content, for the report's pairing with a published row; not in the config (the run id is unchanged).
+    method["backbone"] = recorded_backbone(opts.model)
     return method, config, precision_label(opts.precision)
 
 

@@ -373,7 +373,7 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
     first_cfg = spec.config["config"] if "config" in spec.config else spec.config["stages"][0]["config"]
     meta = {"name": spec.label, "base_model": first_cfg["model"], "pooling": scorer.encoder.pooling,
             "max_length": scorer.encoder.max_length, "preset": spec.stages[0].preset,
-            "train_corpus": spec.stages[0].data["label"]}
+            "train_corpus": spec.train_corpus or spec.stages[0].data["label"]}
     if "setting" in spec.config:
         meta["setting"] = spec.config["setting"]
     variant = stage_variant(spec)
@@ -381,6 +381,9 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
         meta["variant"] = variant
     if spec.start:
         meta["nli_sts_model"] = spec.start
+    from benchmark.eval.models import recorded_backbone  # cached per model: hashed once per unit
+
+    meta["backbone"] = recorded_backbone(str(first_cfg["model"]))  # what pairs it with a published row
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
                                        config=spec.config))
     say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
@@ -389,17 +392,11 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
 
 
 def stage_variant(spec: UnitSpec) -> str:
-    """How a single-stage unit departs from its method's default preset, as report rows name it: the preset
-    when it is not the default, then the overrides (``--set``, ``--max-steps``) in key order; "" for none. The
-    backbone is a row field of its own and the validation file is no part of the setting's name."""
-    from benchmark.registry import METHODS
-
-    if len(spec.stages) != 1:
-        return ""
-    stage = spec.stages[0]
-    parts = [stage.preset] if stage.preset != METHODS.get(stage.method).default_preset else []
-    parts += [f"{k}={v}" for k, v in sorted(stage.values.items()) if k not in ("model", "dev_corpus")]
-    return " ".join(parts)
+    """How the unit departs from its stages' presets, as report rows name it (planned:
+    :func:`benchmark.run.plan.stage_variant`): "paper + max_steps=10", the preset alone when it is not the
+    method's default, "" for none. Values the planner derives (a dev task "target", an inherited pooling, the
+    backbone) are no part of it, so one experiment on four tasks stays one row."""
+    return spec.variant
 
 
 def mark_failed(run_dir: Path, error: BaseException) -> None:

@@ -44,6 +44,8 @@ from benchmark.results import config_hash
 from benchmark.train.runtime import (
     Dist,
     autocast_context,
+    deterministic_mode,
+    deterministic_requested,
     grad_scaler,
     init_distributed,
     pick_device,
@@ -157,6 +159,7 @@ class _Run:
     state_dir: Path
     run_hash: str
     scaler: Any = None  # torch.amp.GradScaler: active with amp=fp16 only
+    last_scale: float | None = None  # the scaler's scale after the previous step (fp16: a drop = a skipped step)
     dev_best: dict[str, Any] | None = None
     dev_stale: int = 0  # dev evaluations since the last new best (early stopping)
     workers: int = 0  # collate worker processes (benchmark.train.batches); the weights do not depend on it
@@ -192,9 +195,23 @@ def _one_step(run: _Run, step: int, batch: Any) -> _Done:
     lr = run.optimizer.param_groups[0]["lr"]
     run.scaler.step(run.optimizer)
     run.scaler.update()
-    run.scheduler.step()
+    if _optimizer_stepped(run):
+        run.scheduler.step()
     run.optimizer.zero_grad(set_to_none=True)
     return _Done(step + 1, loss.detach(), grad_norm, extras, lr)
+
+
+def _optimizer_stepped(run: _Run) -> bool:
+    """Whether the last ``scaler.step`` stepped the optimizer. Under fp16 the GradScaler skips a step whose
+    gradients overflowed and halves its scale; the LR schedule must not advance then (as torch's AMP recipe and
+    the references' loops do), else the skipped steps shorten warm-up. Reading the scale costs one host sync per
+    step, under fp16 only."""
+    if not run.scaler.is_enabled():
+        return True
+    scale = run.scaler.get_scale()
+    stepped = run.last_scale is None or scale >= run.last_scale
+    run.last_scale = scale
+    return stepped
 
 
 def _settle(run: _Run, pending: list[_Done], log: TrainLog) -> float | None:
@@ -298,7 +315,8 @@ def _dev_step(run: _Run, step: int, out_dir: Path, run_config: dict[str, Any],
 def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str | Path, *, seed: int = 0,
           device: str | None = None, resume: bool = True, show_progress: bool = True,
           run_config: dict[str, Any] | None = None, dev_eval: Callable[[Path], float] | None = None,
-          on_step: Callable[[int], None] | None = None, workers: int | None = None) -> TrainResult:
+          on_step: Callable[[int], None] | None = None, workers: int | None = None,
+          deterministic: bool | None = None) -> TrainResult:
     """Train ``method`` with ``cfg`` on ``corpus`` and export ``<out_dir>/checkpoint``.
 
     ``run_config`` is the JSON-able description recorded in method.json (its hash identifies the run; default:
@@ -309,11 +327,24 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     result's ``steps`` then counts the steps trained). ``on_step(step)`` runs after each
     step (tests use it to simulate a crash). ``workers``: collate worker processes (default
     :func:`benchmark.train.batches.default_workers`); the trained weights are the same for any number.
+    ``deterministic`` (default ``$BENCH_DETERMINISTIC``): deterministic kernels only
+    (:func:`benchmark.train.runtime.deterministic_mode`), what a bit-identical resume on a GPU needs.
     """
+    with deterministic_mode(deterministic_requested(deterministic)):
+        return _train(method, cfg, corpus, out_dir, seed=seed, device=device, resume=resume,
+                      show_progress=show_progress, run_config=run_config, dev_eval=dev_eval, on_step=on_step,
+                      workers=workers)
+
+
+def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str | Path, *, seed: int,
+           device: str | None, resume: bool, show_progress: bool, run_config: dict[str, Any] | None,
+           dev_eval: Callable[[Path], float] | None, on_step: Callable[[int], None] | None,
+           workers: int | None) -> TrainResult:
+    """:func:`train` inside its determinism setting."""
     from benchmark.train.checkpoint import finished_checkpoint
 
     t_start = time.perf_counter()
-    dist = init_distributed()
+    dist = init_distributed(device)
     dev = pick_device(device, dist)
     method.pooling_writer(cfg)  # an unexportable pooling fails before any training
     out_dir = Path(out_dir)
@@ -337,6 +368,7 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
         dev_eval = loss_evaluator(method, cfg, run.module, dev_texts, dev)
     state = load_train_state(run.state_dir, method.name, run_hash) if resume else None
     start = _restore(run, state) if state else 0
+    run.last_scale = run.scaler.get_scale() if run.scaler.is_enabled() else None  # fp16: see _optimizer_stepped
     if dist.world > 1:  # dropout must differ between ranks; one stream per (seed, start, rank)
         torch.manual_seed(int(np.random.default_rng([seed, start, dist.rank]).integers(2**62)))
     if dist.main:

@@ -12,8 +12,16 @@ embedding layer and vocabulary head; ``s`` is the encoder's pooled sentence embe
   random/keep split: Fig. 3.4 "replacing the original token with [mask] token"); the decoder's word embedding at
   position 0 ([CLS]) is replaced by ``s``; bidirectional layers predict the masked tokens.
 
-Loss (``ae_reduction``): ``sentence`` = eq. 3.4/3.5 as printed, -(1/N) sum_i sum_t log P (token NLLs summed per
-sentence, averaged over sentences); ``token`` = the mean over predicted tokens (HF's cross-entropy convention).
+Loss (``ae_reduction``): ``token`` (default, the ``thesis`` presets) = the mean NLL over predicted tokens;
+``sentence`` = eq. 3.4/3.5 read literally, -(1/N) sum_i sum_t log P (token NLLs summed per sentence, averaged over
+sentences), which multiplies the loss, and so eq. 3.6's effective w, by the predicted tokens per sentence. The thesis
+prints only the equations; ``token`` is an inference from the code it names (Sec. 5.2.3, line 658 of the text: "build
+the implementation on top of existing SimCSE source code" with ``transformers``): SimCSE's auxiliary objective
+(``simcse/models.py``: ``loss_fct = nn.CrossEntropyLoss()``; ``loss = loss + mlm_weight * loss_fct(prediction_scores,
+mlm_labels)``) and HF's LM heads average over tokens, and TSDAE, which inspired the CLM autoencoder, prints the same
+per-sentence sum (its eq. J_SDAE) while its released loss (sentence-transformers ``DenoisingAutoEncoderLoss``:
+``nn.CrossEntropyLoss(ignore_index=pad)``) is a token mean. The thesis' weights w in {0.1, ..., 1e-4} start at
+SimCSE's ``mlm_weight`` default 0.1.
 The vocabulary head runs only at labelled positions (:func:`methods.parts.heads.labelled_ce`, on the positions
 :func:`autoencoder_batch` finds in collate, so the step needs no device synchronisation to size the gather): the
 same loss and gradients as projecting every position, without the 30,522-wide projection of the positions no loss
@@ -47,16 +55,23 @@ DecoderInit = Literal["pretrained", "random"]
 class AutoencoderFields:
     """Config fields of an autoencoder objective, mixed into a method's config dataclass."""
 
-    ae_weight: float = 1.0  # eq. 3.6's w (the AE's factor; alone, the AE is the whole loss)
     decoder_layers: int = 2  # thesis Sec. 3.2.1 "always set 2 layers for decoder"; Table 5.3
     decoder_init: DecoderInit = "pretrained"  # thesis silent: the backbone's bottom layers (see module doc)
     mask_ratio: float = 0.8  # thesis Sec. 3.2.2 "randomly mask some tokens (usually 80% in this thesis)"
-    ae_reduction: Reduction = "sentence"  # eq. 3.4 / 3.5: token NLLs summed per sentence, mean over sentences
+    ae_reduction: Reduction = "token"  # inferred from the SimCSE/HF code the thesis built on (module doc)
+
+
+@dataclass(frozen=True)
+class MultiTaskFields:
+    """Eq. 3.6's weight, a field of the multi-task configs only: alone (``clm-ae``, ``mlm-ae``) the autoencoder is
+    the whole loss (eq. 3.4 / 3.5), so a weight there would only rescale the learning rate."""
+
+    ae_weight: float = 0.001  # eq. 3.6's w: the thesis sweeps {0.1, 0.01, 0.001, 1e-4}; 0.001 is its best CLM w
 
 
 def check_autoencoder_fields(cfg: Any) -> None:
     """ConfigError for out-of-range autoencoder fields."""
-    if cfg.ae_weight < 0:
+    if getattr(cfg, "ae_weight", 0.0) < 0:  # multi-task configs only (MultiTaskFields)
         raise ConfigError(f"ae_weight must be >= 0, got {cfg.ae_weight}")
     if cfg.decoder_layers < 1:
         raise ConfigError(f"decoder_layers must be >= 1, got {cfg.decoder_layers}")

@@ -296,3 +296,64 @@ def test_scores_do_not_depend_on_the_hash_seed(preset):
                               text=True, timeout=600, check=True)
         outputs.append(done.stdout)
     assert outputs[0] and outputs[0] == outputs[1]
+
+
+# A stand-in JAX that leaves a mark when imported or asked for a top-k (bm25s imports jax.lax and runs one top-k
+# at import time; on a GPU host that claims ~75% of the GPU per process).
+FAKE_JAX = {"jax/__init__.py": "import os, pathlib\npathlib.Path(os.environ['JAX_MARK']).write_text('imported')\n",
+            "jax/lax.py": "def top_k(x, k):\n    raise RuntimeError('JAX top_k called')\n"}
+JAX_PROBE = """
+import json, os, sys
+from benchmark.eval.bm25 import BM25Scorer
+top, idx = BM25Scorer("elasticsearch").search(["red dog"], ["a red dog", "a cat", "the dog"], 2)
+print(json.dumps({"jax": "jax" in sys.modules, "top": idx.tolist(),
+                  "env": {k: os.environ.get(k) for k in ("JAX_PLATFORMS", "XLA_PYTHON_CLIENT_PREALLOCATE")}}))
+"""
+
+
+@pytest.mark.parametrize("user_platforms", [None, "cuda"])
+def test_bm25_never_brings_up_jax_and_keeps_the_users_jax_settings(tmp_path, user_platforms):
+    """With JAX installed, building and searching a BM25 index imports no JAX at all (bm25s is imported with JAX
+    blocked); JAX settings get CPU-only, non-preallocating defaults, and a user's own value is kept."""
+    import json
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    for name, text in FAKE_JAX.items():
+        (tmp_path / name).parent.mkdir(exist_ok=True)
+        (tmp_path / name).write_text(text)
+    mark = tmp_path / "jax-was-imported"
+    repo = Path(__file__).resolve().parents[2]
+    env = {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "XLA_PYTHON_CLIENT_PREALLOCATE")}
+    env.update(PYTHONPATH=os.pathsep.join([str(tmp_path), str(repo)]), JAX_MARK=str(mark))
+    if user_platforms:
+        env["JAX_PLATFORMS"] = user_platforms
+    # the stand-in is importable in that interpreter: the test would see a real import
+    subprocess.run([sys.executable, "-c", "import jax"], env=env, check=True, timeout=60)
+    assert mark.is_file()
+    mark.unlink()
+    done = subprocess.run([sys.executable, "-c", JAX_PROBE], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    assert not mark.exists() and out["jax"] is False
+    assert out["top"] == [[0, 2]]
+    assert out["env"] == {"JAX_PLATFORMS": user_platforms or "cpu", "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+
+
+def test_bm25s_index_is_built_with_the_numpy_backend(monkeypatch):
+    """bm25s is asked for its numpy backends explicitly (no numba JIT, no JAX top-k)."""
+    from benchmark.eval import bm25 as B
+
+    bm25s = B.import_bm25s()
+    seen = []
+    real = bm25s.BM25
+
+    def spy(*args, **kwargs):
+        seen.append(kwargs)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(bm25s, "BM25", spy)
+    BM25Scorer("anserini").search(["dogs"], ["dogs run", "cats"], 1)
+    assert seen and seen[0]["backend"] == "numpy" and seen[0]["csc_backend"] == "numpy"

@@ -49,7 +49,7 @@ def test_method_trains_and_exports_on_backbone(tiny, tmp_path, method_name, arch
     model_dir = tiny("bert" if arch == "bert-scratch" else arch)
     cfg = tiny_config(method, model_dir, **_overrides(method_name, arch, tiny))
     with one_thread():
-        result = train(method, cfg, toy_corpus(64), tmp_path, seed=0, show_progress=False)
+        result = train(method, cfg, toy_corpus(64), tmp_path, seed=0, show_progress=False, device="cpu")
         emb = HFEncoder(str(result.checkpoint), device="cpu", show_progress=False).encode(PROBE)
     losses = [line["loss"] for line in result.history if "loss" in line]
     assert len(losses) == 4 and all(np.isfinite(losses)) and np.isfinite(result.final_loss)
@@ -66,7 +66,7 @@ def test_seq2seq_export_embeds_with_the_trained_encoder(tiny, tmp_path, arch):
     method = METHODS.get("tsdae")
     cfg = tiny_config(method, tiny(arch), **_overrides("tsdae", arch, tiny))
     with one_thread():
-        result = train(method, cfg, toy_corpus(64), tmp_path, seed=0, show_progress=False)
+        result = train(method, cfg, toy_corpus(64), tmp_path, seed=0, show_progress=False, device="cpu")
         ours = HFEncoder(str(result.checkpoint), device="cpu", show_progress=False).encode(PROBE)
         module = result.module.eval()
         for i, text in enumerate(PROBE):

@@ -155,7 +155,7 @@ def test_training_changes_only_the_flow_and_export_gives_z(tiny_bert_dir, tmp_pa
     method.build = spy_build  # instance attribute: shadows the class method for this test only
     try:
         with one_thread():
-            result = train(method, cfg, CORPUS, tmp_path / "run", seed=0, show_progress=False)
+            result = train(method, cfg, CORPUS, tmp_path / "run", seed=0, show_progress=False, device="cpu")
     finally:
         del method.build
     module, before = seen["module"], seen["before"]

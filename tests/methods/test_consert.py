@@ -246,7 +246,8 @@ def test_dev_selects_with_mean_pooling_exports_last2avg_and_stops_on_patience(ti
         return next(scores)
 
     with one_thread():
-        result = train(method, cfg, toy_corpus(), tmp_path / "run", seed=0, show_progress=False, dev_eval=dev_eval)
+        result = train(method, cfg, toy_corpus(), tmp_path / "run", seed=0, show_progress=False, dev_eval=dev_eval,
+                       device="cpu")
     meta = json.loads((result.checkpoint / "method.json").read_text())
     assert poolings == ["mean", "mean", "mean"]  # main.py's dev evaluator: the training model's mean pooling
     assert meta["pooling"] == "last2avg" and meta["dev"]["pooling"] == "mean"

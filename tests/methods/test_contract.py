@@ -32,7 +32,7 @@ def trained(tiny_bert_dir, tmp_path_factory):
             cfg = tiny_config(method, tiny_bert_dir)
             with one_thread():
                 result = train(method, cfg, toy_data(method), tmp_path_factory.mktemp(name), seed=0,
-                               show_progress=False)
+                               show_progress=False, device="cpu")
             cache[name] = (method, cfg, result)
         return cache[name]
 

@@ -170,7 +170,8 @@ def test_export_has_no_projector_and_reloads_with_prompt(tiny_bert_dir, tmp_path
     cfg = _cfg(tiny_bert_dir, max_steps=2, batch_size=4, lr=1e-3)
     corpus = [f"sentence number {i} about topic {i % 3}" for i in range(8)]
     with one_thread():
-        ckpt = train(METHODS.get("denosent"), cfg, corpus, tmp_path / "run", show_progress=False).checkpoint
+        ckpt = train(METHODS.get("denosent"), cfg, corpus, tmp_path / "run", show_progress=False,
+                     device="cpu").checkpoint
     with safe_open(str(ckpt / "model.safetensors"), "pt") as f:
         keys = list(f.keys())
     assert not [k for k in keys if "projector" in k or "decoder" in k or "predictions" in k]

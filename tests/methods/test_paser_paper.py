@@ -26,7 +26,9 @@ CODE_SETTING = {  # field -> (value, source)
     "mlm_head": ("pretrained", "[PS] train.py: model.lm_head.load_state_dict(cls.predictions.state_dict())"),
     "tie_head": (False, "[PS] lm_head is a separate BertLMPredictionHead: a copy, not tied"),
     "decoder_embeddings": ("bert", "[PS] models.py cl_init(cls, config, self.bert.embeddings)"),
-    "top_k": (5, "paper Tables 4/8/9 default row 77.7/79.3/65.4 = Table 5 RAKE (top5); top3 is 77.8/79.4/64.4"),
+    "top_k": (1, "INFERRED: 002:86 §3.1.2 'mask out the most important phrase p0' (one phrase; 002:117 'the masked "
+              "phrase p0'); [PS] has no phrase extraction; Table 1 (002:182, 77.72/79.19/65.31) is none of Table "
+              "5's rows (002:274-278)"),
     "synonym_ratio": (0.5, "[PS] README: synonym replacement with a ratio of 0.5"),
     "augment": ("static", "[PS] README: data/augmented.csv, preprocessed once with EDA's code"),
     "eda_clean": (True, "EDA get_only_chars runs before synonym replacement"),
@@ -42,11 +44,44 @@ def test_paper_preset_is_the_released_codes_setting(field):
         assert getattr(METHODS.get("paser").config(preset), field) == value, f"{preset}.{field}: {source}"
 
 
-def test_eq2_is_a_named_variant_that_differs_only_in_the_signal():
+def test_eq2_is_the_ablations_default_row_and_differs_only_in_signal_and_phrases():
     method = METHODS.get("paser")
     paper, eq2 = method.config("paper"), method.config("paper-eq2")
     assert eq2.signal == "eq2" and (eq2.signal_m, eq2.signal_n) == (10.0, 10.0)  # Table 8's best m = n = 10
-    assert eq2.replace(signal="code") == paper
+    # 002:278 Table 5 "RAKE (top5)" = 002:254 Table 4 "+ SR" = 002:376 Table 8 "m = 10, n = 10" = 002:399 Table 9
+    # "[CLS]": 77.7/79.3/65.4, the ablations' shared default row
+    assert eq2.top_k == 5
+    assert eq2.replace(signal="code", top_k=paper.top_k) == paper
+
+
+def _rounded(v: float) -> float:
+    return float(f"{v:.1f}")
+
+
+def test_table_1_is_none_of_table_5s_rows_so_its_phrases_come_from_section_3_1_2():
+    """Why top_k is inferred: Table 1's PaSeR row (002:182) rounded to Table 5's one decimal matches no RAKE row
+    (002:274-278), so Table 5 does not say which k Table 1 used; §3.1.2 (002:86) masks one phrase."""
+    table1 = {"sts12-16": (70.21 + 83.88 + 73.06 + 83.87 + 77.60) / 5, "stsb": 79.19, "sickr": 65.31}
+    table5 = {1: (73.5, 73.9, 62.4), 2: (76.8, 77.6, 63.6), 3: (77.8, 79.4, 64.4), 4: (77.6, 79.3, 64.6),
+              5: (77.7, 79.3, 65.4)}
+    ours = tuple(_rounded(v) for v in table1.values())
+    assert ours == (77.7, 79.2, 65.3)
+    assert all(row != ours for row in table5.values())
+    assert "INFERRED" in METHODS.get("paser").preset_notes["paper"]
+
+
+def test_the_paper_preset_masks_only_the_top_phrase():
+    """With the paper preset's k, s~ masks the words of RAKE's best phrase only and the target is that phrase."""
+    cfg = METHODS.get("paser").config("paper")
+    text = "deep learning models need large labeled datasets, but cheap unlabeled text is everywhere"
+    ex = make_example(text, cfg.top_k, "[MASK]", NLTK_ENGLISH_STOPWORDS, 0.0, None, None)
+    top5 = make_example(text, 5, "[MASK]", NLTK_ENGLISH_STOPWORDS, 0.0, None, None)
+    # RAKE by hand (NLTK stop words; ',' and stop words split phrases): "deep learning models need large labeled
+    # datasets" (7 words, each deg 7 / freq 1 = 7, score 49) beats "cheap unlabeled text" (3 x 3 = 9) and
+    # "everywhere" (1)
+    assert ex.target == "deep learning models need large labeled datasets"
+    assert ex.view1 == " ".join(["[MASK]"] * 7) + ", but cheap unlabeled text is everywhere"
+    assert top5.target.split()[-1] == "everywhere"  # top-5 would also mask the weaker phrases
 
 
 def test_static_augmentation_gives_every_step_the_same_views():

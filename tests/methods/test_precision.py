@@ -86,7 +86,7 @@ def test_fp16_trains_with_loss_scaling_and_records_amp(tiny_bert_dir, tmp_path):
             seen.update(torch.load(tmp_path / "train_state" / "state.pt", weights_only=False))
 
     with one_thread():
-        result = train(method, cfg, toy_corpus(40), tmp_path, show_progress=False, on_step=peek)
+        result = train(method, cfg, toy_corpus(40), tmp_path, show_progress=False, on_step=peek, device="cpu")
     assert result.steps == 4 and result.final_loss is not None and result.final_loss == result.final_loss
     assert seen["scaler"]["scale"] > 0  # the scaler's state travels with the train state
     meta = json.loads((tmp_path / "checkpoint" / "method.json").read_text())

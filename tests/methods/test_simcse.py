@@ -107,7 +107,8 @@ def test_cls_mlp_export_is_tanh_of_the_trained_linear_on_cls(tiny_bert_dir, tmp_
         return float(len(seen))  # every probe is a new best: the last one is exported
 
     with one_thread():
-        result = train(method, cfg, toy_corpus(), tmp_path / "run", seed=0, show_progress=False, dev_eval=dev_eval)
+        result = train(method, cfg, toy_corpus(), tmp_path / "run", seed=0, show_progress=False, dev_eval=dev_eval,
+                       device="cpu")
         assert seen == ["cls_mlp", "cls_mlp"]
         texts = ["a dog and a fish", "kite"]
         ours = HFEncoder(str(result.checkpoint), device="cpu", show_progress=False).encode(texts)

@@ -176,7 +176,7 @@ def test_short_training_lowers_the_loss(tiny_bert_dir, tmp_path, name):
     method = METHODS.get(name)
     cfg = tiny_config(method, tiny_bert_dir, max_steps=16)
     with one_thread():
-        result = train(method, cfg, toy_examples(method), tmp_path, seed=0, show_progress=False)
+        result = train(method, cfg, toy_examples(method), tmp_path, seed=0, show_progress=False, device="cpu")
     losses = [line["loss"] for line in result.history if "loss" in line]
     assert np.mean(losses[-2:]) < np.mean(losses[:2]), losses
 
@@ -198,6 +198,7 @@ def test_dev_selection_runs_at_each_epoch_end(tiny_bert_dir, tmp_path):
         return next(scores)
 
     with one_thread():
-        result = train(method, cfg, toy_examples(method), tmp_path, seed=0, show_progress=False, dev_eval=dev_eval)
+        result = train(method, cfg, toy_examples(method), tmp_path, seed=0, show_progress=False, dev_eval=dev_eval,
+                       device="cpu")
     assert len(calls) == 3 and result.dev_best == {"task": "stsb", "step": 8, "score": 0.9, "pooling": "mean",
                                                    "metric": "main score"}

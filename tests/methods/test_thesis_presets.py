@@ -31,7 +31,10 @@ TABLE_5_3: dict[str, tuple[Any, str]] = {
 }
 CONTRASTIVE = {"temperature": (0.05, "647 'temperature 0.05'")}
 DECODER = {"decoder_layers": (2, "652 'decoder layers 2'; 364 'always set 2 layers for decoder'"),
-           "mask_ratio": (0.8, "391 'randomly mask some tokens (usually 80% in this thesis)'")}
+           "mask_ratio": (0.8, "391 'randomly mask some tokens (usually 80% in this thesis)'"),
+           "ae_reduction": ("token", "658 built on the SimCSE code (inferred): simcse/models.py's auxiliary loss is "
+                                     "mlm_weight * nn.CrossEntropyLoss(), a token mean; 383/395 print per-sentence sums")}
+MULTITASK = {"ae_weight": (0.001, "919 Table 5.16 'especially when the weight w = 0.001'")}
 CONSERT = {
     "dropout": (False, "326 'Use BERT model T as encoder, remove its default dropout'"),
     "view2": ("shuffle", "687 ConSERT1 and ConSERT2 both use Token Shuffling"),
@@ -47,13 +50,13 @@ EXPECTED: dict[tuple[str, str], dict[str, tuple[Any, str]]] = {
                             "view1": ("feature_cutoff", "683 'ConSERT1 uses Token Shuffling + Feature Cutoff'")},
     ("consert", "thesis2"): {**TABLE_5_3, **CONTRASTIVE, **CONSERT,
                              "view1": ("dropout", "683 'ConSERT2 uses Token Shuffling + Embedding Dropout'")},
-    ("clm-ae", "thesis"): {**TABLE_5_3, **DECODER, "ae_weight": (1.0, "383 eq. 3.4 is the whole loss")},
-    ("mlm-ae", "thesis"): {**TABLE_5_3, **DECODER, "ae_weight": (1.0, "395 eq. 3.5 is the whole loss")},
-    ("simcse-clm", "thesis"): {**TABLE_5_3, **CONTRASTIVE, **DECODER,
+    ("clm-ae", "thesis"): {**TABLE_5_3, **DECODER},  # 383 eq. 3.4 is the whole loss: no ae_weight (below)
+    ("mlm-ae", "thesis"): {**TABLE_5_3, **DECODER},  # 395 eq. 3.5 is the whole loss
+    ("simcse-clm", "thesis"): {**TABLE_5_3, **CONTRASTIVE, **DECODER, **MULTITASK,
                                "loss": ("infonce", "Table 5.17 'L_simcse + w * L_CLM_autoencoder'")},
-    ("simcse-mlm", "thesis"): {**TABLE_5_3, **CONTRASTIVE, **DECODER,
+    ("simcse-mlm", "thesis"): {**TABLE_5_3, **CONTRASTIVE, **DECODER, **MULTITASK,
                                "loss": ("infonce", "Table 5.17 'L_simcse + w * L_MLM_autoencoder'")},
-    **{(f"consert-{kind}", "thesis"): {**TABLE_5_3, **CONTRASTIVE, **CONSERT, **DECODER,
+    **{(f"consert-{kind}", "thesis"): {**TABLE_5_3, **CONTRASTIVE, **CONSERT, **DECODER, **MULTITASK,
                                       "view1": ("feature_cutoff", "683 ConSERT1's augmentations")}
        for kind in ("clm", "mlm")},
 }
@@ -66,6 +69,12 @@ def test_thesis_preset_is_table_5_3(method, preset):
              if getattr(cfg, f) != want}
     assert not wrong, "\n".join(f"{f}: preset {got!r}, thesis {want!r} (line {line})" for f, (got, want, line)
                                 in wrong.items())
+
+
+@pytest.mark.parametrize("method", ["clm-ae", "mlm-ae"])
+def test_standalone_autoencoders_have_no_eq_3_6_weight(method):
+    # 383 / 395: eq. 3.4 / 3.5 alone are the loss; eq. 3.6's w (414) weighs the AE against a contrastive loss.
+    assert not hasattr(METHODS.get(method).config("thesis"), "ae_weight")
 
 
 @pytest.mark.parametrize("method", ["simcse", "consert", "clm-ae", "mlm-ae", "simcse-clm", "simcse-mlm"])

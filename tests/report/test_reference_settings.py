@@ -14,7 +14,7 @@ from benchmark.registry import METHODS
 from benchmark.report.make import ReportOptions, build_sections
 from benchmark.report.reference import entries, load_reference
 from benchmark.results import iter_results
-from tests.report.synthetic_results import add_result
+from tests.report.genuine import add_trained, corpus_entry, data_root, stage_config
 
 SCHEMA = {"preset", "model", "train_data", "config", "precision"}
 AMP = {"off": "fp32", "fp16": "fp16"}
@@ -58,49 +58,64 @@ def test_paser_ablation_tables_are_typed_in():
                                                                    "first_last_avg": 65.8, "cls": 65.4}
 
 
-def _sts_run(root, method, seed, *, preset, config, corpus, model="bert-base-uncased", value=0.7):
-    cfg = {"preset": preset, "config": {"amp": "off", **config}, "corpus": {"label": corpus}}
+def _sts_run(root, method, seed, *, preset, config, corpus, data, value=0.7):
+    """A run of ``method``'s ``preset`` with ``config`` applied, on ``corpus``, as `bench run` records it."""
+    cfg = stage_config(method, preset, **config)
     for task in STS:
-        add_result(root, method, seed, task, {"spearman": value}, model=model, pooling="mask_token"
-                   if method == "denosent" else "cls", train_corpus=corpus, config=cfg, group="sts")
+        add_trained(root, method, seed, task, {"spearman": value}, config=cfg, corpus=corpus, preset=preset,
+                    pooling="mask_token" if method == "denosent" else "cls")
+
+
+def _report(store, data, tables, **kw):
+    return build_sections(list(iter_results(store)), ReportOptions(results_dir=store, tables=tables, data_root=data,
+                                                                   **kw))
 
 
 def test_a_denosent_run_without_paraphrases_is_not_compared_with_the_paraphrase_result(tmp_path):
-    _sts_run(tmp_path, "denosent", 0, preset="paper-no-bt", corpus="file:wiki1m.txt",
-             config={"paraphrases": False, "contrastive_weight": 1.0, "generative_weight": 1.0})
-    (section,) = build_sections(list(iter_results(tmp_path)), ReportOptions(results_dir=tmp_path,
-                                                                            tables=("sts-table",)))
+    data = data_root(tmp_path / "data")
+    wiki = tmp_path / "wiki1m.txt"
+    wiki.write_text("a cat sat .\nit rains .\n")
+    _sts_run(tmp_path / "r", "denosent", 0, preset="paper-no-bt", corpus=corpus_entry(data, file=wiki), data=data,
+             config={"contrastive_weight": 1.0, "generative_weight": 1.0})
+    (section,) = _report(tmp_path / "r", data, ("sts-table",))
     assert section.comparison.rows == ()  # before: compared with 79.33 although it trained without paraphrases
     (note,) = [n for n in section.comparison.notes if n.startswith("No published neighbour for DenoSent")]
-    assert "DenoSent Table 1 DenoSent-BERTbase assumes training data file:paraphrases.tsv (ours: file:wiki1m.txt), " \
-           "preset paper (ours: paper-no-bt), paraphrases=True (ours: False)" in note
+    assert "DenoSent Table 1 DenoSent-BERTbase differs in " in note
+    assert "paraphrases: ours false, paper true" in note
+    assert "(file:wiki1m.txt, 2 sentences), paper " in note and "(denosent/denosent-pairs)" in note
 
 
 def test_the_paper_denosent_run_meets_its_row_and_ablations_meet_theirs(tmp_path):
-    pairs = {"paper": (1.0, 1.0), "contrastive-only": (1.0, 0.0), "generative-only": (0.0, 1.0)}
-    for i, (c, g) in enumerate(pairs.values()):
-        _sts_run(tmp_path / str(i), "denosent", 0, preset="paper", corpus="file:paraphrases.tsv",
+    data = data_root(tmp_path / "data")
+    pairs = corpus_entry(data, file=data / "denosent/paraphrases.tsv")  # the authors' release, as downloaded
+    weights = {"paper": (1.0, 1.0), "contrastive-only": (1.0, 0.0), "generative-only": (0.0, 1.0)}
+    for i, (c, g) in enumerate(weights.values()):
+        _sts_run(tmp_path / str(i), "denosent", 0, preset="paper", corpus=pairs, data=data,
                  config={"paraphrases": True, "contrastive_weight": c, "generative_weight": g})
     got = []
     for i in range(3):
-        (section,) = build_sections(list(iter_results(tmp_path / str(i))), ReportOptions(
-            results_dir=tmp_path / str(i), tables=("sts-table",)))
+        (section,) = _report(tmp_path / str(i), data, ("sts-table",))
         got.append([e.label for _, e in section.comparison.rows])
     assert got == [["DenoSent-BERTbase"], ["DenoSent-BERTbase (contrastive only)"],
                    ["DenoSent-BERTbase (generative only)"]]
 
 
 def test_paser_runs_meet_the_ablation_row_of_their_own_setting(tmp_path):
-    base = {"signal": "eq2", "signal_m": 10.0, "signal_n": 10.0, "synonym_ratio": 0.5, "pooling": "cls"}
-    _sts_run(tmp_path / "a", "paser", 0, preset="paper-eq2", corpus="file:sts-sentences.txt",
-             config={**base, "top_k": 3})
-    _sts_run(tmp_path / "b", "paser", 0, preset="paper", corpus="file:sts-sentences.txt",
-             config={**base, "signal": "code", "top_k": 5})
+    """PaSeR trains on the STS sets' unlabeled sentences as ConSERT collected them, which were never published as a
+    file: a run pairs only on the user's word that its corpus is a sample of them."""
+    data = data_root(tmp_path / "data")
+    sts = {"label": "file:sts-sentences.txt", "sha256": "e" * 64, "sentences": 100}
+    t5 = {e.label: e for e in entries("paser-table5")}["RAKE (top3)"].settings["config"]
+    t1 = next(e for e in entries("paser-table1") if e.match and e.match["method"] == "paser").settings["config"]
+    _sts_run(tmp_path / "a", "paser", 0, preset="paper-eq2", corpus=sts, data=data, config=t5)
+    _sts_run(tmp_path / "b", "paser", 0, preset="paper", corpus=sts, data=data, config=t1)
     labels = {}
     for run in ("a", "b"):
-        sections = build_sections(list(iter_results(tmp_path / run)), ReportOptions(
-            results_dir=tmp_path / run, tables=("paser-ablations", "sts-table")))
+        sections = _report(tmp_path / run, data, ("paser-ablations", "sts-table"),
+                           user_samples=(("consert-sts-sentences", "e" * 64),))
         labels[run] = [f"{e.source} {e.label}" for s in sections for _, e in s.comparison.rows]
     assert labels["a"] == ["PaSeR Table 5 RAKE (top3)"]  # not Table 1's number: a different setting
     # the code's signal: Table 1's run (first found in DenoSent Table 1, which reprints PaSeR's), no ablation row
     assert labels["b"] == ["DenoSent Table 1 PaSeR-BERTbase"]
+    (alone,) = _report(tmp_path / "b", data, ("sts-table",))
+    assert alone.comparison.rows == ()  # without the user's word: the corpus is no release

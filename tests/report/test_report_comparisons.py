@@ -25,8 +25,8 @@ def test_difference_to_a_baseline_row_is_paired_per_seed(tmp_path):
     assert {r.key.method for r in b.rows} == {"denosent", "tsdae"}  # no SimCSE row: it is the zero line
     # the figure plots MRR and MAP differences (the paper: "We report the mean MRR@1 and MAP@1"), not nDCG
     assert [(c.group, c.header, c.metric) for c in b.columns if c.task == "mteb:SciDocsRR"] == [
-        ("SciD", "MRR@10", "mrr_at_10"), ("SciD", "MAP", "map_at_1000")]
-    assert [c.metric for c in b.columns if c.task == "mteb:QuoraRetrieval"] == ["mrr_at_1", "map_at_1"]
+        ("SciD", "MAP", "map_at_1000"), ("SciD", "MRR@10", "mrr_at_10")]
+    assert [c.metric for c in b.columns if c.task == "mteb:QuoraRetrieval"] == ["map_at_1", "mrr_at_1"]
     deno = next(r for r in b.rows if r.key.method == "denosent").cells["mteb.SciDocsRR.map"]
     assert deno.mean == pytest.approx(4.0) and deno.n == 3  # (2 + 4 + 6) / 3 points
     assert deno.std == pytest.approx(2.0)

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from benchmark.report.build import build_table
 from benchmark.report.make import ReportOptions, make_report
 from benchmark.report.pretraining import break_even, curve_points, search
-from benchmark.report.reference import compare
+from benchmark.report.reference import entries, matches
 from benchmark.report.rows import index_results
 from benchmark.report.tables import TABLES
 from benchmark.results import iter_results
@@ -51,9 +51,9 @@ def test_table2_blocks_from_the_grid_settings(tmp_path):
     assert [r.label for r in upper] == ["SBERT-supervised"]  # MNRL on AskUbuntu and MSE on TwitterPara: one row
     assert upper[0].cells["askubuntu"].mean == pytest.approx(64.0)
     assert upper[0].cells["twitterpara.avg"].mean == pytest.approx(75.0) and not upper[0].cells["askubuntu"].bold
-    # every block has its published counterpart beside it
-    comp = compare(built, TABLES.get("paper-table2"))
-    matched = {(r.block, e.label, e.block) for r, e in comp.rows}
+    # every block has its published counterparts (which rows a published row is about; pairing is by content)
+    matched = {(r.block, e.label, e.block) for r in built.rows if r.key for e in entries("tsdae-table2")
+               if matches(e, r.key)}
     assert ("Domain adaptation: target task → NLI+STS", "TSDAE", "Domain adaptation: target task -> NLI+STS") in matched
     assert ("Domain adaptation: NLI+STS → target task", "TSDAE", "Domain adaptation: NLI+STS -> target task") in matched
     assert ("In-domain supervised training (upper bound)", "SBERT-supervised",
@@ -92,7 +92,10 @@ def test_pretraining_curve_and_break_even(tmp_path):
     plot = next(p for p in rep.plots if p.name == "pretraining")
     with plot.data.open() as fh:
         lines = list(csv.DictReader(fh))
-    assert len(lines) == 6 and {ln["pretraining"] for ln in lines} == {"sbert", "tsdae"}
+    curve = [ln for ln in lines if ln["labeled_size"] != "0"]
+    assert len(curve) == 6 and {ln["pretraining"] for ln in curve} == {"sbert", "tsdae"}
+    (level,) = [ln for ln in lines if ln["labeled_size"] == "0"]  # TSDAE unsupervised, drawn as a dashed level
+    assert level["pretraining"] == "tsdae (unsupervised)" and float(level["mean"]) == pytest.approx(75.0)
 
 
 def test_binary_search_steps():
@@ -153,3 +156,76 @@ def test_a_chain_of_no_paper_setting_is_its_own_block_and_never_bold(tmp_path):
     other = dict(build_table(TABLES.get("useb-other-chains"), index).blocks())
     (row,) = other["Other chains with supervised stages (no setting of the paper)"]
     assert row.upper_bound and not row.cells["askubuntu"].bold
+
+
+# --- issue 28, item 7: the setting notes say what each side trained on ------------------------------------------
+
+def test_chain_rows_state_each_stages_budget_and_data(tmp_path):
+    """Before: "steps not recorded; corpus not recorded" for every chain (its stages hold the configs)."""
+    from benchmark.report.reference import our_settings
+    from tests.report.genuine import stage_config
+
+    stages = [{"method": m, "preset": "paper", "config": stage_config(m), "data": d} for m, d in (
+        ("tsdae", {"kind": "corpus", "label": "askubuntu", "sha256": "1" * 64, "sentences": 3}),
+        ("sbert-nli", {"kind": "labeled", "label": "allnli", "sha256": "2" * 64, "examples": 9}),
+        ("sbert-stsb", {"kind": "labeled", "label": "stsb:train", "sha256": "3" * 64, "examples": 9}))]
+    chain = {"method": "tsdae>sbert-nli>sbert-stsb", "chain": [s["method"] for s in stages], "stages": stages}
+    add_result(tmp_path, "tsdae>sbert-nli>sbert-stsb", 0, "askubuntu", {"map": 0.6}, setting="adapt-target-first",
+               train_corpus="askubuntu", config=chain)
+    (setting,) = our_settings(index_results(iter_results(tmp_path))).values()
+    assert setting.steps == "tsdae: 100000 steps at batch 8; sbert-nli: 1 epoch at batch 128; sbert-stsb: 4 epochs " \
+                            "at batch 16"
+    assert setting.corpus == ("tsdae: each task's own unlabeled sentences (in-domain) > sbert-nli: allnli > "
+                              "sbert-stsb: stsb:train (3 sent.)")
+
+
+def test_the_papers_setting_prose_of_the_adaptation_blocks_the_upper_bound_and_bm25():
+    from benchmark.report.reference import paper_setting
+    from benchmark.report.rows import RowKey
+
+    rows = {(e.match or {}).get("group", (e.match or {}).get("method")): e for e in entries("tsdae-table2")}
+    nli_first = paper_setting(rows["adapt-nli-first"], RowKey("adapt-nli-first", "tsdae", "bert-base-uncased", "cls"))
+    assert nli_first.corpus.startswith("NLI+STS (supervised), then")  # before: the unsupervised default
+    target_first = paper_setting(rows["adapt-target-first"], RowKey("adapt-target-first", "tsdae", "m", "cls"))
+    assert target_first.corpus.startswith("the task's own unlabeled sentences, then NLI+STS")
+    upper = paper_setting(rows["supervised"], RowKey("supervised", "sbert-supervised", "m", "mean"))
+    assert "labeled training pairs" in upper.corpus  # before: "unlabeled training sentences"
+    bm25 = paper_setting(rows["bm25"], RowKey("baselines", "bm25", "bm25", "none"))
+    assert bm25.backbone == "none (lexical)"  # before: "differs in backbone" (not stated vs bm25)
+
+
+def test_bm25_pairs_by_its_scoring_parameters(tmp_path):
+    from benchmark.eval.bm25 import bm25_method
+    from benchmark.report.make import build_sections
+
+    for name in ("bm25-elasticsearch", "bm25-anserini"):
+        _, method, config = bm25_method(name)
+        add_result(tmp_path / name, "bm25", 0, "askubuntu", {"map": 0.53}, model=name, pooling="none",
+                   config=config)
+    got = {}
+    for name in ("bm25-elasticsearch", "bm25-anserini"):
+        (section,) = build_sections(list(iter_results(tmp_path / name)), ReportOptions(
+            results_dir=tmp_path / name, tables=("paper-table2",), data_root=tmp_path))
+        got[name] = ([e.label for _, e in section.comparison.rows], section.comparison.notes)
+    assert got["bm25-elasticsearch"][0] == ["BM25"]  # Elasticsearch's defaults, as the paper's row
+    assert got["bm25-anserini"][0] == []
+    assert any("k1: ours 0.9, paper 1.2" in n for n in got["bm25-anserini"][1])
+    line = next(n for n in got["bm25-elasticsearch"][1] if n.startswith("Setting of"))
+    assert "Ours: none (lexical)" in line and "Paper: none (lexical)" in line
+
+
+def test_break_even_prints_the_papers_number_only_beside_the_tasks_own_labeled_data(tmp_path):
+    """Before: Table 10's 6,067 stood beside a TwitterPara curve trained on the Twitter URL stand-in."""
+    from benchmark.report.pretraining import break_even_markdown
+
+    for seed, v in enumerate((0.70, 0.72)):
+        for size, shift in ((500, 0.0), (8000, 0.1)):
+            stages = [{"method": "sbert-cosine", "preset": "paper", "config": {},
+                       "data": {"kind": "labeled", "label": "twitter-url", "examples": 42200}}]
+            add_result(tmp_path, "sbert-cosine", seed, "twitterpara",
+                       {"ap_twitterurl": v + shift, "ap_pit": v + shift, "ap_avg": v + shift}, setting="pretraining",
+                       config={"labeled_size": size, "stages": stages}, train_corpus="twitter-url")
+        add_result(tmp_path, "tsdae", seed, "twitterpara", {"ap_twitterurl": 0.75, "ap_pit": 0.75, "ap_avg": 0.75})
+    rows = break_even(index_results(iter_results(tmp_path)))
+    md = break_even_markdown(rows, {"twitterpara.avg": 6067})
+    assert "6,067" not in md and "— (ours trained on twitter-url)" in md

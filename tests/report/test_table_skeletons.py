@@ -160,3 +160,31 @@ def test_thesis_figures_plot_their_setting_and_the_sweep_splits_losses(tmp_path)
     with (tmp_path / "out/plots/thesis-alpha.csv").open() as fh:
         sweep_rows = {r["row"] for r in csv.DictReader(fh)}
     assert len(sweep_rows) == 2 and any("loss=bce" in r for r in sweep_rows)
+
+
+def test_the_reasons_no_row_is_beside_the_paper_are_written(tmp_path):
+    """When no row pairs, the keys that differ were in no output; now in the Markdown and the JSON."""
+    import json
+
+    root = tmp_path / "results"
+    add_useb(root, "tsdae", 0, 0.60, 0.14, (0.76, 0.70), (0.72,) * 4, model="minilm")
+    make_report(ReportOptions(results_dir=root, out=tmp_path / "out", tables=("paper-table2",),
+                              formats=("md", "csv"), plots=False))
+    md = (tmp_path / "out/paper-table2.md").read_text()
+    assert "Not beside the published numbers" in md and "No published neighbour for TSDAE" in md
+    data = json.loads((tmp_path / "out/paper-table2.json").read_text())
+    assert any(n.startswith("No published neighbour for TSDAE") for n in data["paper_notes"])
+    assert any(r.get("not_made") == "no results of mlm in the unsupervised setting in this store" for r in data["rows"])
+
+
+def test_denosent_tables_have_their_published_numbers(tmp_path):
+    """DenoSent Table 2 and Figure 3's numbers (the authors' paper.pdf and appendix.pdf): Fig. 3 as the bars it
+    draws, each row minus SimCSE's."""
+    from benchmark.report.reference import load_reference
+
+    fig = load_reference()["tables"]["denosent-fig3"]
+    deno = next(r for r in fig["rows"] if r["label"] == "DenoSent (back-translation)")
+    assert "SimCSE" not in [r["label"] for r in fig["rows"]] and deno["match"] == {"method": "denosent"}
+    assert set(fig["columns"]) == set(TABLES.get("denosent-fig3").columns) | {"mteb.MindSmallReranking.mrr@10"}
+    table2 = load_reference()["tables"]["denosent-table2"]
+    assert table2["columns"] == list(TABLES.get("denosent-table2").columns)

@@ -14,16 +14,20 @@ from benchmark.report.reference import compare, entries
 from benchmark.report.row_settings import run_settings
 from benchmark.report.rows import index_results
 from benchmark.report.tables import COLUMNS, TABLES
+from benchmark.report.pairing import PairingContext
 from benchmark.results import iter_results, make_record, run_id, save_result
+from tests.report.genuine import BERT as GENUINE
+from tests.report.genuine import stage_config
 
 BERT = "bert-base-uncased"
 STS6 = ("sts12", "sts13", "sts14", "sts15", "sts16", "stsb")
 
 
 def _add(root: Path, method: str, seed: int, task: str, scores: dict, *, main: str, config: dict,
-         variant: str = "", subsets: dict | None = None, model: str = BERT, pooling: str = "mean") -> None:
+         variant: str = "", subsets: dict | None = None, model: str = BERT, pooling: str = "mean",
+         backbone: dict | None = None) -> None:
     meta = {"name": method, "base_model": model, "pooling": pooling, "max_length": 128,
-            **({"variant": variant} if variant else {}),
+            **({"variant": variant} if variant else {}), **({"backbone": backbone} if backbone else {}),
             **({"train_corpus": "file:openwebtext_1m.txt"} if method != "base" else {})}
     record = make_record(run=run_id(method, model, config, seed),
                          task={"name": task, "split": "test", "group": "x", "version": "2", "data_sha256": f"sha-{task}",
@@ -33,9 +37,17 @@ def _add(root: Path, method: str, seed: int, task: str, scores: dict, *, main: s
     save_result(root, record)
 
 
+# The user's own samples of the thesis' unpublished OpenWebText 1M / 10k (bench report --user-sample).
+OWT, OWT_DEV = "f" * 64, "9" * 64
+SAMPLES = PairingContext(None, {"thesis-openwebtext-1m": OWT, "thesis-openwebtext-10k": OWT_DEV})
+
+
 def _thesis_simcse(loss: str) -> dict:
-    return {"method": "simcse", "preset": "thesis", "config": {"model": BERT, "loss": loss, "batch_size": 64,
-                                                               "epochs": 1.0, "dev_metric": "loss"}}
+    """Table 5.9's run as `bench run --preset thesis --set loss=...` records it (resolved config, corpus hashes)."""
+    return {"method": "simcse", "preset": "thesis",
+            "config": stage_config("simcse", "thesis", loss=loss, batch_size=64, epochs=1.0, dev_metric="loss"),
+            "corpus": {"label": "file:openwebtext_1m.txt", "sha256": OWT, "sentences": 1_000_000,
+                       "dev_corpus_sha256": OWT_DEV}}
 
 
 def test_sts_avg_is_the_plain_mean_of_sts12_16_and_stsb(tmp_path):
@@ -43,8 +55,8 @@ def test_sts_avg_is_the_plain_mean_of_sts12_16_and_stsb(tmp_path):
     values = dict(zip(STS6, (30.87, 59.89, 47.73, 60.29, 63.73, 47.29)))
     config = {"name": "base", "base_model": BERT, "pooling": "mean"}
     for task, v in values.items():
-        _add(tmp_path, "base", 0, task, {"spearman": v / 100}, main="spearman", config=config)
-    _add(tmp_path, "base", 0, "sickr", {"spearman": 0.5822}, main="spearman", config=config)
+        _add(tmp_path, "base", 0, task, {"spearman": v / 100}, main="spearman", config=config, backbone=GENUINE)
+    _add(tmp_path, "base", 0, "sickr", {"spearman": 0.5822}, main="spearman", config=config, backbone=GENUINE)
     index = index_results(iter_results(tmp_path))
     (key,) = index.rows
     thesis = index.cell(key, COLUMNS["sts.thesis-avg"], "test").scaled(100).mean
@@ -52,7 +64,7 @@ def test_sts_avg_is_the_plain_mean_of_sts12_16_and_stsb(tmp_path):
     assert index.cell(key, COLUMNS["sts.avg"], "test").scaled(100).mean == pytest.approx((309.8 + 58.22) / 7)
     built = build_table(TABLES.get("thesis-table5.9"), index)
     comparison = compare(built, TABLES.get("thesis-table5.9"), runs=run_settings(index))
-    ((row, entry),) = comparison.rows  # the base row meets base_model + mean pooling
+    ((row, entry),) = comparison.rows  # the base row is bert-base-uncased by its fingerprint, mean pooling
     assert entry.label == "Bert-base-uncased" and entry.values["sts.thesis-avg"] == 51.6
 
 
@@ -61,19 +73,22 @@ def test_published_rows_pair_only_with_runs_of_their_settings(tmp_path):
         for loss, v in (("nt_xent", 0.71), ("bce", 0.43)):
             for task in STS6:
                 _add(tmp_path, "simcse", seed, task, {"spearman": v}, main="spearman", config=_thesis_simcse(loss),
-                     variant=f"thesis loss={loss}")
+                     backbone=GENUINE, variant=f"thesis loss={loss}")
         # the TSDAE paper's SimCSE (another preset and loss): a SimCSE row, but not the thesis' setting
         paper = {"method": "simcse", "preset": "paper", "config": {"model": BERT, "loss": "infonce", "batch_size": 512}}
         _add(tmp_path, "simcse", seed, "stsb", {"spearman": 0.7}, main="spearman", config=paper)
     index = index_results(iter_results(tmp_path))
     assert len(index.rows) == 3  # one row per variant: nothing refused for mixing configurations
     spec = TABLES.get("thesis-table5.9")
-    comparison = compare(build_table(spec, index), spec, runs=run_settings(index))
+    comparison = compare(build_table(spec, index), spec, runs=run_settings(index), context=SAMPLES)
     pairs = {row.label: entry.label for row, entry in comparison.rows}
     owt = "SimCSE · trained on file:openwebtext_1m.txt · thesis"
-    assert pairs == {f"{owt} loss=nt_xent": "SimCSE NT-Xent", f"{owt} loss=bce": "SimCSE BCE"}
+    assert pairs == {f"{owt} loss=nt_xent (user's sample)": "SimCSE NT-Xent",
+                     f"{owt} loss=bce (user's sample)": "SimCSE BCE"}
     note = next(n for n in comparison.notes if n.startswith(f"No published neighbour for {owt.removesuffix(' · thesis')}:"))
-    assert "preset thesis (ours: paper)" in note and "loss=nt_xent (ours: infonce)" in note
+    assert "loss: ours infonce, paper nt_xent" in note and "batch_size: ours 512, paper 64" in note
+    alone = compare(build_table(spec, index), spec, runs=run_settings(index))
+    assert alone.rows == ()  # the thesis' OpenWebText sample was never published: only on the user's word
 
 
 def test_every_thesis_row_types_its_table_and_the_eproduct_rows_have_no_counterpart():

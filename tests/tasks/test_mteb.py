@@ -134,35 +134,43 @@ class _NoEncoding:
 
 
 @needs_mteb
-def test_local_sts_build_that_is_not_mtebs_data_is_refused_before_encoding(tmp_path):
-    """The fixture's STS12 files are a few lines, not MTEB's 3,108 pairs: refused, with the numbers, and nothing
-    encoded (today the name would be served by whatever the files hold)."""
+def test_senteval_sts_files_never_carry_mtebs_sts_names(tmp_path, monkeypatch):
+    """SentEval's STS12 files hold MTEB's pairs and scores in another tokenisation (402,612 characters against the
+    402,118 of MTEB's statistics): `mteb:STS12` is MTEB's dataset from the cache only, and MTEB's evaluator on the
+    SentEval files is `mteb-evaluator:senteval-sts12`, whose content must still be SentEval's: the fixture's
+    16-pair excerpt is refused before anything is encoded."""
     from benchmark.errors import ReleaseMismatchError
     from benchmark.eval.evaluate import evaluate
 
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     shutil.copytree(ASSETS / "sts", tmp_path / "sts")
     task = TASKS.get("mteb:STS12")
-    assert task.local is not None and task.files("test")[0].startswith("sts/senteval/STS12-en-test/")
-    with pytest.raises(ReleaseMismatchError, match=r"mteb:STS12 \(test\) refused.*num_samples 16 here, 3,108 in MTEB"):
+    assert task.local is None and "hf:mteb/sts12-sts" in task.version
+    with pytest.raises(MissingDataError, match="not this dataset's text.*mteb-evaluator:senteval-sts12"):
         evaluate("mteb:STS12", _NoEncoding(), "test", tmp_path)
+    evaluator = TASKS.get("mteb-evaluator:senteval-sts12")
+    assert evaluator.files("test")[0].startswith("sts/senteval/STS12-en-test/") and evaluator.group == "sts"
+    with pytest.raises(ReleaseMismatchError, match=r"mteb-evaluator:senteval-sts12 \(test\) refused.*content sha256"):
+        evaluate("mteb-evaluator:senteval-sts12", _NoEncoding(), "test", tmp_path)
     assert expand_tasks("mteb-sts")[-1] == "mteb:SICK-R"
 
 
-def test_statistics_comparison_exact_and_tokenised_tolerance():
-    """Counts, unique texts and scores must be equal; character statistics too, unless the build declares the
-    tokenised tolerance (0.3% of totals, 4 characters of a length)."""
+def test_statistics_comparison_is_exact():
+    """Counts, unique texts, scores and character statistics must all be equal (no tolerance: a build whose
+    characters differ is another text)."""
     from tasks.mteb_data import differences, sts_statistics
 
     s1, s2, scores = ["a b", "c d", "a b"], ["x", "y z", "x"], [0.0, 5.0, 2.5]
     mine = sts_statistics(s1, s2, scores)
     assert mine["num_samples"] == 3 and mine["unique_pairs"] == 2 and mine["text1_statistics"]["unique_texts"] == 2
     assert mine["number_of_characters"] == 9 + 5 and mine["label_statistics"]["avg_score"] == 2.5
-    assert differences(mine, mine, 0.0) == []
+    assert differences(mine, mine) == []
     other = {**mine, "num_samples": 4}
-    assert differences(other, mine, 0.003) == ["num_samples 3 here, 4 in MTEB's metadata"]
+    assert differences(other, mine) == ["num_samples 3 here, 4 in MTEB's metadata"]
     longer = {**mine, "number_of_characters": 15, "text2_statistics": {**mine["text2_statistics"], "max_text_length": 6}}
-    assert len(differences(longer, mine, 0.0)) == 2 and differences(longer, mine, 0.003) == []
-    assert differences({"number_of_characters": 14}, mine, 0.0) == [
+    assert differences(longer, mine) == ["number_of_characters 14 here, 15 in MTEB's metadata",
+                                         "text2.max_text_length 3 here, 6 in MTEB's metadata"]
+    assert differences({"number_of_characters": 14}, mine) == [
         "MTEB publishes no pair count for this split, so a local build cannot be checked"]
 
 

@@ -1,5 +1,9 @@
 """The local builds of MTEB's STS tasks reproduce MTEB's published scores for the packaged all-MiniLM-L6-v2.
 
+STSBenchmark and SICK-R are MTEB's data built from the releases (``mteb:<Task>``); STS12-16 are SentEval's files
+through MTEB's evaluator (``mteb-evaluator:senteval-sts1x``: MTEB's pairs and scores, another tokenisation of the
+text), whose equal score holds for this model's WordPiece tokeniser, which ignores the spacing they differ in.
+
 Published values typed in from MTEB's public results repository, embeddings-benchmark/results (snapshot at commit
 f4cc6c8b365a3c779dbc708d6affe0b0355b2ddf; the files were last changed in 319e81d64298f3bdc5f09c8b6ff91f5015b3664c),
 ``results/sentence-transformers__all-MiniLM-L6-v2/8b3219a92973c328a8e22fadcfa821b5dc75636a/<Task>.json``,
@@ -28,6 +32,9 @@ PUBLISHED = {  # task -> main_score of RESULTS_DIR/<task>.json
     "STSBenchmark": 0.8203247283076371,
     "SICK-R": 0.7758245525469719,
 }
+
+LOCAL_NAMES = {name: (f"mteb-evaluator:senteval-{name.lower()}" if name.startswith("STS1") else f"mteb:{name}")
+               for name in PUBLISHED}
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +65,10 @@ def test_local_build_reproduces_mtebs_published_minilm_score(name, minilm_scorer
     from benchmark.eval.evaluate import evaluate
     from benchmark.registry import TASKS
 
-    task = TASKS.get(f"mteb:{name}")
-    assert task.local is not None, f"{name} should be built from the data root"
-    ev = evaluate(f"mteb:{name}", minilm_scorer, "test", real_data)  # the statistics check runs first
+    task_name = LOCAL_NAMES[name]
+    task = TASKS.get(task_name)
+    assert task.local is not None, f"{task_name} should be built from the data root"
+    ev = evaluate(task_name, minilm_scorer, "test", real_data)  # the statistics / content checks run first
     ours, published = ev.scores["cosine_spearman"], PUBLISHED[name]
     assert ev.main_metric == "cosine_spearman" and ev.n_queries == task_size(name)
     assert f"{100 * ours:.2f}" == f"{100 * published:.2f}", (name, ours, published)

@@ -21,7 +21,7 @@ def test_ct_then_a_supervised_stage_trains_with_dropout(tiny_bert_dir, tmp_path)
     cfg = tiny_config(ct, tiny_bert_dir, max_steps=2)
     assert cfg.dropout is False  # CT trains without dropout (its reference does)
     with one_thread():
-        ckpt = train(ct, cfg, toy_corpus(40), tmp_path / "ct", seed=0, show_progress=False).checkpoint
+        ckpt = train(ct, cfg, toy_corpus(40), tmp_path / "ct", seed=0, show_progress=False, device="cpu").checkpoint
     exported = json.loads((ckpt / "config.json").read_text())
     assert exported["hidden_dropout_prob"] == 0.1 and exported["attention_probs_dropout_prob"] == 0.1
     assert json.loads((ckpt / "method.json").read_text())["dropout_restored_from"] == str(tiny_bert_dir)
@@ -37,7 +37,7 @@ def test_an_export_written_before_the_fix_is_repaired_before_a_stage_starts_from
     ct = METHODS.get("ct")
     with one_thread():
         ckpt = train(ct, tiny_config(ct, tiny_bert_dir, max_steps=1), toy_corpus(40), tmp_path / "ct", seed=0,
-                     show_progress=False).checkpoint
+                     show_progress=False, device="cpu").checkpoint
     config, meta = json.loads((ckpt / "config.json").read_text()), json.loads((ckpt / "method.json").read_text())
     config.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)  # as older exports were written
     meta.pop("dropout_restored_from")

@@ -42,16 +42,16 @@ def test_resume_after_a_crash_ends_with_the_same_weights(tiny_bert_dir, tmp_path
     cfg = tiny_config(method, tiny_bert_dir, max_steps=6, save_every=2, log_every=1, max_length=16)
     corpus = toy_corpus(32)
     with one_thread():
-        straight = train(method, cfg, corpus, tmp_path / "a", seed=3, show_progress=False)
+        straight = train(method, cfg, corpus, tmp_path / "a", seed=3, show_progress=False, device="cpu")
 
         def crash_at_5(step: int) -> None:
             if step == 5:
                 raise Crash
 
         with pytest.raises(Crash):
-            train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False, on_step=crash_at_5)
+            train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False, on_step=crash_at_5, device="cpu")
         assert (tmp_path / "b" / "train_state" / "state.pt").is_file()
-        resumed = train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False)
+        resumed = train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False, device="cpu")
     assert resumed.resumed_from == 4  # the last state: step 4 (saved every 2 steps, crash after step 5)
     a, b = _weights(straight.checkpoint), _weights(resumed.checkpoint)
     assert a.keys() == b.keys()
@@ -72,7 +72,7 @@ def test_resume_with_collate_workers_ends_with_the_weights_of_a_run_without_them
     corpus = toy_corpus(32)
     with one_thread():
         monkeypatch.setenv("BENCH_TRAIN_WORKERS", "0")
-        straight = train(method, cfg, corpus, tmp_path / "a", seed=3, show_progress=False)
+        straight = train(method, cfg, corpus, tmp_path / "a", seed=3, show_progress=False, device="cpu")
 
         def crash_at_5(step: int) -> None:
             if step == 5:
@@ -80,9 +80,9 @@ def test_resume_with_collate_workers_ends_with_the_weights_of_a_run_without_them
 
         monkeypatch.setenv("BENCH_TRAIN_WORKERS", crashed)
         with pytest.raises(Crash):
-            train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False, on_step=crash_at_5)
+            train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False, on_step=crash_at_5, device="cpu")
         monkeypatch.setenv("BENCH_TRAIN_WORKERS", resumed)
-        again = train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False)
+        again = train(method, cfg, corpus, tmp_path / "b", seed=3, show_progress=False, device="cpu")
     assert again.resumed_from == 4
     a, b = _weights(straight.checkpoint), _weights(again.checkpoint)
     for k in a:
@@ -93,11 +93,13 @@ def test_finished_run_is_not_retrained_and_other_methods_are_refused(tiny_bert_d
     simcse, ct = METHODS.get("simcse"), METHODS.get("ct")
     corpus = toy_corpus(32)
     with one_thread():
-        first = train(simcse, tiny_config(simcse, tiny_bert_dir, max_steps=3), corpus, tmp_path, show_progress=False)
-        again = train(simcse, tiny_config(simcse, tiny_bert_dir, max_steps=3), corpus, tmp_path, show_progress=False)
+        first = train(simcse, tiny_config(simcse, tiny_bert_dir, max_steps=3), corpus, tmp_path, show_progress=False,
+                      device="cpu")
+        again = train(simcse, tiny_config(simcse, tiny_bert_dir, max_steps=3), corpus, tmp_path, show_progress=False,
+                      device="cpu")
         assert again.history == [] and again.checkpoint == first.checkpoint
         with pytest.raises(ConfigError, match="holds method 'simcse'"):
-            train(ct, tiny_config(ct, tiny_bert_dir, max_steps=3), corpus, tmp_path, show_progress=False)
+            train(ct, tiny_config(ct, tiny_bert_dir, max_steps=3), corpus, tmp_path, show_progress=False, device="cpu")
 
 
 def test_train_state_of_another_method_is_refused(tiny_bert_dir, tmp_path):
@@ -110,9 +112,9 @@ def test_train_state_of_another_method_is_refused(tiny_bert_dir, tmp_path):
 
     with one_thread(), pytest.raises(Crash):
         train(simcse, tiny_config(simcse, tiny_bert_dir, max_steps=4, save_every=1), corpus, tmp_path,
-              show_progress=False, on_step=crash)
+              show_progress=False, on_step=crash, device="cpu")
     with one_thread(), pytest.raises(ConfigError, match=r"train state of method 'simcse'.*not 'mlm'"):
-        train(mlm, tiny_config(mlm, tiny_bert_dir, max_steps=4), corpus, tmp_path, show_progress=False)
+        train(mlm, tiny_config(mlm, tiny_bert_dir, max_steps=4), corpus, tmp_path, show_progress=False, device="cpu")
 
 
 @dataclass(frozen=True)
@@ -147,7 +149,7 @@ class NanMethod(Method):
 def test_nan_loss_stops_with_a_clear_message(tiny_bert_dir, tmp_path):
     cfg = NanMethod().config("smoke", model=str(tiny_bert_dir), max_steps=5, batch_size=4)
     with one_thread(), pytest.raises(TrainingDivergedError, match=r"loss is nan at step 3 \(lr"):
-        train(NanMethod(), cfg, toy_corpus(16), tmp_path, show_progress=False)
+        train(NanMethod(), cfg, toy_corpus(16), tmp_path, show_progress=False, device="cpu")
 
 
 def test_bad_corpora(tiny_bert_dir, tmp_path):
@@ -165,7 +167,7 @@ def test_log_lines_and_epoch_budget(tiny_bert_dir, tmp_path):
     method = METHODS.get("simcse")
     cfg = tiny_config(method, tiny_bert_dir, max_steps=None, epochs=1.5, log_every=2)
     with one_thread():
-        result = train(method, cfg, toy_corpus(40), tmp_path, show_progress=False)
+        result = train(method, cfg, toy_corpus(40), tmp_path, show_progress=False, device="cpu")
     assert result.steps == 8  # 40 // 8 = 5 steps per epoch, x 1.5 -> ceil(7.5)
     lines = [json.loads(line) for line in (tmp_path / "log.jsonl").read_text().splitlines()]
     assert [ln["step"] for ln in lines] == [2, 4, 6, 8]

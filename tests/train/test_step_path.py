@@ -98,7 +98,7 @@ def test_weights_after_n_steps_equal_the_old_path(name, tiny_bert_dir, tmp_path)
         expected = old_loop(method, cfg, data, seed=7)
         for workers in (0, 2):
             got = train(method, cfg, data, tmp_path / str(workers), seed=7, show_progress=False, resume=False,
-                        workers=workers).module.state_dict()
+                        workers=workers, device="cpu").module.state_dict()
             assert got.keys() == expected.keys()
             for k in expected:
                 assert torch.equal(got[k], expected[k]), (workers, k)
@@ -131,7 +131,7 @@ def test_a_collate_error_in_a_worker_is_raised_with_its_own_type(tiny_bert_dir, 
 
     monkeypatch.setattr(type(method), "collate", bad_collate)  # forked workers inherit the patch
     with one_thread(), pytest.raises(DataFormatError, match="training corpus:3: expected a sentence"):
-        train(method, cfg, toy_data(method), tmp_path, show_progress=False, workers=1)
+        train(method, cfg, toy_data(method), tmp_path, show_progress=False, workers=1, device="cpu")
 
 
 def test_default_workers(monkeypatch):

@@ -31,7 +31,7 @@ def _dev_file(tmp_path: Path, n: int = 16) -> Path:
 def test_loss_selection_without_a_dev_corpus_fails_before_training(tiny_bert_dir, tmp_path):
     cfg = tiny_config(METHODS.get("clm-ae"), tiny_bert_dir, dev_every=5, dev_metric="loss")
     with pytest.raises(BenchError, match="dev_corpus=FILE"):
-        train(METHODS.get("clm-ae"), cfg, toy_corpus(), tmp_path / "run", show_progress=False)
+        train(METHODS.get("clm-ae"), cfg, toy_corpus(), tmp_path / "run", show_progress=False, device="cpu")
     assert not (tmp_path / "run").exists()
 
 
@@ -41,7 +41,7 @@ def test_the_checkpoint_with_the_lowest_validation_loss_is_kept(tiny_bert_dir, t
     method = METHODS.get("clm-ae")
     cfg = tiny_config(method, tiny_bert_dir, dev_every=5, dev_metric="loss", dev_corpus=str(_dev_file(tmp_path)))
     with one_thread():
-        result = train(method, cfg, toy_corpus(), tmp_path / "run", show_progress=False)
+        result = train(method, cfg, toy_corpus(), tmp_path / "run", show_progress=False, device="cpu")
     meta = json.loads((result.checkpoint / "method.json").read_text())
     assert meta["dev"]["step"] == 10 and meta["dev"]["score"] == -1.0 and meta["dev"]["metric"] == "loss"
     assert meta["steps_trained"] == 20

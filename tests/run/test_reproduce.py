@@ -1,0 +1,222 @@
+"""`bench reproduce` on the fixture data root (tests/run/reproduce_root.py) with the tiny random BERT.
+
+The dry run of each paper's full recipe prints units, stages, reuse, inputs and cost and exits 0; each table and
+figure that docs/papers/*.md says can be regenerated is reproduced end to end (a couple of steps, one seed,
+``--methods`` restricted to stay fast) into one shared store, and a table that reproduces a published one is held
+to it: the paper's blocks and rows in order, its columns, and no empty cell in a row the recipe trained."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from benchmark.cli.main import main
+from tests.run.reproduce_root import build_reproduce_root
+
+REFERENCE = Path(__file__).resolve().parents[2] / "benchmark" / "report" / "paper_reference.json"
+GLOVE = Path(__file__).resolve().parents[1] / "assets" / "wordvec" / "tiny_glove.txt"
+# A couple of steps at small batches; the method-prefixed sets apply to the runs that hold those methods only.
+SMALL = ["--preset", "smoke", "--seeds", "1", "--max-steps", "2", "--set", "batch_size=8", "--set", "max_length=16",
+         "--set", "sbert-nli.batch_size=2", "--set", "sbert-stsb.batch_size=2", "--set", "paser.synonym_ratio=0",
+         "--labeled-sizes", "2,4", "--corpus-sizes", "8"]  # the fixture Quora corpus has 11 distinct questions
+
+
+@pytest.fixture(scope="module")
+def reproduce_root(tmp_path_factory) -> Path:
+    return build_reproduce_root(tmp_path_factory.mktemp("reproduce-root"))
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory) -> Path:
+    """One results store for every end-to-end test: a unit two tables need trains once."""
+    return tmp_path_factory.mktemp("reproduce-store")
+
+
+def _invoke(args: list[str]):
+    return CliRunner().invoke(main, ["reproduce", *args], catch_exceptions=False)
+
+
+def _common(root: Path, model: Path, results: Path, paper: str) -> list[str]:
+    glove = ["--glove", str(GLOVE)] if paper == "tsdae" else []  # the only recipe with an Avg. GloVe row
+    return ["--model", str(model), *SMALL, *glove, "--data-root", str(root), "--results-dir", str(results)]
+
+
+@pytest.mark.parametrize("paper", ["tsdae", "denosent", "paser", "thesis"])
+def test_dry_run_of_the_full_recipe_prints_the_plan(paper, reproduce_root, tiny_bert_dir, tmp_path):
+    result = _invoke([paper, "--dry-run", *_common(reproduce_root, tiny_bert_dir, tmp_path / "r", paper)])
+    out = result.output
+    assert result.exit_code == 0, out
+    assert f"bench reproduce {paper}:" in out and "distinct unit(s); stages:" in out
+    assert "stage training(s)" in out and "reused from another unit of this plan" in out
+    assert "cost:" in out and "GPU-hours" in out and "optimizer steps" in out
+    assert "CANNOT PLAN" not in out  # every run the fixtures can hold is planned
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())  # nothing trained or written
+
+
+def test_dry_run_lists_missing_inputs_with_what_provides_them(reproduce_root, tiny_bert_dir, tmp_path):
+    args = ["tsdae", "--tables", "table2", "--dry-run", "--model", str(tiny_bert_dir), *SMALL, "--data-root",
+            str(reproduce_root), "--results-dir", str(tmp_path / "r")]
+    result = _invoke(args)
+    assert result.exit_code == 0, result.output
+    assert "input glove: MISSING" in result.output and "--glove" in result.output  # not given: the option says how
+    assert "input sbert_nli: MISSING" in result.output and "huggingface-cli download" in result.output
+    assert "never here: USE-large" in result.output and "never here: Sent2Vec" in result.output
+
+
+def test_a_unit_two_tables_need_is_planned_once(reproduce_root, tiny_bert_dir):
+    from benchmark.report.reproduce_status import load_checked_recipe
+    from benchmark.run.reproduce import Given, build_plan
+
+    given = Given(preset="smoke", model=str(tiny_bert_dir), seeds=(1, ()), max_steps=2,
+                  overrides=("batch_size=8", "sbert-nli.batch_size=2", "sbert-stsb.batch_size=2"))
+    rp = build_plan(load_checked_recipe("tsdae"), ["table2", "table9"], given, reproduce_root)
+    # Table 9's BERT-base block is Table 2's unsupervised rows: the same units, planned (and trained) once
+    assert any(set(tables) == {"table2", "table9"} for tables in rp.unit_tables.values())
+    ids = [u.run_id for u in rp.units]
+    assert ids and len(ids) == len(set(ids))
+
+
+def test_a_missing_input_is_named_and_exits_1(reproduce_root, tiny_bert_dir, tmp_path):
+    """Without --glove the Avg. GloVe row cannot be made: the run says which input and exits 1."""
+    args = ["tsdae", "--tables", "table2", "--methods", "wordvec", "--model", str(tiny_bert_dir), *SMALL,
+            "--data-root", str(reproduce_root), "--results-dir", str(tmp_path / "r"), "--out", str(tmp_path / "o")]
+    result = _invoke(args)
+    assert result.exit_code == 1, result.output
+    assert "not run (table2): bench eval --model wordvec:{glove}" in result.output
+    assert "incomplete: table2" in result.output
+
+
+def _given(tiny_bert_dir: Path, *sets: str, **kw):
+    from benchmark.run.reproduce import Given
+
+    return Given(preset="smoke", model=str(tiny_bert_dir), seeds=(1, ()), max_steps=2,
+                 overrides=("batch_size=8", *sets), **kw)
+
+
+def test_a_method_prefixed_set_applies_where_its_method_is(reproduce_root, tiny_bert_dir):
+    """`--set sbert-nli.batch_size=2` reaches the NLI stages of Table 2's chains and is left out of Table 3's
+    runs, which have none (bench run would refuse it there)."""
+    from benchmark.report.reproduce_status import load_checked_recipe
+    from benchmark.run.reproduce import build_plan
+
+    given = _given(tiny_bert_dir, "sbert-nli.batch_size=2", "sbert-stsb.batch_size=2", methods=frozenset({"tsdae"}))
+    rp = build_plan(load_checked_recipe("tsdae"), ["table2", "table3"], given, reproduce_root)
+    assert not [r for r in rp.runs if r.error or r.blocked], [(r.command, r.error or r.blocked) for r in rp.runs]
+    nli = [s for u in rp.units for s in u.stages if s.method == "sbert-nli"]
+    assert nli and all(s.identity["config"]["batch_size"] == 2 for s in nli)
+    table3 = next(r for r in rp.runs if r.table == "table3")
+    assert "sbert-nli.batch_size=2" not in table3.opts.overrides and table3.run_ids
+
+
+def test_a_misspelt_method_prefix_is_an_error(reproduce_root, tiny_bert_dir):
+    from benchmark.errors import ConfigError
+    from benchmark.report.reproduce_status import load_checked_recipe
+    from benchmark.run.reproduce import build_plan
+
+    with pytest.raises(ConfigError, match="sbert-nil"):
+        build_plan(load_checked_recipe("tsdae"), ["table3"], _given(tiny_bert_dir, "sbert-nil.batch_size=2"),
+                   reproduce_root)
+
+
+def test_a_checkpoint_a_set_names_is_checked_when_planned(reproduce_root, tiny_bert_dir, tmp_path):
+    """A decoder that cannot be loaded here refuses the run at plan time, not when its unit starts (after the
+    others trained); with --model the recipe's backbone-bound decoder (DistilBERT's) is dropped."""
+    from benchmark.report.reproduce_status import known_names, load_checked_recipe
+    from benchmark.run.recipes import load_recipe
+    from benchmark.run.reproduce import build_plan
+
+    path = tmp_path / "tsdae.toml"
+    path.write_text(f"""paper = "tsdae"
+[[tables]]
+id = "t"
+title = "x"
+writes = ["specific-vs-sts"]
+[[tables.runs]]
+methods = ["tsdae"]
+tasks = "stsb"
+corpus = "{reproduce_root}/corpora/wiki-sentences.txt"
+set = ["tsdae.tie_encoder_decoder=false", "tsdae.decoder_model=no-such-org/no-such-decoder"]
+""", encoding="utf-8")
+    given = _given(tiny_bert_dir)
+    (run,) = build_plan(load_recipe(path, known_names()), None, replace_model(given, None), reproduce_root).runs
+    assert "--set tsdae.decoder_model=no-such-org/no-such-decoder" in run.blocked and not run.run_ids
+    rp = build_plan(load_checked_recipe("tsdae"), ["table9"], given, reproduce_root)
+    distil = next(r for r in rp.runs if "distilbert" in r.command)
+    assert not any("decoder_model" in s for s in distil.opts.overrides) and distil.run_ids
+
+
+def replace_model(given, model):
+    from dataclasses import replace
+
+    return replace(given, model=model, preset=None)
+
+
+def test_labeled_and_corpus_sizes_replace_the_recipes(reproduce_root, tiny_bert_dir):
+    from benchmark.report.reproduce_status import load_checked_recipe
+    from benchmark.run.reproduce import sized_runs
+
+    recipe = load_checked_recipe("tsdae")
+    given = _given(tiny_bert_dir, labeled_sizes=(2, 4), corpus_sizes=(8, 16))
+    (pre,) = sized_runs(recipe.table("table10").runs, given)
+    assert pre.labeled_sizes == (2, 4)
+    sizes = [r.corpus_size for r in sized_runs(recipe.table("figure3").runs, given)]
+    assert sizes == [8, 16]  # ten sizes of the paper's Fig. 3 replaced by two, each run once
+
+
+def _published(table: str) -> dict:
+    return json.loads(REFERENCE.read_text(encoding="utf-8"))["tables"][table]
+
+
+def check_skeleton(path: Path, reference: str, methods: set[str]) -> None:
+    """The written table (its .json) is the published one's skeleton: the same columns; the same blocks and rows
+    in the same order, one row per published row (named as the paper prints it, our marks after " · "), before
+    any block of ours marked as not in the paper's table; no empty cell in a row of a method the run trained."""
+    from benchmark.report.skeleton import NOT_IN_PAPER
+
+    built, pub = json.loads(path.read_text(encoding="utf-8")), _published(reference)
+    assert built["columns"] == pub["columns"]
+    rows = [r for r in built["rows"] if not r["block"].endswith(NOT_IN_PAPER)]
+    ours = [(r["block"], r["label"].split(" · ")[0]) for r in rows]
+    assert ours == [(p["block"], p["label"].split(" · ")[0]) for p in pub["rows"]], "blocks or rows differ"
+    for row, paper in zip(rows, pub["rows"]):
+        if row.get("key") and (paper.get("match") or {}).get("method") in methods:
+            empty = [c for c, cell in row["cells"].items() if cell["mean"] is None]
+            assert not empty, f"{paper['label']}: empty cells {empty}"
+
+
+# (paper, table id, --methods, extra options, [(written json, published table it is held to)], other files)
+E2E = [
+    ("tsdae", "table2", "tsdae,bm25,wordvec", [], [("paper-table2.json", "tsdae-table2")], []),
+    ("tsdae", "table3", "tsdae", [], [("specific-vs-sts.json", "tsdae-table3")], []),
+    ("tsdae", "table10", "tsdae", [], [], ["pretraining-breakeven.md", "plots/pretraining.png"]),
+    ("tsdae", "table11", "tsdae", [], [("sts-table.json", "tsdae-table11")], []),
+    ("tsdae", "figure3", "tsdae", [], [], ["plots/corpus-size.png"]),
+    ("tsdae", "tables5-7", "tsdae", [], [], ["tsdae-app-a.md"]),
+    ("denosent", "table1", "denosent", [], [("denosent-table1.json", "denosent-table1")], []),
+    ("denosent", "table3", "denosent", [], [], ["sts-table.md"]),
+    ("paser", "table1", "paser", [], [("paser-table1.json", "paser-table1")], []),
+    ("paser", "ablations", "paser", [], [], ["paser-ablations.md"]),
+    ("thesis", "table5.9", "simcse", [], [("thesis-table5.9.json", "thesis-table5.9"),
+                                          ("thesis-table5.10.json", "thesis-table5.10")],
+     ["thesis-fig5.3.md", "thesis-fig5.4.md", "plots/thesis-fig5.3.png"]),
+    ("thesis", "table5.17", "simcse,clm-ae", [], [("thesis-table5.17.json", "thesis-table5.17")], []),
+    ("thesis", "studies", "simcse", [], [], ["thesis-studies.md"]),
+    ("thesis", "eproduct", "simcse", [], [], ["thesis-eproduct.md"]),
+]
+
+
+@pytest.mark.parametrize("paper, table, methods, extra, held, files", E2E,
+                         ids=[f"{p}-{t}" for p, t, *_ in E2E])
+def test_a_table_is_reproduced_with_the_papers_skeleton(paper, table, methods, extra, held, files, reproduce_root,
+                                                        tiny_bert_dir, store, tmp_path):
+    out = tmp_path / "reports"
+    result = _invoke([paper, "--tables", table, "--methods", methods, *_common(reproduce_root, tiny_bert_dir, store, paper),
+                      *extra, "--out", str(out), "--format", "md,csv"])
+    assert result.exit_code == 0, result.output
+    assert "every table written with every row the recipe can make here" in result.output
+    for name, reference in held:
+        check_skeleton(out / name, reference, set(methods.split(",")))
+    for name in files:
+        assert (out / name).is_file(), f"{name} not written"

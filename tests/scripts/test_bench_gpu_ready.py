@@ -1,0 +1,74 @@
+"""The benchmark scripts as a GPU image runs them (issue 30), checked on the CPU: bench_train's fp16 (a GradScaler,
+as the SimCSE, CT and ConSERT paper presets) with the sentence-transformers references, and bench_retrieval
+without beir (it imported beir and faiss unconditionally)."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run_script(name: str, *args: str, env: dict | None = None) -> str:
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+           **(env or {})}
+    out = subprocess.run([sys.executable, str(ROOT / "scripts" / name), *args], capture_output=True, text=True,
+                         cwd=ROOT, env=env, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    return out.stdout
+
+
+def test_bench_train_fp16_trains_ours_and_the_references_with_a_scaler(tiny_bert_dir, tmp_path):
+    saved = tmp_path / "fp16.json"
+    stdout = run_script("bench_train.py", "--model", str(tiny_bert_dir), "--methods", "tsdae,simcse",
+                        "--batch-size", "8", "--max-length", "16", "--steps", "1", "--warmup", "1", "--repeats", "1",
+                        "--threads", "1", "--device", "cpu", "--amp", "fp16", "--json", str(saved))
+    rows = {r["method"]: r for r in json.loads(saved.read_text())["rows"]}
+    assert rows["tsdae"]["ref_label"] == "ST DenoisingAutoEncoderLoss" and rows["tsdae"]["ref"][0] > 0
+    assert rows["simcse"]["ours"][0] > 0 and ", fp16, cpu" in stdout
+
+
+def test_ref_loop_fp16_unscales_before_clipping_and_steps(tiny_bert_dir):
+    """RefLoop's fp16: a GradScaler that skips the overflowing first steps (halving its scale from 65536, as
+    fp16 training does) and then steps the optimizer."""
+    import numpy as np
+    import torch
+
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from bench_train_refs import RefLoop, reference
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    import methods  # noqa: F401
+    from benchmark.registry import METHODS
+
+    cfg = METHODS.get("simcse").config("smoke", model=str(tiny_bert_dir), batch_size=4, max_length=16)
+    ref = reference("simcse", str(tiny_bert_dir), cfg, "cpu", [])
+    loop = RefLoop(ref, cfg, "cpu", amp="fp16")
+    assert loop.scaler.is_enabled() and loop.dtype == torch.float16
+    before = [p.detach().clone() for p in loop.params]
+    for _ in range(12):
+        loop.step(["a dog runs", "the sun is out", "kites fly", "fish swim"], np.random.default_rng(0))
+        if any(not torch.equal(a, b) for a, b in zip(before, loop.params)):
+            break
+    assert any(not torch.equal(a, b) for a, b in zip(before, loop.params))
+    assert all(torch.isfinite(p).all() for p in loop.params) and loop.scaler.get_scale() < 65536.0
+    assert all(p.device.type == "cpu" for p in loop.params)
+
+
+def test_bench_retrieval_runs_without_beir(tiny_bert_dir):
+    """beir (and faiss) are optional: what is missing is skipped and named, the rest runs."""
+    import importlib.util
+
+    stdout = run_script("bench_retrieval.py", "--model", str(tiny_bert_dir), "--n", "400", "--queries", "8",
+                        "--k", "5", "--encode-sample", "8", "--batch-size", "8", "--threads", "1")
+    assert "suite numpy" in stdout and "suite torch" in stdout
+    if importlib.util.find_spec("beir") is None:
+        assert "not installed, skipped: " in stdout and "BEIR" in stdout
+        assert "BEIR DenseRetrievalExactSearch" not in stdout
+    if importlib.util.find_spec("faiss") is not None:
+        assert "suite faiss-cpu" in stdout

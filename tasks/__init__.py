@@ -35,8 +35,11 @@ GROUPS: dict[str, tuple[str, ...]] = {
                   "mteb:TwitterSemEval2015", "mteb:SciDocsRR"),
     # ... and the USEB TwitterPara files through MTEB's evaluator (not MTEB's datasets: other names)
     "useb-mteb-evaluator": ("mteb-evaluator:useb-twitterurl", "mteb-evaluator:useb-pit"),
-    # MTEB's STS datasets; built from the data root's releases, checked against MTEB's statistics (tasks/mteb_data.py)
+    # MTEB's STS datasets: STSBenchmark and SICK-R built from the data root's releases and checked by content;
+    # STS12-16 from the Hugging Face cache only (SentEval's files are not MTEB's text: tasks/mteb_data.py)
     "mteb-sts": tuple(f"mteb:{n}" for n in ("STS12", "STS13", "STS14", "STS15", "STS16", "STSBenchmark", "SICK-R")),
+    # MTEB's STS evaluator on SentEval's STS12-16 files, under names that do not claim MTEB's data
+    "senteval-mteb-evaluator": tuple(f"mteb-evaluator:senteval-sts1{y}" for y in "23456"),
 }
 
 

@@ -33,7 +33,9 @@ TABLE_NEEDS = {
                         "beir-cqadupstack); bench eval --model bm25-pyserini",
     "thesis-table5.17": "bench run --methods simcse,clm-ae,mlm-ae,simcse-clm,simcse-mlm --preset thesis --tasks quora "
                         "--corpus-size 100000 --set epochs=3 --set dev_task=quora --set dev_metric=recall@10 "
-                        "--set simcse-clm.ae_weight=W --set simcse-mlm.ae_weight=W --seeds 1,7,42",
+                        "--set simcse-clm.ae_weight=W --set simcse-mlm.ae_weight=W --seeds 1,7,42; then bench report "
+                        "--table thesis-table5.17 --user-sample thesis-quora-titles-100k=SHA256 (the thesis' Quora "
+                        "titles were never published: your sample pairs only on your word)",
     "thesis-fig5.3": "quora test results (any run or bench eval); plots/thesis-fig5.3.png",
     "thesis-fig5.4": "beir-cqadupstack test results; plots/thesis-fig5.4.png",
     "thesis-studies": "bench run --methods simcse --preset thesis with --set batch_size=N, --corpus-size N, --set epochs=3",

@@ -47,11 +47,12 @@ def test_the_table_5_17_command_of_bench_report_list_is_valid():
     # The old catalog said `--set ae_weight=W` over simcse,clm-ae,mlm-ae,...: "simcse: unknown config key".
     from tests.test_docs import check_names
 
-    needs = TABLE_NEEDS["thesis-table5.17"]
-    assert needs.startswith("bench run ")
-    shown = Shown("catalog.py thesis-table5.17", needs.replace("=W", "=0.001"))
+    run, _, then = TABLE_NEEDS["thesis-table5.17"].partition("; then ")
+    assert run.startswith("bench run ") and then.startswith("bench report ")
+    shown = Shown("catalog.py thesis-table5.17", run.replace("=W", "=0.001"))
     assert not shown.synopsis  # checked as a concrete command: names, presets and every --set key
     assert check_names(shown) == []
+    assert "--user-sample thesis-quora-titles-100k=" in then  # the thesis' unpublished sample pairs on your word
 
 
 def test_the_thesis_presets_average_the_autoencoder_loss_over_tokens():

@@ -133,9 +133,12 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     for table in rp.tables:
         runs = [r for r in rp.runs if r.table == table.id]
         ids = {i for r in runs for i in r.run_ids}
+        units = [u for u in rp.units if u.run_id in ids]
+        c = plan_cost(units, device, measure=False)
         echo(f"\n{table.id}: {table.title}\n  writes: {', '.join(table.writes)}"
              + (f" (beside {table.reference})" if table.reference else "")
-             + f"\n  {len(ids)} unit(s) from {sum(bool(r.opts) for r in runs)} run(s)")
+             + f"\n  {len(ids)} unit(s) from {sum(bool(r.opts) for r in runs)} run(s): {c.stages:,} distinct "
+             f"stage(s), {c.steps:,} optimizer steps (about {c.gpu_floor_hours:,.1f} GPU-hours at the floor below)")
         for r in runs:
             state = (f"left out: {r.excluded}" if r.excluded else f"BLOCKED: {r.blocked}" if r.blocked
                      else f"CANNOT PLAN: {r.error}" if r.error
@@ -175,11 +178,12 @@ def _run_all(rp, given, data_root: Path, results_dir: Path, execute, launcher: s
     from benchmark.run.manifest import write_manifest
 
     failed = []
+    for plan in rp.plans.values():  # every split's units in `bench status` before the first one starts
+        if plan.units:
+            write_manifest(plan, results_dir, launcher)
     for plan in rp.plans.values():
         opts = RunOptions(methods=(), tasks="", device=given.device, batch_size=given.batch_size, force=given.force,
                           strict=given.strict, split=plan.split)
-        if plan.units:
-            write_manifest(plan, results_dir, launcher)
         outcome = run_benchmark(opts, data_root, results_dir, execute=execute, plan=plan)
         failed += [u for u in outcome.units if u.state in ("failed", "locked")]
     if failed:

@@ -10,7 +10,10 @@ from benchmark.run.plan import Plan
 # Parameter counts of the backbones presets name (transformer body; the estimate needs only the order).
 KNOWN_PARAMS = {"bert-base-uncased": 110e6, "bert-base-cased": 109e6, "minilm": 22.7e6, "roberta-base": 125e6}
 TOKENS_PER_SENTENCE = 32  # a typical in-domain sentence after tokenisation (USEB titles and tweets are short)
-UTILISATION = 0.35  # share of the matmul peak a training step reaches (attention, optimizer, data)
+# Share of the measured matmul rate (at the precision the stages train in) a training step reaches: measured by
+# `bench doctor --device cuda` on an H200 at BERT-base width, batch 32 x 64 tokens (docs/scale-out.md): 3-24% of the
+# fp32 rate, under 2% of the bf16/fp16 rate (steps of this size are launch-bound, autocast no faster than fp32)
+UTILISATION = {"fp32": 0.10, "bf16": 0.01, "fp16": 0.01}
 
 
 def paper_preset_note(plan: Plan, device: str | None, launcher: str = "local") -> str | None:
@@ -25,8 +28,9 @@ def paper_preset_note(plan: Plan, device: str | None, launcher: str = "local") -
     flops = training_flops(stages)
     models = sorted({model for _, model in stages})
     if launcher == "local":
-        rate, where = _matmul_flops(device)
-        estimate = f"Rough estimate on {where}: {_human(flops / (rate * UTILISATION) / 3600)}"
+        precision = training_precision(stages, device)
+        rate, where = _matmul_flops(device, precision)
+        estimate = f"Rough estimate on {where}: {_human(flops / (rate * UTILISATION[precision]) / 3600)}"
     else:
         estimate = (f"About {flops:.1e} training FLOPs in all; not timed on this driver (--launcher {launcher}: "
                     "the units run on the cluster's devices)")
@@ -71,21 +75,44 @@ def _params(model: str) -> float:
         return KNOWN_PARAMS["bert-base-uncased"]
 
 
-def _matmul_flops(device: str | None) -> tuple[float, str]:
-    """Measured float32 matmul throughput (FLOP/s) on the device, about 0.2 s of work."""
+def training_precision(stages: list[tuple[Any, str]], device: str | None) -> str:
+    """The precision most of the stages' steps run in: ``amp`` bf16/fp16, ``auto`` = bf16 on a GPU, else fp32."""
+    import torch
+
+    on_gpu = (device or ("cuda" if torch.cuda.is_available() else "cpu")).startswith("cuda")
+    steps: dict[str, int] = {}
+    for stage, _ in stages:
+        amp = str(stage.identity.get("config", {}).get("amp", "off"))
+        precision = {"bf16": "bf16", "fp16": "fp16", "auto": "bf16"}.get(amp, "fp32") if on_gpu else "fp32"
+        steps[precision] = steps.get(precision, 0) + (stage.steps or 0)
+    return max(steps, key=steps.get) if steps else "fp32"
+
+
+def _matmul_flops(device: str | None, precision: str = "fp32") -> tuple[float, str]:
+    """Measured matmul throughput (FLOP/s) on the device at ``precision``, after a warm-up (the first products pay
+    for cuBLAS's handle and kernel choice), about 0.2 s of work."""
     import torch
 
     dev = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-    n = 1024
-    a, b = torch.randn(n, n, device=dev), torch.randn(n, n, device=dev)
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(precision, torch.float32) if dev.type == "cuda" \
+        else torch.float32
+    n = 2048 if dev.type == "cuda" else 1024
+    a, b = torch.randn(n, n, device=dev, dtype=dtype), torch.randn(n, n, device=dev, dtype=dtype)
+    for _ in range(3):
+        a @ b
+    if dev.type == "cuda":
+        torch.cuda.synchronize()
     reps, t0 = 0, time.perf_counter()
     while time.perf_counter() - t0 < 0.2:
         a @ b
         reps += 1
+        if dev.type == "cuda" and reps % 16 == 0:
+            torch.cuda.synchronize()  # bound the queue so the clock measures work done, not work queued
     if dev.type == "cuda":
         torch.cuda.synchronize()
     rate = 2 * n ** 3 * reps / (time.perf_counter() - t0)
-    return rate, f"this {dev.type.upper()} ({rate / 1e9:.0f} GFLOP/s measured)"
+    shown = precision if dev.type == "cuda" else "fp32"
+    return rate, f"this {dev.type.upper()} ({rate / 1e9:.0f} GFLOP/s {shown} measured)"
 
 
 def _human(hours: float) -> str:

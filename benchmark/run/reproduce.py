@@ -122,6 +122,10 @@ def build_plan(recipe: Recipe, table_ids: list[str] | None, given: Given, data_r
     from benchmark.run.plan import check_set_prefixes
 
     check_set_prefixes(given.overrides, set(METHODS.names()))  # a typo in METHOD. is an error, not a dropped --set
+    unknown = sorted((given.methods or set()) - set(METHODS.names()) - {"base", "bm25", "wordvec"})
+    if unknown:
+        raise ConfigError(f"--methods {unknown[0]}: " + METHODS.unknown_message(unknown[0])
+                          + "; the untrained rows are base, bm25, wordvec")
     tables = [recipe.table(t) for t in table_ids] if table_ids else list(recipe.tables)
     rp = ReproducePlan(recipe, tables, resolve_inputs(recipe, given, data_root))
     for table in tables:
@@ -307,8 +311,9 @@ class Cost:
     gpu_floor_hours: float  # steps x GPU_STEP_SECONDS: the docs' rough A100 floor
 
     def text(self) -> str:
+        here = f"about {self.device_hours:,.1f} hours" if self.device_hours else "no estimate"
         return (f"{self.stages:,} distinct training stage(s), {self.steps:,} optimizer steps, {self.flops:.2e} "
-                f"training FLOPs; on {self.device}: about {self.device_hours:,.1f} hours; at "
+                f"training FLOPs; on {self.device}: {here}; at "
                 f"{GPU_STEP_SECONDS} s per small-batch step on an A100 (the docs' rough floor): about "
                 f"{self.gpu_floor_hours:,.1f} GPU-hours")
 
@@ -325,9 +330,20 @@ def plan_cost(units: list, device: str | None, measure: bool = True) -> Cost:
             stages.setdefault(stage.home, (stage, backbone))
     steps = sum(s.steps or 0 for s, _ in stages.values())
     flops = cost.training_flops(list(stages.values()))
-    rate, where = cost._matmul_flops(device) if measure and stages else (1.0, "this device (not measured)")
-    hours = flops / (rate * cost.UTILISATION) / 3600 if measure and stages else 0.0
+    rate, where = _device_rate(device) if measure and stages else (None, "this device (not measured)")
+    hours = flops / (rate * cost.UTILISATION) / 3600 if rate else 0.0
     return Cost(len(stages), steps, flops, hours, where, steps * GPU_STEP_SECONDS / 3600)
+
+
+def _device_rate(device: str | None) -> tuple[float | None, str]:
+    """The measured matmul rate of the device the units would run on (:mod:`benchmark.run.cost`); a device this
+    machine lacks (`--device cuda` on a login node) is named, not measured: an estimate never stops a plan."""
+    from benchmark.run import cost
+
+    try:
+        return cost._matmul_flops(device)
+    except (RuntimeError, AssertionError) as e:
+        return None, f"{device} (not measured here: {str(e).splitlines()[0]})"
 
 
 __all__ = ["Cost", "Given", "InputState", "PlannedRun", "ReproducePlan", "build_plan", "plan_cost", "resolve_inputs",

@@ -41,9 +41,12 @@ class BertAdam(torch.optim.Optimizer):
     from the OS for every large tensor)."""
 
     def __init__(self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
-                 weight_decay: float = 0.0):
+                 weight_decay: float = 0.0, foreach: bool | None = None):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
         self._scratch: torch.Tensor | None = None
+        # None: the multi-tensor path for parameters on a GPU, where the per-parameter loop's ~1,200 small kernel
+        # launches per BERT-base step dominate; the loop on a CPU, where it avoids parameter-sized temporaries
+        self.foreach = foreach
 
     def _buffers(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Two views shaped like ``p`` into the scratch buffer (grown to twice the largest parameter once)."""
@@ -60,6 +63,10 @@ class BertAdam(torch.optim.Optimizer):
         loss = closure() if closure is not None else None
         for group in self.param_groups:
             b1, b2 = group["betas"]
+            params = [p for p in group["params"] if p.grad is not None]
+            if params and (self.foreach if self.foreach is not None else params[0].is_cuda):
+                self._step_foreach(group, params)
+                continue
             for p in group["params"]:
                 if p.grad is None:
                     continue
@@ -79,6 +86,28 @@ class BertAdam(torch.optim.Optimizer):
                     update.add_(decay)
                 p.add_(update, alpha=-group["lr"])
         return loss
+
+    def _step_foreach(self, group: dict, params: list[torch.Tensor]) -> None:
+        """The same update with torch's multi-tensor kernels: the same elementwise operations in the same order as
+        the loop (so the same bits), a handful of launches per group instead of ~10 per parameter."""
+        b1, b2 = group["betas"]
+        for p in params:
+            if not self.state[p]:
+                self.state[p]["exp_avg"] = torch.zeros_like(p)
+                self.state[p]["exp_avg_sq"] = torch.zeros_like(p)
+        grads = [p.grad for p in params]
+        ms = [self.state[p]["exp_avg"] for p in params]
+        vs = [self.state[p]["exp_avg_sq"] for p in params]
+        torch._foreach_mul_(ms, b1)
+        torch._foreach_add_(ms, grads, alpha=1 - b1)
+        torch._foreach_mul_(vs, b2)
+        torch._foreach_addcmul_(vs, grads, grads, value=1 - b2)
+        update = torch._foreach_sqrt(vs)
+        torch._foreach_add_(update, group["eps"])
+        update = torch._foreach_div(ms, update)  # m / (sqrt(v) + eps)
+        if group["weight_decay"]:
+            torch._foreach_add_(update, torch._foreach_mul(params, group["weight_decay"]))  # + wd * p, rounded first
+        torch._foreach_add_(params, update, alpha=-group["lr"])
 
 
 def build_optimizer(cfg: TrainConfig, named: Iterable[tuple[str, nn.Parameter]]) -> torch.optim.Optimizer:

@@ -36,9 +36,19 @@ class TrainLog:
         elapsed = time.perf_counter() - self.t0
         line = {"step": step, "loss": float(np.mean(self.losses)), "lr": lr,
                 "steps_per_s": (step - self.s0) / max(elapsed, 1e-9), "elapsed_s": elapsed,
-                **{k: float(np.mean(v)) for k, v in self.extras.items()}, **more}
+                **{k: float(np.mean(v)) for k, v in self.extras.items()}, **gpu_memory(), **more}
         self.lines.append(line)
         self.losses, self.extras = [], {}
         if self.enabled:
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line) + "\n")
+
+
+def gpu_memory() -> dict[str, float]:
+    """Peak GPU memory so far (MB, allocated by torch), where a GPU is in use: how close a preset is to the card's
+    limit, read from log.jsonl; nothing on a CPU."""
+    import torch
+
+    if not torch.cuda.is_available() or not torch.cuda.is_initialized():
+        return {}
+    return {"gpu_peak_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1)}

@@ -253,3 +253,16 @@ def test_dev_selects_with_mean_pooling_exports_last2avg_and_stops_on_patience(ti
     assert meta["pooling"] == "last2avg" and meta["dev"]["pooling"] == "mean"
     assert (meta["steps"], meta["steps_trained"], result.steps) == (2, 6, 6)  # two stale evaluations: stop
     assert json.loads((result.checkpoint / "config.json").read_text())["output_hidden_states"] is True
+
+
+def test_cutoff_masks_drawn_in_collate_are_compact():
+    """A cutoff's mask is drawn at the shape that broadcasts to the embeddings (issue 30 item 7): at batch 96 x 64
+    x 768 a float32 (bsz, seq, hidden) mask per view was 18.9 MB copied to the GPU every step."""
+    from methods.parts.augment import augmentation_inputs
+
+    mask = torch.ones(96, 64, dtype=torch.long)
+    sizes = {name: augmentation_inputs(name, 0.15, mask, 768, random.Random(0))["keep"]
+             for name in ("token_cutoff", "feature_cutoff", "dropout")}
+    assert sizes["token_cutoff"].shape == (96, 64, 1) and sizes["feature_cutoff"].shape == (96, 1, 768)
+    assert sizes["dropout"].dtype == torch.bool  # 1 byte per element, not 4
+    assert (sizes["token_cutoff"] == 0).sum() == 96 * int(0.15 * 64)  # int(rate * n_real) rows per sentence

@@ -120,6 +120,16 @@ def test_a_misspelt_method_prefix_is_an_error(reproduce_root, tiny_bert_dir):
                    reproduce_root)
 
 
+def test_an_unknown_method_is_an_error(reproduce_root, tiny_bert_dir):
+    from benchmark.errors import ConfigError
+    from benchmark.report.reproduce_status import load_checked_recipe
+    from benchmark.run.reproduce import build_plan
+
+    with pytest.raises(ConfigError, match="--methods tsdea"):
+        build_plan(load_checked_recipe("tsdae"), ["table3"], _given(tiny_bert_dir, methods=frozenset({"tsdea"})),
+                   reproduce_root)
+
+
 def test_a_checkpoint_a_set_names_is_checked_when_planned(reproduce_root, tiny_bert_dir, tmp_path):
     """A decoder that cannot be loaded here refuses the run at plan time, not when its unit starts (after the
     others trained); with --model the recipe's backbone-bound decoder (DistilBERT's) is dropped."""

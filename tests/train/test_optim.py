@@ -58,3 +58,38 @@ def test_no_weight_decay_on_bias_and_layernorm():
     assert decayed == {id(model["dense"].weight)}
     opt = build_optimizer(TrainConfig(optimizer="rmsprop", rmsprop_alpha=0.9, eps=1e-7), model.named_parameters())
     assert isinstance(opt, torch.optim.RMSprop) and opt.defaults["alpha"] == 0.9 and opt.defaults["eps"] == 1e-7
+
+
+def test_bert_adam_multi_tensor_path_gives_the_loops_bits():
+    """The foreach path (taken on a GPU: one launch per operation, not ~10 per parameter) is the loop's update bit
+    for bit, weight decay and parameters without gradients included."""
+    torch.manual_seed(0)
+    shapes = [(7, 5), (5,), (3, 4, 2), (1,)]
+    start = [torch.randn(s) for s in shapes]
+    runs = []
+    for foreach in (False, True):
+        params = [torch.nn.Parameter(t.clone()) for t in start]
+        opt = BertAdam([{"params": params[:2], "weight_decay": 0.01}, {"params": params[2:], "weight_decay": 0.0}],
+                       lr=0.05, eps=1e-6, foreach=foreach)
+        gen = torch.Generator().manual_seed(1)
+        for step in range(4):
+            for k, p in enumerate(params):
+                p.grad = None if (k == 3 and step % 2) else torch.randn(p.shape, generator=gen)
+            opt.step()
+        runs.append([p.detach().clone() for p in params])
+    for a, b in zip(*runs):
+        assert torch.equal(a, b)
+    assert not torch.equal(runs[0][0], start[0])  # it trained
+
+
+def test_log_lines_carry_peak_gpu_memory_only_where_a_gpu_is_used(tmp_path, monkeypatch):
+    from benchmark.train import trainlog
+
+    log = trainlog.TrainLog(tmp_path / "log.jsonl", every=1, start=0, enabled=True)
+    log.add(1, 0.5, {}, 1e-3)
+    assert "gpu_peak_mb" not in log.lines[0]  # a CPU run: no GPU key at all
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 3 * 2**20)
+    log.add(2, 0.4, {}, 1e-3)
+    assert log.lines[1]["gpu_peak_mb"] == 3.0

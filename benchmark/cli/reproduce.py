@@ -195,7 +195,7 @@ def _report(rp, given, results_dir: Path, out: Path, formats: tuple[str, ...]) -
     from benchmark.report.reproduce_status import table_outcomes, write_tables
 
     failed = write_tables(rp.tables, results_dir, out, formats)
-    outcomes = table_outcomes(rp.tables, results_dir, out, given.methods, failed)
+    outcomes = table_outcomes(rp.tables, rp.recipe.paper, results_dir, out, given.methods, failed)
     blocked = [r for r in rp.runs if r.blocked or r.error]
     for oc in outcomes:
         _print_outcome(oc)

@@ -183,7 +183,7 @@ def print_plan(plan, results_dir: Path) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from benchmark.run.stages import stage_usage, usage_totals
+    from benchmark.run.stages import force_plan, stage_usage, usage_totals
     from benchmark.run.status import unit_state
 
     console = Console(width=320)  # the plan is a wide table: read it in a log, or with less -S
@@ -196,7 +196,13 @@ def print_plan(plan, results_dir: Path) -> None:
                 "now"):
         table.add_column(col)
     table.add_column("variant", max_width=36, overflow="fold")  # "smoke + max_steps=2 ..."
-    usage = stage_usage(plan.units, results_dir)
+    forced = force_plan([u for u in plan.units if u.force], results_dir)  # what --force would reset and keep
+    for note in forced.notes():
+        console.print(note, markup=False, highlight=False)
+    if forced.reset:
+        console.print(f"--force: starts over {len(forced.reset)} folder(s) this run owns: "
+                      + ", ".join(forced.reset), markup=False, highlight=False)
+    usage = stage_usage(plan.units, results_dir, forced.reset)
     number: dict[str, int] = {}
     for i, u in enumerate(plan.units, 1):
         number.setdefault(u.run_id, i)  # a stage is reused from the first unit that trains it
@@ -207,7 +213,8 @@ def print_plan(plan, results_dir: Path) -> None:
             str(i), u.run_id, u.label,
             str(u.config.get("setting", "unsupervised")), "\n".join(str(s.data["label"]) for s in u.stages),
             str(u.seed), steps, " > ".join(s.pooling for s in u.stages), "\n".join(x.text(number) for x in uses),
-            evaluated_splits(u), unit_state(results_dir / u.run_id).state, u.variant or "-")))
+            evaluated_splits(u), "forced" if u.run_id in forced.reset else unit_state(results_dir / u.run_id).state,
+            u.variant or "-")))
     for b in plan.baselines:
         table.add_row(*map(escape, ("", f"{b.name} ({b.model})", b.name, "baselines", "-", "-", "-", b.pooling or "-",
                                     "-", ",".join(b.evals), "-", "-")))

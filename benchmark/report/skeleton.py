@@ -71,16 +71,45 @@ def distinguishing_keys(slots: Sequence[RefEntry]) -> dict[int, dict[str, Any]]:
     return out
 
 
-def fits(slot: RefEntry, key: RowKey, wanted: Mapping[str, Any], configs: Sequence[Mapping[str, Any]]) -> bool:
+def table_backbones(slots: Sequence[RefEntry]) -> frozenset[str]:
+    """The backbones the published table's trained rows start from (bert-base-uncased): an untrained row of that
+    model is "the backbone", which a run's own backbone (--model) stands in for, marked in its label."""
+    return frozenset(str(e.model) for e in slots if e.match and e.match.get("method") not in UNTRAINED and e.model)
+
+
+def fits(slot: RefEntry, key: RowKey, wanted: Mapping[str, Any], configs: Sequence[Mapping[str, Any]],
+         backbones: frozenset[str] = frozenset()) -> bool:
     """Whether our row is the slot's kind of row. A slot that names no block holds the unsupervised rows of a
     trained method (the STS tables list methods, not settings)."""
     if not slot.match or not matches(slot, key):
         return False
+    model = slot.match.get("model")
+    if key.method in UNTRAINED and model and model not in backbones and not same_model(key.model, model):
+        return False  # an untrained row of a published checkpoint is that checkpoint: a tiny BERT is no SBERT row
     if "group" not in slot.match and key.method not in UNTRAINED and key.group != "unsupervised":
+        return False
+    if not _data_kind_fits((slot.settings or {}).get("train_data"), key):
         return False
     if not wanted:
         return True
     return bool(configs) and all(all(_same(c.get(k), v) for c in configs) for k, v in wanted.items())
+
+
+def _data_kind_fits(train_data: Any, key: RowKey) -> bool:
+    """The kind of training data the slot's row had: the evaluated task's own (``in-domain``: our row has no
+    corpus of its own), or a corpus of its own (Table 11's TSDAE on Wikipedia sentences: a file, a named corpus, or
+    the evaluated task's own sample; never another target task's sentences scored elsewhere). Which corpus exactly, and whether it is
+    the published one, is the pairing's question (:mod:`benchmark.report.pairing`), decided by content."""
+    from benchmark.data.nli_sentences import is_named_corpus
+
+    if key.method in UNTRAINED or train_data in (None, "none"):
+        return True
+    if train_data == "in-domain":
+        return not key.corpus
+    if isinstance(train_data, Mapping) and train_data.get("from_task"):  # a sample of the evaluated task's own
+        return not key.corpus                                            # corpus (the thesis' Quora titles 100k)
+    # a corpus of its own (a file or a named corpus), never a target task's own sentences scored elsewhere
+    return key.corpus.startswith("file:") or is_named_corpus(key.corpus)
 
 
 def slot_label(slot: RefEntry, key: RowKey) -> str:
@@ -116,14 +145,14 @@ def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:
     if not spec.skeleton:
         return built
     slots = entries(spec.skeleton)
-    wanted = distinguishing_keys(slots)
+    wanted, backbones = distinguishing_keys(slots), table_backbones(slots)
     configs = {r.key: _row_configs(index, r.key) for r in built.rows if r.key is not None}
     placed: set[int] = set()
     rows: list[Row] = []
     missing_notes = []
     for i, slot in enumerate(slots):
         mine = [(n, r) for n, r in enumerate(built.rows) if n not in placed and r.key is not None
-                and fits(slot, r.key, wanted.get(i, {}), configs[r.key])]
+                and fits(slot, r.key, wanted.get(i, {}), configs[r.key], backbones)]
         for n, r in mine:
             placed.add(n)
             rows.append(replace(r, label=slot_label(slot, r.key), block=slot.block, slot=i))

@@ -127,7 +127,9 @@ def _table4_key(record: Mapping[str, Any]) -> tuple | None:
     task = record["task"]["name"]
     if config.get("method") != "tsdae" or corpus.get("label") != task or record["task"]["split"] != "test":
         return None
-    return (cfg.get("model"), bool(cfg.get("from_scratch")), cfg.get("max_steps"))
+    # the decoder is part of the row: a tied BERT decoder, BART/T5's own, or a separate one are other settings
+    decoder = "tied" if cfg.get("tie_encoder_decoder", True) else (cfg.get("decoder_model") or "own")
+    return (cfg.get("model"), bool(cfg.get("from_scratch")), cfg.get("max_steps"), str(decoder))
 
 
 def table4_section(results: list[StoredResult], spec: TableSpec) -> Section:
@@ -140,7 +142,7 @@ def table4_section(results: list[StoredResult], spec: TableSpec) -> Section:
     columns = tuple(COLUMNS[c] for c in spec.columns)  # each score, then its training loss
     rows, ours = [], {}
     for key in sorted(by_key, key=str):
-        model, scratch, steps = key
+        model, scratch, steps, decoder = key
         cells, losses, scores = {}, {}, {}
         for c in USEB:
             found = [r for r in by_key[key] if r.task == COLUMNS[c].task]
@@ -150,8 +152,9 @@ def table4_section(results: list[StoredResult], spec: TableSpec) -> Section:
         cells["useb.avg"] = Cell.from_stats(per_seed_average(list(scores.values())))
         cells["useb.loss"] = Cell.from_stats(per_seed_average(list(losses.values())))
         ours[len(rows)] = {"model": model, "from_scratch": scratch, "max_steps": steps, "method": "tsdae",
-                           "corpus": "target"}
-        rows.append(Row(label=f"{model}{' (from scratch)' if scratch else ''}", block=f"TSDAE · {steps} steps",
+                           "corpus": "target", "tie_encoder_decoder": decoder == "tied"}
+        shown = "" if decoder == "tied" else (" · its own decoder" if decoder == "own" else f" · decoder {decoder}")
+        rows.append(Row(label=f"{model}{' (from scratch)' if scratch else ''}{shown}", block=f"TSDAE · {steps} steps",
                         cells=cells))
     built = Built(name=spec.name, title=spec.title, caption=spec.caption, columns=columns, rows=tuple(rows),
                   decimals=spec.decimals, notes=(spec.caption, "Split: test."))

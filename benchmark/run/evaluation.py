@@ -34,6 +34,7 @@ class EvalOptions:
     cache_dir: Path | None = None
     precision: str = "fp32"  # fp32 on every device; "bf16" (autocast) only when asked for
     allow_partial: bool = False  # evaluate data that is not the full release (recorded in each result)
+    show_progress: bool = True  # the encoder's progress bar (usebench.evaluate(show_progress=False) turns it off)
 
     def __post_init__(self) -> None:
         from benchmark.eval.encoder import check_positive, check_precision
@@ -100,9 +101,22 @@ def build_scorer(opts: EvalOptions) -> tuple[Scorer, dict, dict]:
 
     encoder = load_encoder(opts.model, pooling=opts.pooling, max_length=opts.max_length,
                            batch_size=opts.batch_size, device=opts.device,
-                           cache_dir=str(opts.cache_dir) if opts.cache_dir else None, precision=opts.precision)
+                           cache_dir=str(opts.cache_dir) if opts.cache_dir else None, precision=opts.precision,
+                           show_progress=opts.show_progress)
     method, config, _ = describe_model(opts)
     return DenseScorer(encoder), method, config
+
+
+@dataclass(frozen=True)
+class Prebuilt:
+    """A scorer built by the caller (the Python API's in-memory encoders: a SentenceTransformer object or a
+    function), with the method description and config its records carry; ``model`` names it in the run id."""
+
+    scorer: Scorer
+    method: dict[str, Any]
+    config: dict[str, Any]
+    model: str
+    precision: str | None = None  # None: no stored precision to compare (nothing fingerprinted, never reused)
 
 
 @dataclass(frozen=True)
@@ -156,8 +170,13 @@ def missing_metrics(record: dict[str, Any]) -> str | None:
 
 
 def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Path, results_dir: Path,
-                   strict: bool = False, force: bool = False, seed: int = 0, log: Log | None = None) -> EvalOutcome:
-    """Evaluate on every task of ``task_spec``; a task with missing data is skipped (or an error if strict)."""
+                   strict: bool = False, force: bool = False, seed: int = 0, log: Log | None = None,
+                   prebuilt: Prebuilt | None = None) -> EvalOutcome:
+    """Evaluate on every task of ``task_spec``; a task with missing data is skipped (or an error if strict).
+
+    ``prebuilt`` (the Python API, usebench/api.py) replaces the model that ``opts.model`` names: its scorer,
+    method and config are used as they are; ``opts`` then only carries ``allow_partial``.
+    """
     import tasks  # noqa: F401  (enrols the adapters)
     from benchmark.eval.models import model_slug
     from tasks import expand_tasks
@@ -165,13 +184,16 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
     say = log or (lambda _line: None)
     names = expand_tasks(task_spec)
     check_writable(results_dir, "results directory", "--results-dir")
-    method, config, precision = describe_model(opts)
+    if prebuilt is not None:
+        method, config, precision, model = prebuilt.method, prebuilt.config, prebuilt.precision, prebuilt.model
+    else:
+        (method, config, precision), model = describe_model(opts), opts.model
     # The method name comes from a checkpoint's method.json: slug it so the run id is always a safe folder name.
-    outcome = EvalOutcome(run_id=run_id(model_slug(method["name"]), model_slug(opts.model), config, seed), split=split)
+    outcome = EvalOutcome(run_id=run_id(model_slug(method["name"]), model_slug(model), config, seed), split=split)
     todo = _plan(names, split, data_root, results_dir, outcome, ReuseKey(config, precision, opts.allow_partial),
                  strict, force, say)
     if todo:
-        scorer, method, config = build_scorer(opts)
+        scorer, method, config = (prebuilt.scorer, method, config) if prebuilt is not None else build_scorer(opts)
         for i, name in enumerate(todo, 1):
             try:
                 _evaluate_one(name, f"[{i}/{len(todo)}]", scorer, method, config, opts, split, data_root,
@@ -249,5 +271,5 @@ def nothing_evaluated_reason(outcome: EvalOutcome, n_tasks: int) -> str | None:
         if outcome.skipped else "nothing was evaluated"
 
 
-__all__ = ["EvalOptions", "EvalOutcome", "ReuseKey", "build_scorer", "describe_model", "evaluate_model",
+__all__ = ["EvalOptions", "EvalOutcome", "Prebuilt", "ReuseKey", "build_scorer", "describe_model", "evaluate_model",
            "nothing_evaluated_reason", "stale_reason"]

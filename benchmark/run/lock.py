@@ -37,6 +37,8 @@ from benchmark.errors import BenchError
 LOCK_FILE = ".lock"
 HEARTBEAT_S = 60.0  # how often the holder touches (and checks) its lock
 STALE_AFTER_S = 600.0  # a lock unchanged this long on a watcher's clock belongs to a process that is gone
+ASIDE_TRIES = 20  # a heartbeat that finds its lock set aside by a taker's check looks again this often,
+ASIDE_WAIT_S = 0.05  # this far apart (the taker reads one small file, then puts the lock back)
 JOB_ENV = "USEBENCH_JOB_ID"  # set by a launcher in the process running a unit: "ray:<task id>", "local:<pid>"
 ATTEMPT_ENV = "USEBENCH_JOB_ATTEMPT"
 
@@ -112,7 +114,8 @@ class UnitLock:
         job, attempt = job_identity()
         tmp = self.path.with_name(f"{LOCK_FILE}.{socket.gethostname()}.{os.getpid()}.{token}")
         tmp.write_text(json.dumps({"host": socket.gethostname(), "pid": os.getpid(), "token": token, "job": job,
-                                   "attempt": attempt, "since": time.strftime("%Y-%m-%dT%H:%M:%S")}),
+                                   "attempt": attempt, "since": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                   "started": _process_start(os.getpid())}),
                        encoding="utf-8")
         try:
             for _ in range(5):  # a lock that vanished, or a takeover that lost a race, is looked at again
@@ -140,7 +143,7 @@ class UnitLock:
         def beat() -> None:
             while not stop.wait(HEARTBEAT_S):
                 try:
-                    mine = self.owned()
+                    mine = self._touch_if_mine()
                 except OSError:
                     continue  # the store did not answer this time (NFS): look again at the next beat
                 if not mine:
@@ -148,12 +151,48 @@ class UnitLock:
                     if self.on_lost is not None:
                         self.on_lost()
                     return
-                try:
-                    os.utime(self.path)
-                except OSError:
-                    pass
 
         threading.Thread(target=beat, name=f"lock-heartbeat {Path(self.run_dir).name}", daemon=True).start()
+
+    def _touch_if_mine(self) -> bool:
+        """One heartbeat: touch the lock if it is still this holder's; returns whether it is.
+
+        Two windows are closed here. (1) A second taker checking a stale-looking lock renames it aside for a
+        moment and puts it back (:func:`_take_aside`): a lock missing while an aside copy carries this holder's
+        token is looked at again, not taken for lost. (2) The check and the touch act on one open file, so the
+        touch cannot land on a lock that replaced this one after the check; and the lock's name must still lead
+        to that file after the touch, else the lock was taken over in between and this holder stops now, not a
+        heartbeat later (with two processes training one stage until then)."""
+        for _ in range(ASIDE_TRIES):
+            try:
+                fd = os.open(self.path, os.O_RDONLY)
+            except FileNotFoundError:
+                if not self._aside_is_mine():
+                    return False
+                _pause(ASIDE_WAIT_S)  # a taker is checking it aside: it puts it back at once
+                continue
+            try:
+                owner = _parse(_read_fd(fd))
+                if not (owner and self.token and owner.get("token") == self.token):
+                    return False
+                os.utime(fd)
+                return os.fstat(fd).st_ino == os.stat(self.path).st_ino
+            except FileNotFoundError:
+                return False  # renamed away between the touch and the look: taken over
+            finally:
+                os.close(fd)
+        return False
+
+    def _aside_is_mine(self) -> bool:
+        """Whether a lock set aside by a taker's check (``.lock.aside-*``) carries this holder's token."""
+        for aside in Path(self.run_dir).glob(f"{LOCK_FILE}.aside-*"):
+            try:
+                owner = _parse(aside.read_bytes())
+            except OSError:
+                continue
+            if owner and self.token and owner.get("token") == self.token:
+                return True
+        return False
 
     def owned(self) -> bool:
         """Whether the lock file still carries this holder's token (OSError when the store cannot be read)."""
@@ -189,7 +228,7 @@ def holder_gone(owner: dict[str, Any], job: str | None = None, attempt: int | No
     earlier attempt of this process's job."""
     if earlier_attempt(owner, job, attempt):
         return True
-    return owner.get("host") == socket.gethostname() and not _pid_alive(owner.get("pid"))
+    return owner.get("host") == socket.gethostname() and not _holder_alive(owner)
 
 
 def release_if_mine(run_dir: Path) -> bool:
@@ -205,10 +244,12 @@ def release_job(run_dir: Path, job: str) -> bool:
     return _remove_if(Path(run_dir) / LOCK_FILE, lambda owner: owner.get("job") == job)
 
 
-def break_lock(run_dir: Path, raw: bytes) -> bool:
-    """Remove ``run_dir``'s lock if it is still exactly ``raw`` (the lock a :class:`LockWatch` judged stale)."""
+def break_lock(run_dir: Path, raw: bytes, mtime_ns: int | None = None) -> bool:
+    """Remove ``run_dir``'s lock if it is still exactly ``raw`` (the lock a :class:`LockWatch` judged stale) and,
+    given ``mtime_ns``, still untouched since it was judged: a holder whose heartbeat touched it in between is
+    alive and keeps it."""
     path = Path(run_dir) / LOCK_FILE
-    return _take_aside(path, raw, secrets.token_hex(8))
+    return _take_aside(path, raw, secrets.token_hex(8), mtime_ns)
 
 
 def read_owner(path: Path) -> dict[str, Any] | None:
@@ -250,7 +291,7 @@ class LockWatch:
 
     def break_stale(self) -> bool:
         """Remove the lock judged stale (only if it is still the one watched)."""
-        return self.seen is not None and break_lock(self.path.parent, self.seen[0])
+        return self.seen is not None and break_lock(self.path.parent, self.seen[0], self.seen[1])
 
 
 def store_clock(directory: Path) -> float:
@@ -280,7 +321,28 @@ def owner_alive(owner: dict[str, Any], lock: Path | None = None, now: float | No
         except OSError:
             return False
         return (store_clock(Path(lock).parent) if now is None else now) - mtime < STALE_AFTER_S
-    return _pid_alive(owner.get("pid"))
+    return _holder_alive(owner)
+
+
+def _holder_alive(owner: dict[str, Any]) -> bool:
+    """Whether the lock's holder on this host still runs: its pid exists and, where the lock recorded it, is the
+    same process (its start time): a pid is reused once the kernel wraps around (32768 by default, reached in
+    minutes on a busy box), and a killed holder's pid must not keep its lock alive for another process."""
+    if not _pid_alive(owner.get("pid")):
+        return False
+    started = owner.get("started")
+    return started is None or _process_start(owner.get("pid")) in (None, started)
+
+
+def _process_start(pid: Any) -> str | None:
+    """The process's start time in clock ticks since boot (``/proc/<pid>/stat``, field 22), None where there is
+    no /proc (macOS) or no such process."""
+    try:
+        stat = Path(f"/proc/{int(pid)}/stat").read_text()
+    except (OSError, ValueError, TypeError):
+        return None
+    fields = stat.rpartition(")")[2].split()  # the command name, in parentheses, may hold spaces
+    return fields[19] if len(fields) > 19 else None
 
 
 def _pid_alive(pid: Any) -> bool:
@@ -301,6 +363,19 @@ def _read_raw(path: Path) -> bytes | None:
         return None
 
 
+def _read_fd(fd: int) -> bytes:
+    """The whole content of an open lock file (a lock is a few hundred bytes)."""
+    chunks = []
+    while chunk := os.read(fd, 65536):
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _pause(seconds: float) -> None:
+    """A short wait (a seam: tests replace it to act as the other process)."""
+    time.sleep(seconds)
+
+
 def _parse(raw: bytes) -> dict[str, Any] | None:
     try:
         owner = json.loads(raw.decode("utf-8"))
@@ -309,7 +384,7 @@ def _parse(raw: bytes) -> dict[str, Any] | None:
     return owner if isinstance(owner, dict) else None
 
 
-def _take_aside(path: Path, raw: bytes, token: str) -> bool:
+def _take_aside(path: Path, raw: bytes, token: str, mtime_ns: int | None = None) -> bool:
     """Move the lock ``path`` aside if it is still ``raw``; returns whether it did. Renaming is atomic: when
     two processes take the same stale lock over, the later one moves the earlier one's new lock, sees that it
     is not the lock judged stale, and puts it back (if it cannot, that holder's heartbeat sees its loss)."""
@@ -319,7 +394,7 @@ def _take_aside(path: Path, raw: bytes, token: str) -> bool:
     except FileNotFoundError:
         return False
     try:
-        if aside.read_bytes() == raw:
+        if aside.read_bytes() == raw and (mtime_ns is None or aside.stat().st_mtime_ns == mtime_ns):
             return True
         try:
             os.link(aside, path)

@@ -207,7 +207,7 @@ def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | 
     rid = run_id("+".join(chain), model_slug(first_model), config, seed)  # method names are folder-safe
     corpus, variant = target_corpus(stages, task), unit_variant(stages)
     row = f"{start_label(chain, start)} ({corpus})" + (f" n={labeled_size}" if labeled_size else "")
-    return UnitSpec(run_id=rid, chain=chain, stages=tuple(place_stages(stages, configs, seed, opts)), seed=seed,
+    return UnitSpec(run_id=rid, chain=chain, stages=tuple(place_stages(stages, configs, seed, opts, start)), seed=seed,
                     task=task, corpus_files=tuple(str(f) for f in opts.corpus), corpus_size=opts.corpus_size,
                     evals=evals, config=config, row=row, split=str(opts.split), device=opts.device,
                     batch_size=opts.batch_size, strict=opts.strict, force=opts.force,
@@ -215,24 +215,58 @@ def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | 
 
 
 def place_stages(stages: list[StageSpec], configs: list[dict[str, Any]], seed: int,
-                 opts: RunOptions) -> list[StageSpec]:
+                 opts: RunOptions, start: str | None = None) -> list[StageSpec]:
     """Each stage with its identity and home (:mod:`benchmark.run.stages`): a first stage on the target's
     sentences is the single-method unit of the same config (its run directory is the home), any other stage
-    lives in ``.stages/``."""
+    lives in ``.stages/``. A stage that starts from a published checkpoint (``--nli-sts-model``) is no
+    single-method unit: it lives in ``.stages/``, named with that checkpoint's content. Every external start
+    (a checkpoint directory as ``model`` or ``decoder_model``) enters the identity by its fingerprint, so new
+    weights at an old path are a new stage."""
     from benchmark.eval.models import model_slug
 
     out, parent = [], None
     for k, (stage, entry) in enumerate(zip(stages, configs)):
-        if k == 0 and stage.data["kind"] == "corpus":
+        if k == 0 and stage.data["kind"] == "corpus" and not start:
             solo = unit_config((stage.method,), [entry], [stage], None, None, opts)
             identity, home = {**solo, "seed": seed}, run_id(stage.method, model_slug(entry["config"]["model"]),
                                                             solo, seed)
         else:
             identity = stage_identity(stage.method, stage.preset, entry["config"], stage.data, seed, parent)
+            fingerprints = external_starts(entry["config"])
+            if k == 0 and start:  # a hub id is named by its id, a directory by its content
+                fingerprints["model"] = _start_fingerprint(start)
+            if fingerprints:
+                identity["starts"] = fingerprints
             home = shared_home(stage.method, identity, seed)
         parent = stage_id(identity)
         out.append(replace(stage, home=home, identity=identity))
     return out
+
+
+START_KEYS = ("model", "decoder_model")  # config fields naming a checkpoint a stage loads when it starts
+
+
+def external_starts(config: dict[str, Any]) -> dict[str, str]:
+    """``{key: fingerprint}`` for every checkpoint ``config`` starts from that is a local directory (not a
+    packaged alias, a hub id or an earlier stage): its path proves nothing about its weights, its content does.
+    Empty for the default and hub backbones, so their run ids are the ones stored before."""
+    from benchmark.eval.models import ALIASES
+
+    out = {}
+    for key in START_KEYS:
+        value = config.get(key)
+        if isinstance(value, str) and value not in ALIASES and not value.startswith("stage:") \
+                and Path(value).expanduser().is_dir():
+            out[key] = _start_fingerprint(value)
+    return out
+
+
+def _start_fingerprint(model: str) -> str:
+    """A checkpoint's content hash (weights, config, method.json), memoised by the model module while its files'
+    sizes and mtimes stay the same; a hub id's hash of its id."""
+    from benchmark.eval.models import model_fingerprint, resolve_model
+
+    return model_fingerprint(resolve_model(model))[:16]
 
 
 def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: str, corpus: TrainingData | None,
@@ -329,9 +363,11 @@ def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: l
     """The unit's identity. A single unsupervised method keeps the layout of earlier versions (same run ids)."""
     if len(chain) == 1 and stages[0].data["kind"] == "corpus":
         config: dict[str, Any] = {**configs[0], "corpus": {k: v for k, v in stages[0].data.items() if k != "kind"}}
+        if not start and external_starts(configs[0]["config"]):  # a checkpoint directory: named by its content
+            config["starts"] = external_starts(configs[0]["config"])
     else:
         config = {"method": chain_label(chain), "chain": list(chain),
-                  "stages": [{**c, "data": s.data} for c, s in zip(configs, stages)]}
+                  "stages": [{**c, "data": s.data, **_starts(c)} for c, s in zip(configs, stages)]}
     if opts.corpus_size:  # reports draw the corpus-size curve (and separate rows) from this key
         config["corpus_size"] = opts.corpus_size
     if setting and setting != "unsupervised":
@@ -343,6 +379,12 @@ def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: l
 
         config["nli_sts_model"] = {"model": start, "fingerprint": model_fingerprint(resolve_model(start))[:16]}
     return config
+
+
+def _starts(entry: dict[str, Any]) -> dict[str, Any]:
+    """``{"starts": {...}}`` for a stage entry that starts from a checkpoint directory, else nothing."""
+    found = external_starts(entry["config"])
+    return {"starts": found} if found else {}
 
 
 def _baselines(names: list[str], train_tasks: list[str], extra: list[str], opts: RunOptions) -> list[BaselineSpec]:

@@ -29,8 +29,9 @@ Recipe layout (every key but ``paper`` and ``[[tables]]`` is optional)::
     writes = ["paper-table2"]                # `bench report --list` names
     reference = "tsdae-table2"               # the published table the skeleton is checked against
     runs = [{methods = ["tsdae"], tasks = "useb", setting = "all", seeds = 5}]
-    evals = [{model = "wordvec:{glove}", tasks = "useb", method = "wordvec"}]
-    never = [{label = "USE-large", reason = "..."}]
+    evals = [{model = "wordvec:{glove}", tasks = "useb", method = "wordvec"}]   # backbone = true: an eval
+    never = [{label = "USE-large", reason = "..."}]                            # of the untrained backbone,
+                                                                               # which --model replaces
 
 The report's names (tables, figures, published tables) live a layer above this module: the caller passes them as
 :class:`Known` (``benchmark.report.reproduce_status.known_names``) and every ``writes``, ``reference`` and
@@ -61,7 +62,7 @@ INPUT_KEYS = ("what", "kind", "option", "path", "model", "module", "provides")
 TABLE_KEYS = ("id", "title", "writes", "reference", "runs", "evals", "search", "never", "note")
 RUN_KEYS = ("methods", "tasks", "eval_tasks", "split", "seeds", "labeled_sizes", "corpus", "corpus_size",
             "corpus_sizes", "preset", "model", "set", "setting", "needs")
-EVAL_KEYS = ("model", "pooling", "tasks", "split", "method", "needs")
+EVAL_KEYS = ("model", "pooling", "tasks", "split", "method", "needs", "backbone")
 SEARCH_KEYS = ("steps", "seeds", "preset", "corpus", "set")
 NEVER_KEYS = ("label", "reason")
 ELSEWHERE_KEYS = ("what", "reason")
@@ -131,6 +132,7 @@ class EvalEntry:
     pooling: str | None = None
     split: str = "test"
     needs: tuple[str, ...] = ()
+    backbone: bool = False  # the untrained backbone of the paper's runs: `bench reproduce --model` replaces it
 
     def command(self) -> str:
         pooling = f" --pooling {self.pooling}" if self.pooling else ""
@@ -333,7 +335,8 @@ def _eval(value: Any, where: str, inputs: dict[str, Input]) -> EvalEntry:
     entry = EvalEntry(model=_str(value, "model", where, required=True), tasks=_str(value, "tasks", where,
                                                                                    required=True),
                       method=_str(value, "method", where, required=True), pooling=_str(value, "pooling", where)
-                      or None, split=_str(value, "split", where) or "test", needs=needs)
+                      or None, split=_str(value, "split", where) or "test", needs=needs,
+                      backbone=_bool(value, "backbone", where))
     if entry.method not in ("base", "bm25", "wordvec"):
         raise ConfigError(f"{where}.method: {entry.method!r} is not base, bm25 or wordvec (the row an eval fills)")
     if entry.split not in ("test", "dev"):
@@ -343,6 +346,13 @@ def _eval(value: Any, where: str, inputs: dict[str, Input]) -> EvalEntry:
         if name not in inputs:
             raise ConfigError(f"{where}: input {name!r} is not declared under [inputs]" + _hint(name, list(inputs)))
     return EvalEntry(**{**entry.__dict__, "needs": tuple(dict.fromkeys([*needs, *PLACEHOLDER.findall(entry.model)]))})
+
+
+def _bool(value: dict[str, Any], key: str, where: str) -> bool:
+    v = value.get(key, False)
+    if not isinstance(v, bool):
+        raise ConfigError(f"{where}.{key}: expected true or false, got {v!r}")
+    return v
 
 
 def _never(value: Any, where: str, labels: tuple[str, ...] | None) -> NeverRow:

@@ -19,6 +19,7 @@ from benchmark.run.recipes import PLACEHOLDER, EvalEntry, Input, Recipe, RunEntr
 from benchmark.run.specs import BaselineSpec, Plan, RunOptions
 
 GPU_STEP_SECONDS = 0.1  # the docs' rough floor for one small-batch BERT-base step on an A100 (docs/papers/tsdae.md)
+H200_FP32_FLOPS = 51.0e12  # warmed-up fp32 matmul that `bench doctor` measured on an H200 (docs/scale-out.md)
 
 
 @dataclass(frozen=True)
@@ -196,6 +197,20 @@ def _models_missing(opts: RunOptions) -> str:
     return "; ".join(missing)
 
 
+def _model_missing(model: str) -> str:
+    """Why an evaluated model cannot be loaded here ("" when it can, or when it is BM25 or word vectors)."""
+    from benchmark.eval.bm25 import MODEL_NAMES
+    from benchmark.eval.models import check_model_available
+
+    if model in MODEL_NAMES or model.startswith("wordvec:"):
+        return ""
+    try:
+        check_model_available(model)
+    except BenchError as e:
+        return f"{model}: {str(e).split('; ')[0]}"
+    return ""
+
+
 def _selected(method: str, chosen: frozenset[str]) -> bool:
     """A method spec (or chain ``a>b``) is kept when each of its parts was chosen with --methods."""
     return all(part.strip() in chosen for part in method.split(">"))
@@ -264,7 +279,11 @@ def _plan_eval(table: str, entry: EvalEntry, given: Given, inputs: dict[str, Inp
     pr.blocked = _blocked(entry.needs, inputs)
     if pr.blocked:
         return pr
-    model = _filler(inputs)(entry.model)
+    # the untrained backbone row follows --model, as the trained rows' backbone does
+    model = given.model if entry.backbone and given.model else _filler(inputs)(entry.model)
+    pr.blocked = _model_missing(model)
+    if pr.blocked:  # found now, not when the evaluation starts after every unit trained
+        return pr
     pr.baseline = BaselineSpec(entry.method, model, tuple(expand_tasks(entry.tasks)), entry.pooling)
     return pr
 
@@ -277,15 +296,12 @@ def _merge(rp: ReproducePlan) -> None:
         plan, pr.plan = pr.plan, None
         merged = rp.plans.setdefault(pr.split, Plan(split=pr.split))
         if plan is not None:
-            seen = {u.run_id for u in merged.units}
             for unit in plan.units:
                 pr.run_ids.append(unit.run_id)
-                rp.unit_tables.setdefault(unit.run_id, [])
-                if pr.table not in rp.unit_tables[unit.run_id]:
-                    rp.unit_tables[unit.run_id].append(pr.table)
-                if unit.run_id not in seen:
-                    merged.units.append(unit)
-                    seen.add(unit.run_id)
+                tables = rp.unit_tables.setdefault(unit.run_id, [])
+                if pr.table not in tables:
+                    tables.append(pr.table)
+                _add_unit(merged, unit)
             merged.notes += [n for n in plan.notes if n not in merged.notes]
             merged.skipped += [s for s in plan.skipped if s not in merged.skipped]
             for b in plan.baselines:
@@ -299,6 +315,18 @@ def _merge(rp: ReproducePlan) -> None:
     rp.plans = {s: p for s, p in rp.plans.items() if p.units or p.baselines or p.skipped or p.notes}
 
 
+def _add_unit(merged: Plan, unit: Any) -> None:
+    """Add ``unit`` once: a unit another table already planned (the same run id: the same training) is evaluated
+    on the tasks of both (Table 3's USEB and Table 11's STS of one Wikipedia-trained model)."""
+    for i, have in enumerate(merged.units):
+        if have.run_id == unit.run_id:
+            evals = tuple(dict.fromkeys([*have.evals, *unit.evals]))
+            if evals != have.evals:
+                merged.units[i] = replace(have, evals=evals)
+            return
+    merged.units.append(unit)
+
+
 @dataclass(frozen=True)
 class Cost:
     """The training cost of a plan: distinct stages, optimizer steps, FLOPs, and time estimates."""
@@ -309,12 +337,14 @@ class Cost:
     device_hours: float  # at the measured matmul rate of the device it would run on
     device: str
     gpu_floor_hours: float  # steps x GPU_STEP_SECONDS: the docs' rough A100 floor
+    h200_hours: float = 0.0  # FLOPs at the H200's measured fp32 rate and the cost model's fp32 utilisation
 
     def text(self) -> str:
         here = f"about {self.device_hours:,.1f} hours" if self.device_hours else "no estimate"
         return (f"{self.stages:,} distinct training stage(s), {self.steps:,} optimizer steps, {self.flops:.2e} "
-                f"training FLOPs; on {self.device}: {here}; at "
-                f"{GPU_STEP_SECONDS} s per small-batch step on an A100 (the docs' rough floor): about "
+                f"training FLOPs; on {self.device}: {here}; on an H200 (fp32 matmul {H200_FP32_FLOPS / 1e12:.1f} "
+                f"TFLOP/s as `bench doctor` measured it): about {self.h200_hours:,.1f} GPU-hours; at "
+                f"{GPU_STEP_SECONDS} s per small-batch step (the docs' rough A100 floor): about "
                 f"{self.gpu_floor_hours:,.1f} GPU-hours")
 
 
@@ -330,20 +360,25 @@ def plan_cost(units: list, device: str | None, measure: bool = True) -> Cost:
             stages.setdefault(stage.home, (stage, backbone))
     steps = sum(s.steps or 0 for s, _ in stages.values())
     flops = cost.training_flops(list(stages.values()))
-    rate, where = _device_rate(device) if measure and stages else (None, "this device (not measured)")
-    hours = flops / (rate * cost.UTILISATION) / 3600 if rate else 0.0
-    return Cost(len(stages), steps, flops, hours, where, steps * GPU_STEP_SECONDS / 3600)
+    rate, where, util = _device_rate(list(stages.values()), device) if measure and stages else \
+        (None, "this device (not measured)", 1.0)
+    hours = flops / (rate * util) / 3600 if rate else 0.0
+    h200 = flops / (H200_FP32_FLOPS * cost.UTILISATION["fp32"]) / 3600
+    return Cost(len(stages), steps, flops, hours, where, steps * GPU_STEP_SECONDS / 3600, h200)
 
 
-def _device_rate(device: str | None) -> tuple[float | None, str]:
-    """The measured matmul rate of the device the units would run on (:mod:`benchmark.run.cost`); a device this
-    machine lacks (`--device cuda` on a login node) is named, not measured: an estimate never stops a plan."""
+def _device_rate(stages: list[tuple[Any, str]], device: str | None) -> tuple[float | None, str, float]:
+    """The measured matmul rate of the device the units would run on, at the precision most steps train in, and
+    the share of it a training step reaches (:mod:`benchmark.run.cost`); a device this machine lacks (`--device
+    cuda` on a login node) is named, not measured: an estimate never stops a plan."""
     from benchmark.run import cost
 
     try:
-        return cost._matmul_flops(device)
+        precision = cost.training_precision(stages, device)
+        rate, where = cost._matmul_flops(device, precision)
     except (RuntimeError, AssertionError) as e:
-        return None, f"{device} (not measured here: {str(e).splitlines()[0]})"
+        return None, f"{device} (not measured here: {str(e).splitlines()[0]})", 1.0
+    return rate, where, cost.UTILISATION[precision]
 
 
 __all__ = ["Cost", "Given", "InputState", "PlannedRun", "ReproducePlan", "build_plan", "plan_cost", "resolve_inputs",

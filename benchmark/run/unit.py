@@ -30,6 +30,7 @@ from typing import Any
 from benchmark.errors import BenchError, MissingDataError
 from benchmark.results import now_iso, result_path, save_result, write_json_atomic
 from benchmark.run.console import UNIT_LOG, unit_console
+from benchmark.run.faults import fault_point
 from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
 from benchmark.run.plan import StageSpec, UnitSpec
 from benchmark.run.stages import STAGES_HOME, finished, stage_id, stage_lock
@@ -80,6 +81,7 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
         result.skipped.append((spec.run_id, str(e)))
         return result
     try:
+        fault_point("unit-locked")  # crash tests: killed holding the unit's lock
         with unit_console(run_dir, enabled=dist.main) as log:
             result.log = log
             _prepare_dir(spec, run_dir, dist)
@@ -180,9 +182,11 @@ def _train_chain(spec: UnitSpec, data_root: Path, results_dir: Path, dist: Any, 
         home = results_dir / stage.home
         with stage_lock(home, say, enabled=dist.world == 1) as held:
             checks = [x for x in (lock, held) if x is not None]
+            fault_point("stage-locked")
             result.training.append(_stage(spec, k, previous, home, data_root, dist, data, checks))
         previous = home / CHECKPOINT_DIR
     assert previous is not None
+    fault_point("exported")  # the last stage exported, the unit's method.json and results not written
     if dist.main:
         shutil.copyfile(previous / "method.json", results_dir / spec.run_id / "method.json")
     return previous
@@ -227,6 +231,7 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
     def still_held(_step: int) -> None:  # a lock taken over (this process frozen past the timeout): stop
         for lk in held:
             lk.check()
+        fault_point("train-step")
 
     train(method, cfg, examples, home, seed=spec.seed, device=spec.device, resume=True,
           show_progress=spec.show_progress, run_config=stage.identity, dev_eval=dev_eval,
@@ -386,6 +391,7 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
     meta["backbone"] = recorded_backbone(str(first_cfg["model"]))  # what pairs it with a published row
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
                                        config=spec.config))
+    fault_point("evaluated")
     say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
         f"{time.perf_counter() - t0:.1f} s)")
     return True

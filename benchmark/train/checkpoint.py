@@ -228,7 +228,11 @@ def rng_state(device: torch.device | str | None = None) -> dict[str, Any]:
 
     import numpy as np
 
-    state = {"python": random.getstate(), "numpy": np.random.get_state(), "torch": torch.get_rng_state()}
+    kind, keys, pos, has_gauss, cached = np.random.get_state()
+    # plain ints and tensors only: the state loads with torch.load(weights_only=True), which unpickles no
+    # numpy array (nor anything else that could run code)
+    state = {"python": random.getstate(), "numpy": [str(kind), [int(k) for k in keys], int(pos), int(has_gauss),
+                                                    float(cached)], "torch": torch.get_rng_state()}
     device = torch.device(device) if device is not None else None
     if device is not None and device.type == "cuda":
         state["cuda_device"] = torch.cuda.get_rng_state(device)
@@ -243,8 +247,10 @@ def set_rng_state(state: dict[str, Any], device: torch.device | str | None = Non
 
     import numpy as np
 
-    random.setstate(state["python"])
-    np.random.set_state(state["numpy"])
+    python = state["python"]  # (version, 625 ints, gauss) as saved; a list where a format turned tuples to lists
+    random.setstate((python[0], tuple(python[1]), python[2]))
+    kind, keys, pos, has_gauss, cached = state["numpy"]
+    np.random.set_state((kind, np.asarray(keys, dtype=np.uint32), pos, has_gauss, cached))
     torch.set_rng_state(state["torch"])
     device = torch.device(device) if device is not None else None
     if device is None or device.type != "cuda":
@@ -268,15 +274,42 @@ def save_train_state(state_dir: str | Path, payload: dict[str, Any]) -> Path:
     return path
 
 
+def _unpickler_reason(error: Exception) -> str:
+    """The line of torch's weights-only error that says what it refused (its message is a page long)."""
+    lines = [line.strip() for line in str(error).splitlines() if line.strip()]
+    for i, line in enumerate(lines):
+        if line.startswith("WeightsUnpickler error"):
+            rest = line.split(":", 1)[1].strip() or (lines[i + 1] if i + 1 < len(lines) else "")
+            return rest[:240]
+    return (lines[0] if lines else type(error).__name__)[:240]
+
+
 def load_train_state(state_dir: str | Path, method: str, cfg_hash: str) -> dict[str, Any] | None:
-    """The saved train state, None if there is none; a state of another method/config is a ConfigError."""
+    """The saved train state, None if there is none; a state of another method/config is a ConfigError.
+
+    Loaded with ``weights_only=True``: a results store is shared (a team's cluster filesystem), and a pickle
+    placed there must not run code when a unit resumes. The state holds only tensors, numbers, strings and
+    containers of them (:func:`rng_state` keeps numpy's state as plain ints), so nothing needs allow-listing;
+    anything else (a class, a callable, a numpy array) is refused before it is constructed."""
     path = Path(state_dir) / STATE_FILE
     if not path.is_file():
         return None
     try:
-        state = torch.load(path, map_location="cpu", weights_only=False)
-    except (OSError, RuntimeError, EOFError, ValueError, pickle.UnpicklingError) as e:  # disks fail
+        state = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as e:
+        why = _unpickler_reason(e)
+        if "global" not in why.lower():  # not a pickle the restricted unpickler refused: a disk or a copy failed
+            raise BenchError(f"{path}: unreadable train state ({why}); delete it to restart training") from None
+        # the restricted unpickler met a global (a class, a function) it will not import or call
+        raise BenchError(f"{path}: refused to load this train state: it holds objects other than tensors and plain "
+                         f"data, which could run code when loaded ({why}); a state written by "
+                         f"this version never does, so the file was written by something else (or an older version "
+                         f"of the suite): delete it to restart the stage's training") from None
+    except (OSError, RuntimeError, EOFError, ValueError) as e:  # disks fail
         raise BenchError(f"{path}: unreadable train state ({e}); delete it to restart training") from None
+    if not isinstance(state, dict):
+        raise BenchError(f"{path}: not a train state (a {type(state).__name__}, expected a dict); delete it to "
+                         f"restart training")
     if state.get("method") != method or state.get("config_hash") != cfg_hash:
         raise ConfigError(f"{path}: train state of method {state.get('method')!r} (config "
                           f"{str(state.get('config_hash'))[:8]}), not {method!r} ({cfg_hash[:8]}); "

@@ -188,3 +188,24 @@ def test_denosent_tables_have_their_published_numbers(tmp_path):
     assert set(fig["columns"]) == set(TABLES.get("denosent-fig3").columns) | {"mteb.MindSmallReranking.mrr@10"}
     table2 = load_reference()["tables"]["denosent-table2"]
     assert table2["columns"] == list(TABLES.get("denosent-table2").columns)
+
+
+def test_untrained_rows_and_corpora_go_to_the_slot_of_their_kind(tmp_path):
+    """An untrained row of the table's backbone slot takes a run's own backbone (marked); a published checkpoint's
+    slot takes only that checkpoint; Table 11's TSDAE (Wikipedia sentences) takes no row trained on a target's own
+    sentences and scored on STS."""
+    root = tmp_path / "results"
+    add_result(root, "base", 0, "stsb", {"spearman": 0.5}, model="/models/tiny-bert", pooling="mean")
+    add_result(root, "tsdae", 0, "stsb", {"spearman": 0.6}, train_corpus="askubuntu",  # in-domain, scored on STSb
+               config={"corpus": {"label": "askubuntu"}})
+    add_result(root, "tsdae", 0, "stsb", {"spearman": 0.7}, train_corpus="file:wiki-sentences.txt",
+               config={"corpus": {"label": "file:wiki-sentences.txt"}})
+    built = build_with_skeleton(TABLES.get("specific-vs-sts"), _index(root))
+    sbert = next(r for r in built.rows if r.label == "SBERT-base-nli-v2")
+    assert sbert.key is None  # the tiny BERT is not SBERT-base-nli-v2
+    tsdae = [r for r in built.rows if r.slot is not None and r.label.startswith("TSDAE")]
+    assert [r.key.corpus for r in tsdae] == ["file:wiki-sentences.txt"]
+    assert any(r.key and r.key.corpus == "askubuntu" and r.slot is None for r in built.rows)
+    deno = build_with_skeleton(TABLES.get("denosent-table1"), _index(root))
+    mean = next(r for r in deno.rows if r.label.startswith("BERTbase (Mean)"))
+    assert mean.key is not None and mean.label == "BERTbase (Mean) · tiny-bert"  # the backbone, marked

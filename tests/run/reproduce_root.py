@@ -1,7 +1,7 @@
 """The fixture data root `bench reproduce`'s tests run on: tests/assets with the labeled fixtures, plus what the
 papers' recipes read that the assets lack, each a few lines: an unlabeled ``train.txt`` per USEB task, supervised
 pairs for CQADupStack and SciDocs, STS13-16 (STS12's MSRvid pairs under each year's subset names), a Quora
-BEIR folder (the tiny BEIR fixture), DenoSent's paraphrase pairs and the corpora the recipes take from ``DATA_ROOT/corpora``. Every added
+BEIR folder (the tiny BEIR fixture and 40 more questions), DenoSent's paraphrase pairs and the corpora the recipes take from ``DATA_ROOT/corpora``. Every added
 evaluation file is entered in the root's ``usebench-counts.json``, as the fixtures' counts are."""
 from __future__ import annotations
 
@@ -43,6 +43,9 @@ def build_reproduce_root(root: Path, sentences: int = 300) -> Path:
             counts["counts"][f"sts/senteval/{folder}/STS.gs.{subset}.txt"] = 3
     quora = root / "beir/quora"
     shutil.copytree(root / "beir/tiny", quora, dirs_exist_ok=True)
+    with open(quora / "corpus.jsonl", "a", encoding="utf-8") as f:  # enough questions for --corpus-sizes 16
+        for i, line in enumerate(text.splitlines()[:40]):
+            f.write(json.dumps({"_id": f"extra{i}", "title": "", "text": line}) + "\n")
     counts["counts"]["beir/quora/corpus.jsonl"] = len(_lines(quora / "corpus.jsonl"))
     for split in ("test", "dev"):  # judged queries: the distinct query ids under the header
         counts["counts"][f"beir/quora/qrels/{split}.tsv"] = len({line.split("\t")[0] for line in

@@ -90,3 +90,16 @@ def test_the_app_a_search_expands_to_the_papers_settings():
 def test_an_unknown_table_id_names_the_recipe():
     with pytest.raises(ConfigError, match=r"not a table of the tsdae recipe .*tsdae\.toml.*did you mean 'table2'"):
         load_checked_recipe("tsdae").table("tabel2")
+
+
+def test_a_table_is_held_to_its_own_papers_skeleton_only():
+    """DenoSent's Table 3 (not typed in) is written to sts-table, whose skeleton is TSDAE's Table 11: its rows are
+    not checked against it; Table 9 is written beside paper-table2 but is not Table 2's skeleton either."""
+    from benchmark.report.reproduce_status import skeleton_of
+
+    denosent, tsdae, thesis = (load_checked_recipe(p) for p in ("denosent", "tsdae", "thesis"))
+    assert skeleton_of("sts-table", denosent.table("table3"), "denosent") is None
+    assert skeleton_of("denosent-table1", denosent.table("table1"), "denosent") == "denosent-table1"
+    assert skeleton_of("paper-table2", tsdae.table("table9"), "tsdae") is None
+    assert skeleton_of("sts-table", tsdae.table("table11"), "tsdae") == "tsdae-table11"
+    assert skeleton_of("thesis-table5.10", thesis.table("table5.9"), "thesis") == "thesis-table5.10"

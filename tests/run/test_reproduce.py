@@ -20,7 +20,7 @@ GLOVE = Path(__file__).resolve().parents[1] / "assets" / "wordvec" / "tiny_glove
 # A couple of steps at small batches; the method-prefixed sets apply to the runs that hold those methods only.
 SMALL = ["--preset", "smoke", "--seeds", "1", "--max-steps", "2", "--set", "batch_size=8", "--set", "max_length=16",
          "--set", "sbert-nli.batch_size=2", "--set", "sbert-stsb.batch_size=2", "--set", "paser.synonym_ratio=0",
-         "--labeled-sizes", "2,4", "--corpus-sizes", "8"]  # the fixture Quora corpus has 11 distinct questions
+         "--labeled-sizes", "2,4", "--corpus-sizes", "16"]
 
 
 @pytest.fixture(scope="module")
@@ -76,6 +76,19 @@ def test_a_unit_two_tables_need_is_planned_once(reproduce_root, tiny_bert_dir):
     assert any(set(tables) == {"table2", "table9"} for tables in rp.unit_tables.values())
     ids = [u.run_id for u in rp.units]
     assert ids and len(ids) == len(set(ids))
+
+
+def test_a_unit_two_tables_need_is_evaluated_on_the_tasks_of_both(reproduce_root, tiny_bert_dir):
+    """Tables 3 and 11 train the same Wikipedia models: one unit each, evaluated on USEB (Table 3) and STS
+    (Table 11) alike."""
+    from benchmark.report.reproduce_status import load_checked_recipe
+    from benchmark.run.reproduce import build_plan
+
+    given = _given(tiny_bert_dir, methods=frozenset({"tsdae"}))
+    rp = build_plan(load_checked_recipe("tsdae"), ["table3", "table11"], given, reproduce_root)
+    (unit,) = rp.units
+    assert rp.unit_tables[unit.run_id] == ["table3", "table11"]
+    assert {"askubuntu", "scidocs", "sts12", "sts16", "sickr", "stsb"} <= set(unit.evals)
 
 
 def test_a_missing_input_is_named_and_exits_1(reproduce_root, tiny_bert_dir, tmp_path):
@@ -171,8 +184,9 @@ def test_labeled_and_corpus_sizes_replace_the_recipes(reproduce_root, tiny_bert_
     given = _given(tiny_bert_dir, labeled_sizes=(2, 4), corpus_sizes=(8, 16))
     (pre,) = sized_runs(recipe.table("table10").runs, given)
     assert pre.labeled_sizes == (2, 4)
-    sizes = [r.corpus_size for r in sized_runs(recipe.table("figure3").runs, given)]
-    assert sizes == [8, 16]  # ten sizes of the paper's Fig. 3 replaced by two, each run once
+    sizes = [(r.tasks, r.corpus_size) for r in sized_runs(recipe.table("figure3").runs, given)]
+    # the paper's nine sizes on every task and 65,536 on the two corpora that large, each replaced by two sizes
+    assert sizes == [("useb", 8), ("useb", 16), ("askubuntu,scidocs", 8), ("askubuntu,scidocs", 16)]
 
 
 def _published(table: str) -> dict:
@@ -204,14 +218,14 @@ E2E = [
     ("tsdae", "table11", "tsdae", [], [("sts-table.json", "tsdae-table11")], []),
     ("tsdae", "figure3", "tsdae", [], [], ["plots/corpus-size.png"]),
     ("tsdae", "tables5-7", "tsdae", [], [], ["tsdae-app-a.md"]),
-    ("denosent", "table1", "denosent", [], [("denosent-table1.json", "denosent-table1")], []),
+    ("denosent", "table1", "denosent,base", [], [("denosent-table1.json", "denosent-table1")], []),
     ("denosent", "table3", "denosent", [], [], ["sts-table.md"]),
-    ("paser", "table1", "paser", [], [("paser-table1.json", "paser-table1")], []),
-    ("paser", "ablations", "paser", [], [], ["paser-ablations.md"]),
-    ("thesis", "table5.9", "simcse", [], [("thesis-table5.9.json", "thesis-table5.9"),
+    ("paser", "table1", "paser,base", [], [("paser-table1.json", "paser-table1")], []),
+    ("paser", "ablations", "paser,base", [], [], ["paser-ablations.md"]),
+    ("thesis", "table5.9", "simcse,base", [], [("thesis-table5.9.json", "thesis-table5.9"),
                                           ("thesis-table5.10.json", "thesis-table5.10")],
      ["thesis-fig5.3.md", "thesis-fig5.4.md", "plots/thesis-fig5.3.png"]),
-    ("thesis", "table5.17", "simcse,clm-ae", [], [("thesis-table5.17.json", "thesis-table5.17")], []),
+    ("thesis", "table5.17", "simcse,clm-ae,base", [], [("thesis-table5.17.json", "thesis-table5.17")], []),
     ("thesis", "studies", "simcse", [], [], ["thesis-studies.md"]),
     ("thesis", "eproduct", "simcse", [], [], ["thesis-eproduct.md"]),
 ]

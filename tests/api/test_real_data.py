@@ -1,5 +1,10 @@
-"""The Python API on the real TwitterPara (`slow`: $BENCH_DATA and the packaged all-MiniLM-L6-v2, on the CPU)."""
+"""The Python API on the real TwitterPara (`slow`: $BENCH_DATA and the packaged all-MiniLM-L6-v2, on the CPU).
+
+Each test encodes the whole release twice (about 4 and 13 minutes on 2 CPU cores), so they run only when asked:
+``USEBENCH_LONG_TESTS=1`` (the fixture tests in this folder check the same code paths on every run)."""
 from __future__ import annotations
+
+import os
 
 import pytest
 import torch
@@ -8,7 +13,9 @@ import usebench
 from tests.api.kit_data import kit_twitterpara
 from usebench import useb as ours
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(not os.environ.get("USEBENCH_LONG_TESTS"),
+                                 reason="minutes on a CPU: set USEBENCH_LONG_TESTS=1 to run")]
 
 
 @pytest.fixture(scope="module")

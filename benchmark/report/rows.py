@@ -193,14 +193,20 @@ def row_label(key: RowKey, show_model: bool) -> str:
         label = DISPLAY.get(key.method, key.method)
         if show_model and key.model:
             label += f" · {key.model}"
+    return label + row_marks(key)
+
+
+def row_marks(key: RowKey) -> str:
+    """What a row's label adds to its name: training corpus, corpus and labeled-set sizes, variant, config."""
+    marks = []
     if key.corpus:
-        label += f" · trained on {key.corpus}"
+        marks.append(f"trained on {key.corpus}")
     if key.corpus_size:
-        label += f" · {key.corpus_size:,} sent."
+        marks.append(f"{key.corpus_size:,} sent.")
     if key.labeled_size:
-        label += f" · {key.labeled_size:,} labeled"
+        marks.append(f"{key.labeled_size:,} labeled")
     if key.variant:
-        label += f" · {key.variant}"
+        marks.append(key.variant)
     if key.config:
-        label += f" · cfg {key.config}"
-    return label
+        marks.append(f"cfg {key.config}")
+    return "".join(f" · {m}" for m in marks)

@@ -20,7 +20,7 @@ from typing import Any
 
 from benchmark.report.build import Built, Cell, Row, build_table
 from benchmark.report.reference import RefEntry, entries, matches, same_model
-from benchmark.report.rows import UNTRAINED, ResultIndex, RowKey, index_results  # noqa: F401  (re-exported)
+from benchmark.report.rows import UNTRAINED, ResultIndex, RowKey, index_results, row_marks  # noqa: F401
 from benchmark.report.tables import TABLES, TableSpec
 
 NOT_IN_PAPER = " (not in the paper's table)"
@@ -117,17 +117,7 @@ def slot_label(slot: RefEntry, key: RowKey) -> str:
     label = slot.label
     if slot.model and key.model and not same_model(key.model, slot.model):
         label += f" · {key.model.rstrip('/').rsplit('/', 1)[-1]}"
-    if key.corpus:
-        label += f" · trained on {key.corpus}"
-    if key.corpus_size:
-        label += f" · {key.corpus_size:,} sent."
-    if key.labeled_size:
-        label += f" · {key.labeled_size:,} labeled"
-    if key.variant:
-        label += f" · {key.variant}"
-    if key.config:
-        label += f" · cfg {key.config}"
-    return label
+    return label + row_marks(key)
 
 
 def _why_not(slot: RefEntry) -> tuple[str, bool]:

@@ -72,6 +72,8 @@ def _features(model: Any, columns: list[list[str]]) -> list[dict[str, torch.Tens
 
 
 def _st(label: str, model: Any, loss_module: Any, columns: Callable[[list[Any], np.random.Generator], tuple]):
+    # a loss with modules of its own (DenoisingAutoEncoderLoss builds its decoder on the CPU) trains where the model is
+    loss_module.to(next(model.parameters()).device)
     def loss(items: list[Any], rng: np.random.Generator) -> torch.Tensor:
         cols, labels = columns(items, rng)
         return loss_module(_features(model, cols), labels)

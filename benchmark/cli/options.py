@@ -11,6 +11,28 @@ RESULTS_DIR = click.option("--results-dir", type=click.Path(path_type=Path), def
                            help="Results store (default: results/).")
 
 
+
+def _deterministic(ctx, param, value: bool) -> bool:
+    """Set at parse time, before anything touches CUDA: cuBLAS reads its workspace setting when its first handle is
+    made. The environment carries it to every trainer of this process and to the launchers' workers (Ray and
+    SLURM forward BENCH_* and CUBLAS_WORKSPACE_CONFIG)."""
+    if value:
+        import os
+
+        from benchmark.train.runtime import DETERMINISTIC_ENV, prepare_deterministic_env
+
+        os.environ[DETERMINISTIC_ENV] = "1"
+        prepare_deterministic_env()
+    return value
+
+
+DETERMINISTIC = click.option("--deterministic", is_flag=True, expose_value=False, is_eager=True,
+                             callback=_deterministic,
+                             help="Deterministic kernels while training (torch.use_deterministic_algorithms, a "
+                                  "fixed cuBLAS workspace): a GPU run and its resume agree bit for bit, a few "
+                                  "percent slower; as BENCH_DETERMINISTIC=1.")
+
+
 def print_wide(*renderables) -> None:
     """Print rich tables at their natural width: never wrap or cut a task or method name to fit 80 columns
     (rich's width when stdout is not a terminal), since such output is read by scripts and logs."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from benchmark.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
-from benchmark.cli.options import DATA_ROOT, RESULTS_DIR
+from benchmark.cli.options import DATA_ROOT, DETERMINISTIC, RESULTS_DIR
 
 PAPERS = ("tsdae", "denosent", "paser", "thesis")  # benchmark.run.recipes.PAPERS (checked by a test)
 
@@ -47,6 +47,7 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis")  # benchmark.run.recipes.PAPER
 @click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip.")
 @click.option("--dry-run", is_flag=True, help="Print the whole plan (units, stages trained and reused, inputs "
               "present and missing, cost on this device); train nothing.")
+@DETERMINISTIC
 @launch_options_decorator
 @DATA_ROOT
 @RESULTS_DIR

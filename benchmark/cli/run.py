@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from benchmark.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
-from benchmark.cli.options import DATA_ROOT, RESULTS_DIR
+from benchmark.cli.options import DATA_ROOT, DETERMINISTIC, RESULTS_DIR
 
 if TYPE_CHECKING:
     from benchmark.run.grid import RunOutcome
@@ -51,6 +51,7 @@ if TYPE_CHECKING:
                    "training the NLI and STSb stages; recorded in the run id and results.")
 @click.option("--dry-run", is_flag=True, help="Build and check every unit, print the plan (each unit's stages: "
               "trained, or reused from where), train nothing.")
+@DETERMINISTIC
 @launch_options_decorator
 @DATA_ROOT
 @RESULTS_DIR

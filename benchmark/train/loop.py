@@ -373,7 +373,7 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
         torch.manual_seed(int(np.random.default_rng([seed, start, dist.rank]).integers(2**62)))
     if dist.main:
         out_dir.mkdir(parents=True, exist_ok=True)
-    log = TrainLog(out_dir / LOG_FILE, cfg.log_every, start, dist.main)
+    log = TrainLog(out_dir / LOG_FILE, cfg.log_every, start, dist.main, device=str(dev))
     value, done = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
     ckpt = _finish(run, out_dir, run_config, dev_eval, done)
     seconds = time.perf_counter() - t_start

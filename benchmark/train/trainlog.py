@@ -12,8 +12,9 @@ import numpy as np
 class TrainLog:
     """log.jsonl writer (main rank only): one line per ``every`` steps with the window's mean loss."""
 
-    def __init__(self, path: Path, every: int, start: int, enabled: bool):
+    def __init__(self, path: Path, every: int, start: int, enabled: bool, device: str | None = None):
         self.path, self.every, self.enabled = path, every, enabled
+        self.device = device  # the training device: only a CUDA run reports GPU memory
         self.losses: list[float] = []
         self.extras: dict[str, list[float]] = {}
         self.t0, self.s0 = time.perf_counter(), start
@@ -36,7 +37,7 @@ class TrainLog:
         elapsed = time.perf_counter() - self.t0
         line = {"step": step, "loss": float(np.mean(self.losses)), "lr": lr,
                 "steps_per_s": (step - self.s0) / max(elapsed, 1e-9), "elapsed_s": elapsed,
-                **{k: float(np.mean(v)) for k, v in self.extras.items()}, **gpu_memory(), **more}
+                **{k: float(np.mean(v)) for k, v in self.extras.items()}, **gpu_memory(self.device), **more}
         self.lines.append(line)
         self.losses, self.extras = [], {}
         if self.enabled:
@@ -44,11 +45,14 @@ class TrainLog:
                 fh.write(json.dumps(line) + "\n")
 
 
-def gpu_memory() -> dict[str, float]:
-    """Peak GPU memory so far (MB, allocated by torch), where a GPU is in use: how close a preset is to the card's
-    limit, read from log.jsonl; nothing on a CPU."""
+def gpu_memory(device: str | None) -> dict[str, float]:
+    """Peak GPU memory so far on ``device`` (MB, allocated by torch) when the run trains on CUDA: how close a
+    preset is to the card's limit, read from log.jsonl; nothing for a CPU run, even on a host where CUDA is in use
+    by someone else in the process (a test session, a notebook)."""
     import torch
 
+    if device is None or torch.device(device).type != "cuda":
+        return {}
     if not torch.cuda.is_available() or not torch.cuda.is_initialized():
         return {}
-    return {"gpu_peak_mb": round(torch.cuda.max_memory_allocated() / 2**20, 1)}
+    return {"gpu_peak_mb": round(torch.cuda.max_memory_allocated(torch.device(device)) / 2**20, 1)}

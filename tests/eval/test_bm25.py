@@ -327,7 +327,9 @@ def test_bm25_never_brings_up_jax_and_keeps_the_users_jax_settings(tmp_path, use
     mark = tmp_path / "jax-was-imported"
     repo = Path(__file__).resolve().parents[2]
     env = {k: v for k, v in os.environ.items() if k not in ("JAX_PLATFORMS", "XLA_PYTHON_CLIENT_PREALLOCATE")}
-    env.update(PYTHONPATH=os.pathsep.join([str(tmp_path), str(repo)]), JAX_MARK=str(mark))
+    # the caller's own path is kept after ours (a node whose packages come from PYTHONPATH)
+    env.update(PYTHONPATH=os.pathsep.join(filter(None, [str(tmp_path), str(repo), os.environ.get("PYTHONPATH")])),
+               JAX_MARK=str(mark))
     if user_platforms:
         env["JAX_PLATFORMS"] = user_platforms
     # the stand-in is importable in that interpreter: the test would see a real import

@@ -261,10 +261,10 @@ def test_torch_on_cuda_settles_anisotropic_rows_on_the_gpu_like_numpy(anisotropi
     if not torch.cuda.is_available():
         pytest.skip("no GPU")
     queries, corpus = anisotropic
-    monkeypatch.setattr(retrieval, "_gather_near_numpy", None)  # the host path must not run
+    ref = search_inner_product(queries, corpus, 20, backend="numpy", options=SearchOptions(margin=1), device="cpu")
+    monkeypatch.setattr(retrieval, "_gather_near_numpy", None)  # from here the host path must not run
     result = search_inner_product(queries, corpus, 20, backend="torch", options=SearchOptions(margin=1),
                                   device="cuda")
-    ref = search_inner_product(queries, corpus, 20, backend="numpy", options=SearchOptions(margin=1), device="cpu")
     assert result.device == "cuda:0" and result.unsure_rows > 0
     np.testing.assert_array_equal(result.indices, ref.indices)
     np.testing.assert_array_equal(result.scores, ref.scores)

@@ -144,3 +144,30 @@ def test_a_unit_that_fails_before_training_is_marked(tiny_bert_dir, corpus_file,
     state = unit_state(run_dir)
     assert state.state == "failed" and "simulated failure" in state.detail
     assert not (run_dir / LOCK_FILE).exists()
+
+
+def test_deterministic_flag_trains_every_unit_with_deterministic_kernels(tiny_bert_dir, corpus_file, tmp_path,
+                                                                           monkeypatch):
+    """`bench run --deterministic` is BENCH_DETERMINISTIC=1 set before anything uses CUDA: every train() of the
+    run (and a launcher's workers, which get BENCH_* forwarded) runs under deterministic_mode(True)."""
+    from benchmark.train import loop, runtime
+
+    monkeypatch.delenv(runtime.DETERMINISTIC_ENV, raising=False)
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    seen: list[bool] = []
+    real = loop.deterministic_mode
+
+    def recording(on: bool):
+        seen.append(on)
+        return real(on)
+
+    monkeypatch.setattr(loop, "deterministic_mode", recording)
+    with one_thread():
+        result = CliRunner().invoke(main, _args(tiny_bert_dir, corpus_file, tmp_path, "--methods", "simcse,tsdae",
+                                                "--deterministic"))
+    assert result.exit_code == 0, result.output
+    assert seen == [True, True]
+    assert os.environ[runtime.DETERMINISTIC_ENV] == "1" and os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+    import torch
+
+    assert not torch.are_deterministic_algorithms_enabled()  # switched off again after each unit

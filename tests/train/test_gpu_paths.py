@@ -103,6 +103,8 @@ def test_fp16_steps_the_scaler_skipped_do_not_advance_the_lr_schedule(tiny_bert_
 
 def test_deterministic_mode_switches_on_and_restores(monkeypatch):
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    # a process that has not used CUDA yet (on a GPU host, earlier tests in this worker have: that case is below)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: False)
     assert not torch.are_deterministic_algorithms_enabled()
     with runtime.deterministic_mode(True):
         assert torch.are_deterministic_algorithms_enabled()

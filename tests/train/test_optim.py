@@ -85,11 +85,12 @@ def test_bert_adam_multi_tensor_path_gives_the_loops_bits():
 def test_log_lines_carry_peak_gpu_memory_only_where_a_gpu_is_used(tmp_path, monkeypatch):
     from benchmark.train import trainlog
 
-    log = trainlog.TrainLog(tmp_path / "log.jsonl", every=1, start=0, enabled=True)
-    log.add(1, 0.5, {}, 1e-3)
-    assert "gpu_peak_mb" not in log.lines[0]  # a CPU run: no GPU key at all
-    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # CUDA in use in this process (a GPU host)
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
-    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda: 3 * 2**20)
-    log.add(2, 0.4, {}, 1e-3)
-    assert log.lines[1]["gpu_peak_mb"] == 3.0
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda device=None: 3 * 2**20)
+    cpu_run = trainlog.TrainLog(tmp_path / "cpu.jsonl", every=1, start=0, enabled=True, device="cpu")
+    cpu_run.add(1, 0.5, {}, 1e-3)
+    assert "gpu_peak_mb" not in cpu_run.lines[0]  # a CPU run: no GPU key at all, whatever else uses CUDA
+    gpu_run = trainlog.TrainLog(tmp_path / "gpu.jsonl", every=1, start=0, enabled=True, device="cuda:0")
+    gpu_run.add(1, 0.4, {}, 1e-3)
+    assert gpu_run.lines[0]["gpu_peak_mb"] == 3.0

@@ -22,9 +22,9 @@ import numpy as np
 
 def real_corpus(data_root: Path) -> list[str]:
     """Unique sentences of TwitterPara and the seven STS test sets (whatever of them is present)."""
-    import tasks  # noqa: F401
-    from benchmark.errors import BenchError
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.errors import BenchError
+    from usebench.registry import TASKS
 
     texts: dict[str, None] = {}
     for name in ("twitterpara", "sts12", "sts13", "sts14", "sts15", "sts16", "stsb", "sickr"):
@@ -73,7 +73,7 @@ def run_bm25s(tokens, queries, k):
 
 
 def run_scorer(texts, query_texts, k):
-    from benchmark.eval.bm25 import BM25Index, BM25Scorer
+    from usebench.eval.bm25 import BM25Index, BM25Scorer
 
     scorer = BM25Scorer("elasticsearch")
     tokens = [scorer.analyzer(t) for t in texts]
@@ -118,7 +118,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
 
-    from benchmark.eval.bm25 import PRESETS, Analyzer
+    from usebench.eval.bm25 import PRESETS, Analyzer
 
     texts = real_corpus(args.data_root) if str(args.data_root) and args.data_root.is_dir() else []
     source = f"real sentences under {args.data_root}" if texts else f"synthetic Zipf corpus ({args.synthetic} docs)"

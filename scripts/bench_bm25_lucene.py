@@ -27,11 +27,11 @@ def main() -> None:
     parser.add_argument("--k", type=int, default=10)
     args = parser.parse_args()
 
-    import tasks  # noqa: F401
-    from benchmark.eval.bm25 import BM25Scorer
-    from benchmark.eval.evaluate import evaluate
-    from benchmark.eval.lucene import LuceneScorer, compare_rankings
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.eval.bm25 import BM25Scorer
+    from usebench.eval.evaluate import evaluate
+    from usebench.eval.lucene import LuceneScorer, compare_rankings
+    from usebench.registry import TASKS
 
     t = time.perf_counter()
     lucene = LuceneScorer()

@@ -1,6 +1,6 @@
 """How much faster is our TwitterPara evaluation than encoding the way the useb kit does? One run, same machine.
 
-Ours: ``benchmark.eval.evaluate.evaluate("twitterpara", DenseScorer(HFEncoder(...)))``: every unique sentence encoded
+Ours: ``usebench.eval.evaluate.evaluate("twitterpara", DenseScorer(HFEncoder(...)))``: every unique sentence encoded
 once, in length-sorted batches. Reference: the useb kit's loop (``evaluators/base.py::_text2se``): for each
 corpus, the first sentences then the second sentences, in file order, in batches of 32, each batch through
 ``SentenceTransformer.encode``; no de-duplication. Both use the same model and device. The script prints both
@@ -70,12 +70,12 @@ def main() -> int:
 
     from sentence_transformers import SentenceTransformer
 
-    import tasks  # noqa: F401  (enrols the adapters)
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.eval.evaluate import evaluate
-    from benchmark.eval.models import resolve_model
-    from benchmark.paths import default_data_root
-    from benchmark.eval.scorer import DenseScorer
+    from usebench import tasks  # noqa: F401  (enrols the adapters)
+    from usebench.eval.encoder import HFEncoder
+    from usebench.eval.evaluate import evaluate
+    from usebench.eval.models import resolve_model
+    from usebench.paths import default_data_root
+    from usebench.eval.scorer import DenseScorer
 
     data_root = args.data_root or default_data_root()
     ours = HFEncoder(args.model, pooling="mean", batch_size=args.batch_size, device=args.device, show_progress=False)

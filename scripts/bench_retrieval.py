@@ -98,7 +98,7 @@ def naive(queries: np.ndarray, corpus: np.ndarray, k: int) -> np.ndarray:
 
 def suite(backend: str, queries: np.ndarray, corpus: np.ndarray, k: int, device: str = "cpu"
           ) -> Callable[[], np.ndarray]:
-    from benchmark.eval.retrieval import search_inner_product
+    from usebench.eval.retrieval import search_inner_product
 
     return lambda: search_inner_product(queries, corpus, k, backend=backend, device=device).indices
 
@@ -154,7 +154,7 @@ def beir_exact(queries: np.ndarray, corpus: np.ndarray, texts: list[str], k: int
 
 def encode_rate(model: str, texts: list[str], batch_size: int, device: str = "cpu") -> tuple[float, float]:
     """Texts per wall second and per CPU second of the suite's encoder on ``device`` (after one warm-up batch)."""
-    from benchmark.eval.encoder import HFEncoder
+    from usebench.eval.encoder import HFEncoder
 
     enc = HFEncoder(model, batch_size=batch_size, device=device, show_progress=False)
     enc.encode(texts[:batch_size])
@@ -179,8 +179,8 @@ def main() -> None:
     args = parser.parse_args()
     from transformers import AutoConfig, AutoTokenizer
 
-    from benchmark.eval.models import resolve_model
-    from benchmark.eval.retrieval import resolve_backend
+    from usebench.eval.models import resolve_model
+    from usebench.eval.retrieval import resolve_backend
 
     path = resolve_model(args.model).path
     dim = int(AutoConfig.from_pretrained(path).hidden_size)
@@ -198,7 +198,7 @@ def main() -> None:
     corpus /= np.linalg.norm(corpus, axis=1, keepdims=True)
     queries = rng.standard_normal((args.queries, dim), dtype=np.float32)
     queries /= np.linalg.norm(queries, axis=1, keepdims=True)
-    from benchmark.eval.retrieval import faiss_status
+    from usebench.eval.retrieval import faiss_status
 
     has_faiss, faiss_gpu = faiss_status() if available("faiss") else (False, False)
     cpu_backends = ["numpy", "torch"] + (["faiss-cpu"] if has_faiss else [])

@@ -2,7 +2,7 @@
 
 For each method (and each supervised plugin), at one backbone, batch size and max length:
 
-- **ours**: the plugin trained by ``benchmark.train.loop.train`` (collate, forward, backward, clip, optimizer,
+- **ours**: the plugin trained by ``usebench.train.loop.train`` (collate, forward, backward, clip, optimizer,
   logging: the real path), timed from the end of step ``--warmup`` to the end of the last step (model loading and
   the final export are outside the clock);
 - **floor**: the matrix products the step needs (``bench_train_flops.py``: encoder forward + backward, decoders,
@@ -38,8 +38,8 @@ import torch
 
 from bench_train_refs import RefLoop, reference
 
-from benchmark.run.flops import GemmTimer, step_gemms
-from benchmark.run.hardware import datasheet_peak
+from usebench.run.flops import GemmTimer, step_gemms
+from usebench.run.hardware import datasheet_peak
 
 ALL = ("tsdae", "simcse", "ct", "ct-ibn", "consert", "bertflow", "mlm", "denosent", "paser", "sbert-mnrl",
        "sbert-nli", "sbert-cosine", "sbert-stsb",
@@ -102,7 +102,7 @@ def random_bert_base(tokenizer_from: str) -> str:
     tokenizer, saved to a temporary folder (no download)."""
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from benchmark.eval.models import resolve_model
+    from usebench.eval.models import resolve_model
 
     out = Path(tempfile.mkdtemp(prefix="bert-base-random-"))
     tokenizer = AutoTokenizer.from_pretrained(resolve_model(tokenizer_from).path)
@@ -125,14 +125,14 @@ def method_config(method: Any, args: argparse.Namespace, model: str) -> Any:
 
 
 def wordnet_available() -> bool:
-    from methods.parts.synonyms import find_wordnet_dir
+    from usebench.methods.parts.synonyms import find_wordnet_dir
 
     return find_wordnet_dir() is not None
 
 
 def prepared(method: Any, cfg: Any, sentences: list[str], pairs: list[tuple]) -> list[Any]:
     """The examples exactly as the loop prepares them (so step indices select the same texts here)."""
-    from benchmark.train.loop import prepare_corpus
+    from usebench.train.loop import prepare_corpus
 
     if method.data_kind == "labeled":
         return method.prepare_examples(cfg, labeled_rows(method, pairs), cfg.batch_size)
@@ -147,8 +147,8 @@ def floor_of(row: Row, method: Any, cfg: Any, data: list[Any], args: argparse.Na
     """Mean GEMM floor and model FLOPs over the timed steps' batches (collated as the loop collates them)."""
     from transformers import AutoConfig, AutoTokenizer
 
-    from benchmark.eval.models import resolve_model
-    from benchmark.train.runtime import step_rng
+    from usebench.eval.models import resolve_model
+    from usebench.train.runtime import step_rng
 
     path = resolve_model(cfg.model).path
     tokenizer, config = AutoTokenizer.from_pretrained(path), AutoConfig.from_pretrained(path)
@@ -179,7 +179,7 @@ def _children_cpu() -> float:
 def time_ours(method: Any, cfg: Any, data: list[Any], args: argparse.Namespace) -> tuple[float, float]:
     """(wall, CPU) seconds per step of ``train`` between the end of the warm-up and the end of the last step.
     CPU: this process' threads over those steps, plus the collate workers' CPU time spread over every step."""
-    from benchmark.train.loop import train
+    from usebench.train.loop import train
 
     stamps: dict[int, tuple[float, float]] = {}
 
@@ -200,7 +200,7 @@ def time_ours(method: Any, cfg: Any, data: list[Any], args: argparse.Namespace) 
 def time_ref(row: Row, method: Any, cfg: Any, data: list[Any], args: argparse.Namespace
              ) -> tuple[float, float] | None:
     """(wall, CPU) seconds per step of the reference on the same texts per step, or None without a reference."""
-    from benchmark.eval.models import resolve_model
+    from usebench.eval.models import resolve_model
 
     texts = [t for t in data if isinstance(t, str)]
     torch.manual_seed(0)
@@ -229,7 +229,7 @@ def _spread(xs: list[float]) -> float:
 
 def peak_flops(args: argparse.Namespace) -> float | None:
     """The device's dense datasheet peak in FLOP/s for the run's precision (None on a CPU or an unknown GPU):
-    :func:`benchmark.run.hardware.datasheet_peak`, which tells SXM, PCIe and NVL parts apart."""
+    :func:`usebench.run.hardware.datasheet_peak`, which tells SXM, PCIe and NVL parts apart."""
     if args.peak_tflops:
         return args.peak_tflops * 1e12
     if not args.device.startswith("cuda"):
@@ -295,7 +295,7 @@ def parse_args() -> argparse.Namespace:
 def main() -> None:
     args = parse_args()
     if args.deterministic:  # before any CUDA call: cuBLAS reads its workspace setting at its first handle
-        from benchmark.train.runtime import prepare_deterministic_env
+        from usebench.train.runtime import prepare_deterministic_env
 
         prepare_deterministic_env()
     if args.from_json:
@@ -304,8 +304,8 @@ def main() -> None:
         return
     if args.threads:
         torch.set_num_threads(args.threads)
-    import methods  # noqa: F401  (enrols the plugins)
-    from benchmark.registry import METHODS
+    from usebench import methods  # noqa: F401  (enrols the plugins)
+    from usebench.registry import METHODS
 
     model = random_bert_base("minilm") if args.model == "bert-base-random" else args.model
     sentences, pairs = load_data(4000)

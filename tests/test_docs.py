@@ -54,11 +54,11 @@ def _csv(value) -> list[str]:
 
 def run_stage_names(cmd: click.Command, params: dict) -> set[str]:
     """Every stage `bench run` would train for these options: the chains given, expanded by --setting or
-    --labeled-sizes per target task as the plan expands them (benchmark/run/plan.py)."""
+    --labeled-sizes per target task as the plan expands them (usebench/run/plan.py)."""
     from types import SimpleNamespace
 
-    import tasks
-    from benchmark.run.plan import parse_methods, unit_chains
+    from usebench import tasks
+    from usebench.run.plan import parse_methods, unit_chains
 
     chains = parse_methods(_csv(_value(cmd, params, "--methods")))[0]
     opts = SimpleNamespace(setting=_value(cmd, params, "--setting"),
@@ -71,14 +71,14 @@ def run_stage_names(cmd: click.Command, params: dict) -> set[str]:
 def check_names(shown: Shown) -> list[str]:
     """What a concrete command names must be registered: tasks, methods and chains, tables, presets, settings,
     `--set` keys. Each check is the one `bench` itself runs before doing any work."""
-    import methods  # noqa: F401
-    import tasks
-    from benchmark.errors import BenchError
-    from benchmark.registry import METHODS
-    from benchmark.report.catalog import TABLE_GROUPS
-    from benchmark.report.tables import TABLES
-    from benchmark.run.plan import check_set_prefixes, method_overrides
-    from benchmark.run.settings import SETTINGS
+    from usebench import methods  # noqa: F401
+    from usebench import tasks
+    from usebench.errors import BenchError
+    from usebench.registry import METHODS
+    from usebench.report.catalog import TABLE_GROUPS
+    from usebench.report.tables import TABLES
+    from usebench.run.plan import check_set_prefixes, method_overrides
+    from usebench.run.settings import SETTINGS
 
     params, (_, cmd, _) = parse_concrete(shown), resolve(shown.tokens)
     problems = []
@@ -207,13 +207,13 @@ def _where(span: str) -> str:
 
 
 @pytest.mark.parametrize("name", sorted({s for _, s in CODE_SPANS
-                                         if re.fullmatch(r"(benchmark|methods|tasks)(\.[A-Za-z_]\w*)+", s)}))
+                                         if re.fullmatch(r"usebench(\.[A-Za-z_]\w*)+", s)}))
 def test_every_python_name_in_the_readme_and_docs_imports(name):
     assert importable(name), f"{_where(name)} name {name}, which does not import"
 
 
 @pytest.mark.parametrize("path", sorted({s.rstrip("/") for _, s in CODE_SPANS
-                                         if re.fullmatch(r"(benchmark|methods|tasks|scripts|tests|docs)/[\w/.]*", s)}))
+                                         if re.fullmatch(r"(usebench|scripts|tests|docs)/[\w/.]*", s)}))
 def test_every_file_in_the_readme_and_docs_exists(path):
     assert (ROOT / path).exists(), f"{_where(path)} name {path}, which does not exist"
 
@@ -247,9 +247,9 @@ def test_every_folder_in_the_diagram_exists():
 
 
 def test_the_reference_lists_every_registered_task_and_method():
-    import methods  # noqa: F401
-    import tasks  # noqa: F401
-    from benchmark.registry import METHODS, TASKS
+    from usebench import methods  # noqa: F401
+    from usebench import tasks  # noqa: F401
+    from usebench.registry import METHODS, TASKS
 
     tasks_ref, methods_ref = docgen("tasks_ref").generate(), docgen("methods_ref").generate()
     page = tasks_ref.files["reference/tasks.md"]
@@ -270,8 +270,8 @@ def test_published_release_counts_come_from_the_adapters():
 
 
 def test_a_preset_change_shows_up_in_the_reference_without_editing_it(monkeypatch):
-    import methods  # noqa: F401
-    from benchmark.registry import METHODS
+    from usebench import methods  # noqa: F401
+    from usebench.registry import METHODS
 
     methods_ref = docgen("methods_ref")
     monkeypatch.setitem(METHODS.get("tsdae").presets["smoke"], "max_steps", 4321)

@@ -8,19 +8,24 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("benchmark", "methods", "tasks")
+PACKAGES = ("usebench",)  # the one import root the distribution installs
 
-# Top to bottom. A module may import from its own layer and from any layer below it.
+# Top to bottom. A module may import from its own layer and from any layer below it. The root package itself
+# (usebench/__init__.py, the API's lazy front door) is matched exactly, never as a prefix.
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("benchmark.cli",),  # the `bench` commands: parse, call, print
-    ("benchmark.report",),  # tables, statistics, plots from the store; `bench check` re-runs through run/
-    ("benchmark.launch",),  # how run units are executed: local, Ray, SLURM
-    ("benchmark.run",),  # run units: the grid of (method, corpus, seed), evaluating a model on tasks
-    ("methods", "tasks"),  # the plugins: trainers and task adapters
-    ("benchmark.train", "benchmark.eval"),  # the engines the plugins build on
-    ("benchmark.data",),  # data root, manifest, downloads, format conversions, corpus reading
-    ("benchmark",),  # base: errors, paths, registry, results store
+    ("usebench", "usebench.__main__", "usebench.api", "usebench.useb", "usebench.encoders", "usebench.results",
+     "usebench.frames"),  # the Python API (evaluate, the useb kit's run/run_on, results as pandas)
+    ("usebench.cli",),  # the `bench` commands: parse, call, print
+    ("usebench.report",),  # tables, statistics, plots from the store; `bench check` re-runs through run/
+    ("usebench.launch",),  # how run units are executed: local, Ray, SLURM
+    ("usebench.run",),  # run units: the grid of (method, corpus, seed), evaluating a model on tasks
+    ("usebench.methods", "usebench.tasks"),  # the plugins: trainers and task adapters
+    ("usebench.train", "usebench.eval"),  # the engines the plugins build on
+    ("usebench.data",),  # data root, manifest, downloads, format conversions, corpus reading
+    ("usebench.errors", "usebench.paths", "usebench.registry", "usebench.store"),  # base: errors, paths, registry,
+    # the results store
 )
+ROOT_PACKAGE = "usebench"
 
 
 def layer_of(module: str) -> tuple[int, str]:
@@ -28,7 +33,8 @@ def layer_of(module: str) -> tuple[int, str]:
     best: tuple[int, str] | None = None
     for i, prefixes in enumerate(LAYERS):
         for p in prefixes:
-            if (module == p or module.startswith(p + ".")) and (best is None or len(p) > len(best[1])):
+            matches = module == p or (p != ROOT_PACKAGE and module.startswith(p + "."))
+            if matches and (best is None or len(p) > len(best[1])):
                 best = (i, p)
     if best is None:
         raise AssertionError(f"{module} is in no layer: add its package to LAYERS in {__file__}")
@@ -40,14 +46,23 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
+def _is_module(dotted: str) -> bool:
+    path = ROOT.joinpath(*dotted.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
 def suite_imports(path: Path) -> list[tuple[int, str]]:
-    """(line, imported module) for every import of the suite's own packages in ``path``."""
+    """(line, imported module) for every import of the suite's own packages in ``path``; ``from usebench import
+    tasks`` is an import of ``usebench.tasks``, ``from usebench import __version__`` none."""
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            out.append((node.lineno, node.module))
+            if node.module == ROOT_PACKAGE and all(a.name.startswith("__") for a in node.names):
+                continue  # __version__: the root package is initialised before any of its modules anyway
+            subs = [f"{node.module}.{a.name}" for a in node.names if _is_module(f"{node.module}.{a.name}")]
+            out += [(node.lineno, m) for m in subs] if subs else [(node.lineno, node.module)]
     return [(line, m) for line, m in out if m.split(".")[0] in PACKAGES]
 
 
@@ -73,8 +88,19 @@ def test_packages_of_one_layer_do_not_import_each_other_both_ways():
 
 
 def test_the_layer_order_catches_an_upward_import():
-    assert layer_of("benchmark.eval.pooling")[0] > layer_of("methods.bertflow")[0]
-    assert layer_of("benchmark.results")[1] == "benchmark" and layer_of("benchmark.run.grid")[1] == "benchmark.run"
+    assert layer_of("usebench.eval.pooling")[0] > layer_of("usebench.methods.bertflow")[0]
+    assert layer_of("usebench.store")[1] == "usebench.store" and layer_of("usebench.run.grid")[1] == "usebench.run"
+    assert layer_of("usebench")[0] == 0 and layer_of("usebench.api")[0] < layer_of("usebench.run.grid")[0]
+
+
+def test_the_distribution_installs_one_top_level_package():
+    """Only `usebench` is importable from the package list: no generic `benchmark`, `methods` or `tasks` beside it."""
+    import tomllib
+
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert config["tool"]["setuptools"]["packages"]["find"]["include"] == ["usebench*"]
+    assert sorted(p.name for p in ROOT.iterdir() if (p / "__init__.py").is_file() and p.name != "tests") \
+        == ["usebench"]
 
 
 def test_no_module_imports_itself_through_others():

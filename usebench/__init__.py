@@ -1,16 +1,35 @@
-"""usebench's Python API: evaluate any encoder, the useb kit's ``run``/``run_on``, results as pandas.
+"""usebench: a reproducible benchmark for unsupervised sentence-embedding learning, and its Python API.
 
 - :func:`evaluate`: a model name (as `bench eval --model`), a loaded SentenceTransformer or any function
   ``list[str] -> (n, d)`` on tasks or groups (``"useb"``, ``"sts"``) -> a long DataFrame;
 - :mod:`usebench.useb`: ``run`` and ``run_on`` with the useb kit's signatures and results (change one import);
 - :func:`load_results`: a results store as a DataFrame; :func:`aggregate`: the reports' seed statistics over it.
 
-The engine, tasks and methods stay in the ``benchmark``, ``tasks`` and ``methods`` packages (docs/python.md).
+Everything else lives under this one root: the engine by concern (``usebench.cli``, ``usebench.run``,
+``usebench.train``, ``usebench.eval``, ...), the trainers in ``usebench.methods`` and the task adapters in
+``usebench.tasks`` (docs/python.md, docs/extending.md). The API is imported on first use, so ``bench`` and the
+engine's modules never pay for pandas or the API's imports.
 """
 from __future__ import annotations
 
-from usebench import useb
-from usebench.api import evaluate
-from usebench.results import aggregate, load_results
+import importlib
+from typing import Any
 
+__version__ = "0.1.0"
 __all__ = ["aggregate", "evaluate", "load_results", "useb"]
+
+_API = {"evaluate": "usebench.api", "load_results": "usebench.results", "aggregate": "usebench.results"}
+
+
+def __getattr__(name: str) -> Any:
+    if name == "useb":
+        return importlib.import_module("usebench.useb")
+    if name in _API:
+        value = getattr(importlib.import_module(_API[name]), name)
+        globals()[name] = value  # looked up once
+        return value
+    raise AttributeError(f"module 'usebench' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted([*globals(), *__all__])

@@ -1,7 +1,7 @@
 """``usebench.evaluate``: what `bench eval` does, from Python, for a model name, a loaded SentenceTransformer
 or any function from a list of strings to an array or tensor ``(n, d)``.
 
-A model name goes through `bench eval`'s own runner (benchmark/run/evaluation.py ``evaluate_model``): the same
+A model name goes through `bench eval`'s own runner (usebench/run/evaluation.py ``evaluate_model``): the same
 release checks, embedding cache, reuse rules, run ids and result records. An in-memory model is wrapped in an
 Encoder (usebench/encoders.py) and handed to the same runner as a pre-built scorer: same protocols, release
 checks and records, recorded under ``name`` with a note that its weights are not fingerprinted; such a result
@@ -19,12 +19,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from benchmark.errors import BenchError, NothingDoneError
+from usebench.errors import BenchError, NothingDoneError
 
 if TYPE_CHECKING:
     import pandas as pd
 
-    from benchmark.run.evaluation import EvalOptions, EvalOutcome, Prebuilt
+    from usebench.run.evaluation import EvalOptions, EvalOutcome, Prebuilt
 
 
 def evaluate(model: Any, tasks: str | Sequence[str], *, split: str = "test", data_root: str | Path | None = None,
@@ -57,8 +57,8 @@ def evaluate(model: Any, tasks: str | Sequence[str], *, split: str = "test", dat
     :return: a long DataFrame: task, split, subset ("" for the task's own metrics), metric, value (0-1), main
         (the task's main metric), run_id.
     """
-    from benchmark.paths import default_cache_dir, default_data_root
-    from benchmark.run.evaluation import EvalOptions
+    from usebench.paths import default_cache_dir, default_data_root
+    from usebench.run.evaluation import EvalOptions
 
     spec = tasks if isinstance(tasks, str) else ",".join(tasks)
     root = Path(data_root or default_data_root()).expanduser()
@@ -87,8 +87,8 @@ def in_memory(model: Any, *, name: str | None, device: str | None, batch_size: i
               show_progress: bool, max_length: int | None = None, precision: str = "fp32",
               cache: bool = False) -> Prebuilt:
     """A SentenceTransformer or a callable as the runner's pre-built scorer, method and config."""
-    from benchmark.eval.scorer import DenseScorer
-    from benchmark.run.evaluation import Prebuilt
+    from usebench.eval.scorer import DenseScorer
+    from usebench.run.evaluation import Prebuilt
     from usebench.encoders import (NOT_FINGERPRINTED, FunctionEncoder, is_sentence_transformer,
                                    sentence_transformer_encoder, sentence_transformer_name)
 
@@ -141,8 +141,8 @@ def _st_pooling(model: Any) -> str:
 def _run(opts: EvalOptions, spec: str, split: str, root: Path, results: Path, strict: bool, force: bool,
          show_progress: bool, prebuilt: Prebuilt | None) -> pd.DataFrame:
     """`bench eval`'s runner, then the stored records of this run (new and reused) as a frame."""
-    from benchmark.run.evaluation import evaluate_model, nothing_evaluated_reason
-    from tasks import expand_tasks
+    from usebench.run.evaluation import evaluate_model, nothing_evaluated_reason
+    from usebench.tasks import expand_tasks
 
     log = _progress_log() if show_progress else None
     outcome = evaluate_model(opts, spec, split, root, results, strict=strict, force=force, log=log,
@@ -167,7 +167,7 @@ def _frame(outcome: EvalOutcome, results: Path, names: list[str]) -> pd.DataFram
     """The records of the evaluated and reused tasks, in task order, read back from the store."""
     import json
 
-    from benchmark.results import result_path
+    from usebench.store import result_path
     from usebench.frames import eval_frame
 
     done = {ev.task for ev in outcome.evaluations} | set(outcome.reused)

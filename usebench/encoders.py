@@ -1,4 +1,4 @@
-"""In-memory models as :class:`~benchmark.eval.encoder.Encoder` s: a loaded ``SentenceTransformer`` or any
+"""In-memory models as :class:`~usebench.eval.encoder.Encoder` s: a loaded ``SentenceTransformer`` or any
 function from a list of strings to an array or tensor ``(n, d)``.
 
 Neither has a checkpoint on disk to fingerprint, so their results are recorded under the name the caller gives
@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 from tqdm.auto import tqdm
 
-from benchmark.errors import BenchError
+from usebench.errors import BenchError
 
 NOT_FINGERPRINTED = ("an in-memory model passed to usebench.evaluate: its weights are not fingerprinted, so the "
                      "record names it only by the name given; such results are never reused")
@@ -115,7 +115,7 @@ def sentence_transformer_encoder(model: Any, name: str, *, batch_size: int | Non
     size = batch_size or 64
     kwargs = {"batch_size": size, "convert_to_numpy": True, "show_progress_bar": show_progress}
     if device:
-        from benchmark.eval.encoder import pick_device
+        from usebench.eval.encoder import pick_device
 
         kwargs["device"] = str(pick_device(device))  # an unknown or missing device fails here, clearly
     fn = lambda texts: model.encode(texts, **kwargs)

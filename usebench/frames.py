@@ -1,4 +1,4 @@
-"""Result records (the store's JSON, benchmark/results.py) as rows of a long pandas DataFrame.
+"""Result records (the store's JSON, usebench/store.py) as rows of a long pandas DataFrame.
 
 One row per metric: the task's own metrics with ``subset == ""`` (``main`` marks the task's main metric), then
 each subset's metrics (CQADupStack's forums, TwitterPara's two corpora, SciDocs' subtasks...) with the subset's

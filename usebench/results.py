@@ -1,10 +1,10 @@
 """The results store as a pandas DataFrame (``load_results``) and the reports' seed statistics over it
 (``aggregate``).
 
-``load_results`` reads every record with :func:`benchmark.results.iter_results` (a corrupt file is an error
+``load_results`` reads every record with :func:`usebench.store.iter_results` (a corrupt file is an error
 naming it) and writes one row per (run, stage chain, setting, seed, task, split, subset, metric), with the
 record's config hash, its config identity (the hash without the seed: equal for the seed repeats of one
-experiment) and its data sha256. The report's row of each record (:func:`benchmark.report.rows.row_key`) is
+experiment) and its data sha256. The report's row of each record (:func:`usebench.report.rows.row_key`) is
 spelled out in the columns ``setting``, ``method``, ``base_model``, ``pooling``, ``corpus``, ``corpus_size``,
 ``labeled_size`` and ``variant``, so ``aggregate`` groups exactly as the report tables do.
 """
@@ -28,9 +28,9 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
     """Every stored result under ``results_dir`` as a long frame (columns: :data:`RESULT_COLUMNS`)."""
     import pandas as pd
 
-    from benchmark.errors import BenchError
-    from benchmark.report.stats import config_identity
-    from benchmark.results import iter_results
+    from usebench.errors import BenchError
+    from usebench.report.stats import config_identity
+    from usebench.store import iter_results
     from usebench.frames import metric_rows
 
     root = Path(results_dir).expanduser()
@@ -54,7 +54,7 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
 
 def _row_fields(record: dict[str, Any]) -> dict[str, Any]:
     """The report's row of ``record`` as the frame's row columns."""
-    from benchmark.report.rows import row_key
+    from usebench.report.rows import row_key
 
     key = row_key(record)
     return {"setting": key.group, "method": key.method, "base_model": key.model, "pooling": key.pooling,
@@ -66,12 +66,12 @@ def aggregate(frame: pd.DataFrame, averages: bool = True) -> pd.DataFrame:
     """Seed statistics per report row and (task, split, subset, metric), as the reports compute each cell.
 
     Within one cell the results must be seed repeats of one experiment (one data sha256, one config identity,
-    each seed once), else :class:`benchmark.report.stats.MixedRunsError` names the runs, as in a report. The
-    values are :class:`benchmark.report.stats.SeedStats`: the mean and the sample standard deviation (ddof=1;
+    each seed once), else :class:`usebench.report.stats.MixedRunsError` names the runs, as in a report. The
+    values are :class:`usebench.report.stats.SeedStats`: the mean and the sample standard deviation (ddof=1;
     NaN for one seed), n and the seeds; ``main`` marks a task's main metric. With ``averages``, the report's averaged columns (``useb.avg``,
-    ``sts.avg``, ``sts12_16.avg``... every column of benchmark/report/tables.py that is a mean of others) are
+    ``sts.avg``, ``sts12_16.avg``... every column of usebench/report/tables.py that is a mean of others) are
     added as rows with ``task`` = the column id, ``metric`` = ``"mean"`` and ``main`` true: each seed's mean over the parts,
-    only seeds present in every part (:func:`benchmark.report.stats.per_seed_average`).
+    only seeds present in every part (:func:`usebench.report.stats.per_seed_average`).
     """
     import pandas as pd
 
@@ -87,7 +87,7 @@ def aggregate(frame: pd.DataFrame, averages: bool = True) -> pd.DataFrame:
 
 def _cell(group: pd.DataFrame):
     """The SeedStats of one cell, after the report's comparability checks."""
-    from benchmark.report.stats import MixedRunsError, SeedStats
+    from usebench.report.stats import MixedRunsError, SeedStats
 
     first = group.iloc[0]
     where = f"{first['method']} on {first['task']}/{first['split']}"
@@ -113,8 +113,8 @@ def _stat_row(key: tuple, s, main: bool) -> dict[str, Any]:
 
 def _average_rows(stats: dict[tuple, Any]) -> list[dict[str, Any]]:
     """The report's mean-of-columns cells for every (row, split) that has all of a column's parts."""
-    from benchmark.report.stats import SeedStats, per_seed_average
-    from benchmark.report.tables import COLUMNS
+    from usebench.report.stats import SeedStats, per_seed_average
+    from usebench.report.tables import COLUMNS
 
     n_row = len(ROW_COLUMNS)
     by_row: dict[tuple, dict[tuple[str, str, str], Any]] = {}

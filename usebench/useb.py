@@ -12,7 +12,7 @@ in the working directory (``results.detailed.json``, ``results.average_precision
 as the kit calls it: on batches of at most 32 texts, each stripped, under ``torch.no_grad``.
 
 What differs: each unique text is encoded once per task (the kit encodes AskUbuntu's and SciDocs' candidates
-once per query), the tasks' protocols are usebench's (tasks/*.py, each reproducing the kit's to the digit),
+once per query), the tasks' protocols are usebench's (usebench/tasks/*.py, each reproducing the kit's to the digit),
 and the data's release counts and checksums are checked: data that is not the release (e.g. a cut copy) is
 evaluated, as the kit would, with a warning. TwitterPara has no dev split: ``eval_type='valid'`` evaluates its
 test set, with the kit's warning.
@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from benchmark.errors import BenchError
+from usebench.errors import BenchError
 
 log = logging.getLogger("usebench.useb")
 
@@ -127,9 +127,9 @@ class RecordingEncoder:
 
 def _scores(name: str, semb_fn: SembFn, split: str, root: Path, show_progress: bool) -> dict[str, float]:
     """One dataset by usebench's engine, in the kit's keys, rounded as the kit rounds."""
-    import tasks  # noqa: F401  (enrols the adapters)
-    from benchmark.eval.evaluate import evaluate
-    from benchmark.eval.scorer import DenseScorer
+    from usebench import tasks  # noqa: F401  (enrols the adapters)
+    from usebench.eval.evaluate import evaluate
+    from usebench.eval.scorer import DenseScorer
 
     if name == "twitterpara" and split == "dev":
         log.warning("TwitterPara does not have a development set and here the model is evaluated on the test set "
@@ -171,9 +171,9 @@ def _twitterpara(scores: dict, subsets: dict, *_: Any) -> dict[str, float]:
 
 def _scidocs(scores: dict, subsets: dict, encoder: RecordingEncoder, split: str, root: Path) -> dict[str, float]:
     """The cosine scores are the engine's; the kit's euclidean variant (negative distance between the raw
-    vectors) is scored here over the same queries with the same trec evaluation (tasks/scidocs.py)."""
-    from benchmark.registry import TASKS
-    from tasks.scidocs import SUBTASKS, subtask_metrics
+    vectors) is scored here over the same queries with the same trec evaluation (usebench/tasks/scidocs.py)."""
+    from usebench.registry import TASKS
+    from usebench.tasks.scidocs import SUBTASKS, subtask_metrics
 
     data = TASKS.get("scidocs").load(split, root)
     euclidean = {s: subtask_metrics(data.queries[s], data.qrels[s],

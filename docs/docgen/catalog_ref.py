@@ -1,6 +1,6 @@
 """Reference pages for the command line (from the click commands themselves), for what `bench report` can
-build (``benchmark.report.catalog``, the table specs and the published tables in ``paper_reference.json``) and
-for the data manifest (``benchmark/data/sources.json``)."""
+build (``usebench.report.catalog``, the table specs and the published tables in ``paper_reference.json``) and
+for the data manifest (``usebench/data/sources.json``)."""
 from __future__ import annotations
 
 import inspect
@@ -58,7 +58,7 @@ def command_section(path: tuple[str, ...], cmd: click.Command) -> str:
 
 
 def cli_page() -> tuple[str, int]:
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     commands = walk(main)
     text = "\n".join([
@@ -71,8 +71,8 @@ def cli_page() -> tuple[str, int]:
 
 
 def reports_page() -> tuple[str, int, int]:
-    from benchmark.report.catalog import artifacts
-    from benchmark.report.tables import COLUMNS, TABLES
+    from usebench.report.catalog import artifacts
+    from usebench.report.tables import COLUMNS, TABLES
 
     arts = artifacts()
     rows = [[cell(a.name), cell(a.kind), text_cell(a.what), text_cell(a.needs), cell(a.files)] for a in arts]
@@ -87,8 +87,8 @@ def reports_page() -> tuple[str, int, int]:
     published = published_tables()
     return "\n".join([
         "# Report reference\n",
-        note("What `bench report --list` prints, the table specs of `benchmark/report/tables.py`, and the "
-             "published tables typed into `benchmark/report/paper_reference.json`.", "catalog_ref.py"),
+        note("What `bench report --list` prints, the table specs of `usebench/report/tables.py`, and the "
+             "published tables typed into `usebench/report/paper_reference.json`.", "catalog_ref.py"),
         "## Tables and figures (`bench report --list`)\n", table(["name", "kind", "what", "needs", "writes"], rows),
         "\n## Table specs\n", *specs,
         "\n## Published tables (`paper_reference.json`)\n", published[0],
@@ -97,7 +97,7 @@ def reports_page() -> tuple[str, int, int]:
 
 def published_tables() -> tuple[str, int]:
     """A section per published table: its paper, table number, metric and how many rows were typed in."""
-    raw = json.loads((ROOT / "benchmark/report/paper_reference.json").read_text(encoding="utf-8"))
+    raw = json.loads((ROOT / "usebench/report/paper_reference.json").read_text(encoding="utf-8"))
     sources, out = raw.get("sources", {}), []
     for name, entry in raw.get("tables", {}).items():
         paper = sources.get(entry.get("source"), {})
@@ -108,7 +108,7 @@ def published_tables() -> tuple[str, int]:
 
 
 def data_page() -> tuple[str, int]:
-    from benchmark.data.sources import load_manifest
+    from usebench.data.sources import load_manifest
 
     manifest = load_manifest()
     out, n = [], 0
@@ -126,7 +126,7 @@ def data_page() -> tuple[str, int]:
                          cell(c.dest), str(len(c.paths())), pins])
         out.append(table(["component", "what", "from", "placed in", "files", "checksum"], rows))
     return "\n".join(["# Data reference\n",
-                      note("Every dataset and component of `benchmark/data/sources.json`, what `bench data "
+                      note("Every dataset and component of `usebench/data/sources.json`, what `bench data "
                            "download`, `import` and `verify` work from.", "catalog_ref.py"), *out]), n
 
 

@@ -75,7 +75,7 @@ def source_link(path: str) -> str:
 
 
 def module_path(module_name: str) -> str:
-    """``tasks.sts`` -> ``tasks/sts.py`` (or the package's ``__init__.py``)."""
+    """``usebench.tasks.sts`` -> ``usebench/tasks/sts.py`` (or the package's ``__init__.py``)."""
     base = ROOT / Path(*module_name.split("."))
     return str((base / "__init__.py" if base.is_dir() else base.with_suffix(".py")).relative_to(ROOT))
 

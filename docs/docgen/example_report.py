@@ -44,7 +44,7 @@ def write_store(root: Path, seed: int = 0) -> int:
 
 
 def write_log(path: Path, rng: np.random.Generator) -> None:
-    """A decaying training loss, one line per 50 steps, as ``benchmark/train/trainlog.py`` writes it."""
+    """A decaying training loss, one line per 50 steps, as ``usebench/train/trainlog.py`` writes it."""
     start = rng.uniform(5.0, 7.0)
     lines = [{"step": step, "loss": start * np.exp(-step / 600) + 1.5 + rng.normal(0, 0.05), "lr": 3e-5}
              for step in range(50, 2001, 50)]
@@ -55,7 +55,7 @@ def run_report(store: Path, out: Path) -> str:
     """`bench report` on the store, through click as a user would call it; returns what it printed."""
     from click.testing import CliRunner
 
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     args = ["report", "--results-dir", str(store), "--out", str(out), "--table", ",".join(TABLES),
             "--format", "md,csv"]

@@ -19,7 +19,7 @@ log = logging.getLogger("mkdocs.hooks.usebench")
 
 
 def _importable() -> None:
-    """The repository (``benchmark``, ``methods``, ``tasks``) and ``docs/`` (``docgen``) first on ``sys.path``."""
+    """The repository (``usebench``) and ``docs/`` (``docgen``) first on ``sys.path``."""
     for path in (str(DOCS), str(DOCS.parent)):
         if path in sys.path:
             sys.path.remove(path)

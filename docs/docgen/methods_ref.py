@@ -1,4 +1,4 @@
-"""The method reference, from ``benchmark.registry.METHODS``: every trainer a user can name, with its
+"""The method reference, from ``usebench.registry.METHODS``: every trainer a user can name, with its
 description, citation, module docstring, and every preset resolved field by field (what ``bench methods
 --preset P`` prints), beside the class default and the source comment written next to that default."""
 from __future__ import annotations
@@ -20,8 +20,8 @@ INDEX = "reference/methods/index.md"
 
 def method_names() -> list[str]:
     """Every registered method, in the order the reference lists them."""
-    import methods  # noqa: F401  (enrols the plugins)
-    from benchmark.registry import METHODS
+    from usebench import methods  # noqa: F401  (enrols the plugins)
+    from usebench.registry import METHODS
 
     return METHODS.names()
 
@@ -148,15 +148,15 @@ def index_page(names: list[str], methods: Any) -> str:
              text_cell(", ".join(f"`{p}`" for p in methods.get(n).presets))] for n in names]
     return "\n".join([
         "# Method reference\n",
-        note("Every method in `benchmark.registry.METHODS`, as `bench methods` lists them.", "methods_ref.py"),
+        note("Every method in `usebench.registry.METHODS`, as `bench methods` lists them.", "methods_ref.py"),
         table(["method", "description", "trains on", "presets"], rows),
     ])
 
 
 def generate() -> Generated:
     """The method index, one page per method, and the entry counts (methods, presets, preset values)."""
-    import methods  # noqa: F401  (enrols the plugins)
-    from benchmark.registry import METHODS
+    from usebench import methods  # noqa: F401  (enrols the plugins)
+    from usebench.registry import METHODS
 
     names = METHODS.names()
     files: dict[str, str | bytes] = {INDEX: index_page(names, METHODS)}

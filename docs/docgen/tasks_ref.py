@@ -1,4 +1,4 @@
-"""The task reference, from ``benchmark.registry.TASKS``, ``tasks.GROUPS`` and ``benchmark/data/sources.json``:
+"""The task reference, from ``usebench.registry.TASKS``, ``tasks.GROUPS`` and ``usebench/data/sources.json``:
 every registered task with its group, family, protocol, metrics, splits, files, the counts its release publishes
 and where its data comes from."""
 from __future__ import annotations
@@ -47,7 +47,7 @@ def adapter_module(task: Any) -> str:
 
 
 def published_counts(task: Any, split: str) -> list[Any]:
-    """The release counts the adapter checks for ``split`` (``tasks.release.Count``; ``found`` is meaningless)."""
+    """The release counts the adapter checks for ``split`` (``usebench.tasks.release.Count``; ``found`` is meaningless)."""
     counts = task.release_counts(split, SizeProbe())
     # A probe is never the same object twice, so a wrapper that adds its dev split's counts unless dev is the
     # evaluated split (bm25+<task>) lists them twice for dev: keep each file's count once.
@@ -55,8 +55,8 @@ def published_counts(task: Any, split: str) -> list[Any]:
 
 
 def data_sources(dataset: str) -> list[str]:
-    """Lines describing where ``bench data download <dataset>`` fetches from (``benchmark/data/sources.json``)."""
-    from benchmark.data.sources import load_manifest
+    """Lines describing where ``bench data download <dataset>`` fetches from (``usebench/data/sources.json``)."""
+    from usebench.data.sources import load_manifest
 
     manifest = load_manifest()
     lines = [f"`bench data download {dataset}`: {prose(manifest.descriptions.get(dataset, ''))}"]
@@ -116,7 +116,7 @@ def protocol_sections(modules: list[str]) -> str:
 
 
 def groups_section() -> str:
-    from tasks import GROUPS
+    from usebench.tasks import GROUPS
 
     rows = [[cell(g), text_cell(", ".join(f"`{m}`" for m in members))] for g, members in GROUPS.items()]
     return ("## Groups\n\n`--tasks` expands these names.\n\n" + table(["group", "tasks"], rows)
@@ -126,14 +126,14 @@ def groups_section() -> str:
 
 def generate() -> Generated:
     """The task reference page and its entry count (one per registered task)."""
-    import tasks  # noqa: F401  (enrols the adapters)
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401  (enrols the adapters)
+    from usebench.registry import TASKS
 
     names = TASKS.names()
     modules = sorted({adapter_module(TASKS.get(n)) for n in names})
     text = "\n".join([
         "# Task reference\n",
-        note("Every task in `benchmark.registry.TASKS`, as `bench tasks` lists them, with the details the "
+        note("Every task in `usebench.registry.TASKS`, as `bench tasks` lists them, with the details the "
              "adapters hold.", "tasks_ref.py"),
         summary_table(names, TASKS),
         groups_section(),

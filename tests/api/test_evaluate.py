@@ -10,9 +10,9 @@ import pytest
 import torch
 
 import usebench
-from benchmark.errors import BenchError
-from benchmark.results import iter_results
-from benchmark.run.evaluation import EvalOptions, build_scorer, evaluate_model
+from usebench.errors import BenchError
+from usebench.store import iter_results
+from usebench.run.evaluation import EvalOptions, build_scorer, evaluate_model
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 TASKS = ["twitterpara", "stsb"]
@@ -47,7 +47,7 @@ def test_a_model_name_is_bench_evals_run_with_the_same_records(tiny_bert_dir, tm
 
 
 def test_a_callable_is_recorded_under_its_name_as_not_fingerprinted(tiny_bert_dir, tmp_path):
-    from benchmark.eval.encoder import load_encoder
+    from usebench.eval.encoder import load_encoder
 
     encoder = load_encoder(str(tiny_bert_dir), batch_size=64, show_progress=False)
     calls: list[list[str]] = []

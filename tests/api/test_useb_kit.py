@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchmark.errors import BenchError
+from usebench.errors import BenchError
 from tests.api.kit_data import kit_data_eval
 from usebench import useb as ours
 

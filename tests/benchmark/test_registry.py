@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.errors import BenchError
-from benchmark.registry import Registry, UnknownNameError
+from usebench.errors import BenchError
+from usebench.registry import Registry, UnknownNameError
 
 
 def test_register_get_and_names():

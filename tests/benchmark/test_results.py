@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from benchmark.errors import BenchError
-from benchmark.results import config_hash, iter_results, make_record, run_id, save_result, write_json_atomic
+from usebench.errors import BenchError
+from usebench.store import config_hash, iter_results, make_record, run_id, save_result, write_json_atomic
 
 
 def _record(run="base__minilm__abcd1234__s0", task="stsb", value=0.5):
@@ -53,7 +53,7 @@ def test_corrupt_result_is_named(tmp_path):
 
 @pytest.mark.parametrize("value", [float("nan"), float("inf"), None, "0.5"])
 def test_a_non_finite_main_score_is_never_made_or_saved(tmp_path, value):
-    from benchmark.errors import NonFiniteScoreError
+    from usebench.errors import NonFiniteScoreError
 
     with pytest.raises(NonFiniteScoreError, match="stsb .test.: main score spearman = .* is not a finite number"):
         _record(value=value)
@@ -89,8 +89,8 @@ def test_results_and_json_files_honour_the_umask(tmp_path, group_umask):
 def test_embedding_cache_and_checksum_store_honour_the_umask(tmp_path, group_umask):
     import numpy as np
 
-    from benchmark.data.sources import ChecksumStore
-    from benchmark.eval.cache import EmbeddingCache
+    from usebench.data.sources import ChecksumStore
+    from usebench.eval.cache import EmbeddingCache
 
     EmbeddingCache(tmp_path / "cache", "k").put_many(["a"], np.zeros((1, 2), np.float32))
     (shard,) = (tmp_path / "cache" / "k").glob("shard-*.npz")
@@ -101,7 +101,7 @@ def test_embedding_cache_and_checksum_store_honour_the_umask(tmp_path, group_uma
 
 
 def test_check_writable_names_the_folder_and_the_option(tmp_path):
-    from benchmark.results import check_writable
+    from usebench.store import check_writable
 
     blocker = tmp_path / "file"
     blocker.write_text("x")

@@ -11,19 +11,19 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.run import doctor as D
-from benchmark.run.hardware import datasheet_peak
+from usebench.run import doctor as D
+from usebench.run.hardware import datasheet_peak
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def quick_report(tmp_path_factory) -> tuple[dict, str]:
-    """`python -m benchmark.cli doctor --quick --device cpu --json FILE` (no installed entry point needed)."""
+    """`python -m usebench.cli doctor --quick --device cpu --json FILE` (no installed entry point needed)."""
     out = tmp_path_factory.mktemp("doctor") / "doctor.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false", 
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
-    done = subprocess.run([sys.executable, "-m", "benchmark.cli", "doctor", "--quick", "--device", "cpu", "--json",
+    done = subprocess.run([sys.executable, "-m", "usebench.cli", "doctor", "--quick", "--device", "cpu", "--json",
                            str(out)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text()), done.stdout
@@ -86,7 +86,7 @@ def test_the_flop_counting_script_reexports_the_package():
         import bench_train_flops
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    from benchmark.run import flops
+    from usebench.run import flops
 
     assert bench_train_flops.step_gemms is flops.step_gemms and bench_train_flops.GemmTimer is flops.GemmTimer
     g = flops.Gemm("x", batch=2, m=3, k=4, n=5)

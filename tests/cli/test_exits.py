@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
+from usebench.cli.main import main
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -66,7 +66,7 @@ def test_cuda_without_cuda_is_a_one_line_error(tmp_path):
 
 
 def test_an_unwritable_results_dir_fails_before_the_model_loads(tmp_path, monkeypatch):
-    import benchmark.run.evaluation as evaluation
+    import usebench.run.evaluation as evaluation
 
     monkeypatch.setattr(evaluation, "build_scorer", lambda opts: pytest.fail("the model was loaded"))
     blocker = tmp_path / "a-file"
@@ -77,7 +77,7 @@ def test_an_unwritable_results_dir_fails_before_the_model_loads(tmp_path, monkey
 
 
 def test_ctrl_c_exits_130(tmp_path, monkeypatch):
-    import benchmark.run.evaluation as evaluation
+    import usebench.run.evaluation as evaluation
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
@@ -108,8 +108,8 @@ def test_progress_lines_and_partial_data_through_the_cli(tmp_path):
 
 
 def test_bench_tasks_prints_whole_names_whatever_the_width():
-    import tasks  # noqa: F401
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.registry import TASKS
 
     r = bench("tasks")  # not a terminal: rich would otherwise lay the table out in 80 columns
     assert r.exit_code == 0 and "…" not in r.output
@@ -124,8 +124,8 @@ def test_bench_run_checks_eval_options_before_training(tmp_path):
 
 
 def test_bench_run_prints_a_skip_once_per_task(capsys):
-    from benchmark.cli.run import print_run_table
-    from benchmark.run.grid import RunOutcome
+    from usebench.cli.run import print_run_table
+    from usebench.run.grid import RunOutcome
 
     reason = "stsb (test) file not found at /x; fetch it with `bench data download sts`"
     print_run_table(RunOutcome(skipped=[("stsb", reason), ("stsb", reason), ("stsb", reason)]))

@@ -9,8 +9,8 @@ import zipfile
 from dataclasses import replace
 from pathlib import Path
 
-from benchmark.data.manager import DataManager
-from benchmark.data.sources import Component, Manifest, load_manifest
+from usebench.data.manager import DataManager
+from usebench.data.sources import Component, Manifest, load_manifest
 
 STS_LINE = "It's Mr. Smith's car.\tThe car (a Ford) is red..."
 STSB_LINE = "main-captions\tMSRvid\t2012test\t0001\t5.000\tA man plays a flute.\tA man's flute.\tsrc1\tsrc2"

@@ -1,10 +1,10 @@
-"""The one line reader (benchmark.data.corpus.read_lines) and one-sentence-per-line corpora."""
+"""The one line reader (usebench.data.corpus.read_lines) and one-sentence-per-line corpora."""
 from __future__ import annotations
 
 import pytest
 
-from benchmark.data.corpus import read_corpus, read_lines
-from benchmark.errors import BenchError, DataFormatError
+from usebench.data.corpus import read_corpus, read_lines
+from usebench.errors import BenchError, DataFormatError
 
 
 def test_lines_split_as_python_text_mode_and_keep_other_separators_inside(tmp_path):

@@ -8,9 +8,9 @@ import zipfile
 
 import pytest
 
-from benchmark.data.download import (ChecksumError, UnsafeArchiveError, check_digests, extract, fetch, file_digests,
+from usebench.data.download import (ChecksumError, UnsafeArchiveError, check_digests, extract, fetch, file_digests,
                                 place, stale_temporaries, staging)
-from benchmark.errors import BenchError
+from usebench.errors import BenchError
 from tests.data.data_fakes import write_archive
 
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark.data import labeled as L
-from benchmark.errors import BenchError, ConfigError, DataFormatError
+from usebench.data import labeled as L
+from usebench.errors import BenchError, ConfigError, DataFormatError
 
 ROOT = Path(__file__).resolve().parents[1] / "assets" / "labeled_root"
 TW = ROOT / "useb" / "data-train" / "twitter" / "supervised"

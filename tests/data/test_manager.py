@@ -11,10 +11,10 @@ from dataclasses import replace
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.data.download import stale_temporaries
-from benchmark.data.manager import DataManager
-from benchmark.data.sources import STORE_NAME, Manifest
+from usebench.cli.main import main
+from usebench.data.download import stale_temporaries
+from usebench.data.manager import DataManager
+from usebench.data.sources import STORE_NAME, Manifest
 from tests.data.data_fakes import MANIFEST, build_mirror, looks_empty, manager, member_files, unpinned, write_archive
 
 
@@ -50,7 +50,7 @@ def test_download_all_places_every_component_and_records_checksums(tmp_path, mir
 def test_senteval_form_is_derived_from_the_release(tmp_path, mirror):
     root = tmp_path / "root"
     manager(root, mirror).download(["sts"])
-    # hand-tokenised (Moses rules as in the module docstring of benchmark.data.senteval), lowercased
+    # hand-tokenised (Moses rules as in the module docstring of usebench.data.senteval), lowercased
     sts16 = (root / "sts/senteval/STS16-en-test/STS.input.headlines.txt").read_text()
     assert sts16 == ("it ' s mr. smith ' s car .\tthe car ( a ford ) is red ...\n"
                      "no tab here\tno tab here\n")
@@ -209,7 +209,7 @@ def test_archive_without_its_member_is_an_error(tmp_path):
 
 
 def test_status_reports_tasks_from_the_registry(tmp_path, mirror):
-    from tasks import task_files
+    from usebench.tasks import task_files
 
     dm = DataManager(tmp_path / "root", unpinned(MANIFEST), mirror=str(mirror), progress=False, tasks=task_files())
     dm.download(["quora"])

@@ -7,9 +7,9 @@ import shutil
 
 import pytest
 
-from benchmark.data.manager import DataManager
-from benchmark.data.sources import STORE_NAME
-from benchmark.errors import BenchError
+from usebench.data.manager import DataManager
+from usebench.data.sources import STORE_NAME
+from usebench.errors import BenchError
 from tests.data.data_fakes import MANIFEST, build_mirror, looks_empty, manager
 
 
@@ -72,7 +72,7 @@ def test_import_incomplete_folder_needs_allow_incomplete(tmp_path, mirror):
 @pytest.mark.slow
 def test_import_the_real_data_root(real_data, tmp_path):
     """The shared copy of the real files has the manifest's layout: import it, verify it, tasks see it."""
-    from tasks import task_files
+    from usebench.tasks import task_files
 
     root = tmp_path / "root"
     dm = DataManager(root, MANIFEST, progress=False, tasks=task_files())

@@ -7,10 +7,10 @@ import json
 
 import pytest
 
-from benchmark.data import paraphrases
-from benchmark.data.manager import DataManager
-from benchmark.data.sources import STORE_NAME, load_manifest
-from benchmark.errors import BenchError, DataFormatError
+from usebench.data import paraphrases
+from usebench.data.manager import DataManager
+from usebench.data.sources import STORE_NAME, load_manifest
+from usebench.errors import BenchError, DataFormatError
 from tests.data.data_fakes import fake_parquet
 
 MANIFEST = load_manifest()

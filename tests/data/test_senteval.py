@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.data.senteval import convert_sts_input, convert_stsb_csv, perl_lc, senteval_sentence, senteval_sts_dir, \
+from usebench.data.senteval import convert_sts_input, convert_stsb_csv, perl_lc, senteval_sentence, senteval_sts_dir, \
     senteval_stsb_dir
 
 RELEASE_PAIRS = [  # (official release, SentEval file): MSRpar / answers-forums / headlines lines

@@ -1,4 +1,4 @@
-"""The data manifest (`benchmark/data/sources.json`): dataset names against the tasks, name resolution, errors
+"""The data manifest (`usebench/data/sources.json`): dataset names against the tasks, name resolution, errors
 naming the entry, shipped as package data."""
 from __future__ import annotations
 
@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.data.sources import load_manifest, resolve_datasets
-from benchmark.errors import BenchError, ConfigError
+from usebench.data.sources import load_manifest, resolve_datasets
+from usebench.errors import BenchError, ConfigError
 from tests.data.data_fakes import MANIFEST
 
 
 def test_dataset_names_match_the_tasks_and_cover_their_files():
-    import tasks  # noqa: F401
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.registry import TASKS
 
     for name in TASKS.names():
         task = TASKS.get(name)
@@ -36,7 +36,7 @@ def test_resolve_datasets_accepts_all_datasets_and_task_names():
 
 
 def test_manifest_errors_name_the_entry(tmp_path):
-    raw = json.loads((Path(__file__).parents[2] / "benchmark/data/sources.json").read_text())
+    raw = json.loads((Path(__file__).parents[2] / "usebench/data/sources.json").read_text())
     raw["datasets"]["quora"]["components"][0]["sha"] = "typo"
     bad = tmp_path / "sources.json"
     bad.write_text(json.dumps(raw))
@@ -47,12 +47,12 @@ def test_manifest_errors_name_the_entry(tmp_path):
 def test_manifest_ships_as_package_data():
     from importlib.resources import files
 
-    text = files("benchmark").joinpath("data/sources.json").read_text(encoding="utf-8")
+    text = files("usebench").joinpath("data/sources.json").read_text(encoding="utf-8")
     assert json.loads(text)["datasets"].keys() == {"useb", "sts", "quora", "beir-cqadupstack", "nli", "twitter-url", "denosent"}
 
 
 def test_plain_url_must_name_its_member(tmp_path):
-    raw = json.loads((Path(__file__).parents[2] / "benchmark/data/sources.json").read_text())
+    raw = json.loads((Path(__file__).parents[2] / "usebench/data/sources.json").read_text())
     raw["datasets"]["twitter-url"]["components"][0]["member"] = "other.txt"
     bad = tmp_path / "sources.json"
     bad.write_text(json.dumps(raw))

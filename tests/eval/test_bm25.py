@@ -6,8 +6,8 @@ import math
 import numpy as np
 import pytest
 
-from benchmark.eval.bm25 import PRESETS, Analyzer, BM25Scorer, bm25_method
-from benchmark.errors import ConfigError
+from usebench.eval.bm25 import PRESETS, Analyzer, BM25Scorer, bm25_method
+from usebench.errors import ConfigError
 
 DOCS = [
     "The cat sat on the mat.",
@@ -158,7 +158,7 @@ def test_describe_and_bench_eval_method_record_the_preset():
 
 
 def test_runner_builds_bm25_for_bm25_model_names():
-    from benchmark.run.evaluation import EvalOptions, build_scorer
+    from usebench.run.evaluation import EvalOptions, build_scorer
 
     scorer, method, config = build_scorer(EvalOptions(model="bm25-elasticsearch"))
     assert isinstance(scorer, BM25Scorer) and method["name"] == "bm25" and config["preset"] == "elasticsearch"
@@ -185,14 +185,14 @@ def test_twitterpara_indexes_its_two_corpora_separately(tmp_path):
     import shutil
     from pathlib import Path
 
-    import tasks  # noqa: F401
-    from benchmark.eval.evaluate import evaluate
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.eval.evaluate import evaluate
+    from usebench.registry import TASKS
 
     dest = tmp_path / "useb/data-eval/twitterpara"
     assets = Path(__file__).resolve().parents[1] / "assets"
     shutil.copytree(assets / "useb/data-eval/twitterpara", dest)
-    shutil.copy(assets / "usebench-counts.json", tmp_path)  # the fixture's own counts (tasks/release.py)
+    shutil.copy(assets / "usebench-counts.json", tmp_path)  # the fixture's own counts (usebench/tasks/release.py)
     scorer = BM25Scorer("elasticsearch")
     evaluate("twitterpara", scorer, "test", tmp_path)
     data = TASKS.get("twitterpara").load("test", tmp_path)
@@ -238,10 +238,10 @@ def test_real_twitterpara_and_sts(real_data, preset):
     from scipy.stats import spearmanr
     from sklearn.metrics import average_precision_score
 
-    import tasks  # noqa: F401
-    from benchmark.eval.evaluate import evaluate
-    from benchmark.registry import TASKS
-    from tasks.pairs import UNLABELLED
+    from usebench import tasks  # noqa: F401
+    from usebench.eval.evaluate import evaluate
+    from usebench.registry import TASKS
+    from usebench.tasks.pairs import UNLABELLED
 
     scorer = BM25Scorer(preset)
     tp = TASKS.get("twitterpara")
@@ -270,7 +270,7 @@ def test_real_twitterpara_and_sts(real_data, preset):
 
 HASH_SEED_SCRIPT = """
 import sys, numpy as np
-from benchmark.eval.bm25 import BM25Scorer
+from usebench.eval.bm25 import BM25Scorer
 words = [f"w{i}" for i in range(60)] + ["running", "runs", "cats", "cat", "the", "dog's"]
 rng = np.random.default_rng(0)
 texts = [" ".join(rng.choice(words, size=int(rng.integers(3, 12)))) for _ in range(300)]
@@ -304,7 +304,7 @@ FAKE_JAX = {"jax/__init__.py": "import os, pathlib\npathlib.Path(os.environ['JAX
             "jax/lax.py": "def top_k(x, k):\n    raise RuntimeError('JAX top_k called')\n"}
 JAX_PROBE = """
 import json, os, sys
-from benchmark.eval.bm25 import BM25Scorer
+from usebench.eval.bm25 import BM25Scorer
 top, idx = BM25Scorer("elasticsearch").search(["red dog"], ["a red dog", "a cat", "the dog"], 2)
 print(json.dumps({"jax": "jax" in sys.modules, "top": idx.tolist(),
                   "env": {k: os.environ.get(k) for k in ("JAX_PLATFORMS", "XLA_PYTHON_CLIENT_PREALLOCATE")}}))
@@ -346,7 +346,7 @@ def test_bm25_never_brings_up_jax_and_keeps_the_users_jax_settings(tmp_path, use
 
 def test_bm25s_index_is_built_with_the_numpy_backend(monkeypatch):
     """bm25s is asked for its numpy backends explicitly (no numba JIT, no JAX top-k)."""
-    from benchmark.eval import bm25 as B
+    from usebench.eval import bm25 as B
 
     bm25s = B.import_bm25s()
     seen = []

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from benchmark.eval.encoder import HFEncoder
+from usebench.eval.encoder import HFEncoder
 
 TEXTS = [
     "a short one",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmark.eval.pyserini_compat import pyserini_available
+from usebench.eval.pyserini_compat import pyserini_available
 from tests.eval.test_bm25 import DOCS, TOKENS, hand_bm25
 
 pytestmark = pytest.mark.skipif(not pyserini_available(), reason="needs the `pyserini` extra: pip install -e '.[pyserini]'")
@@ -13,7 +13,7 @@ pytestmark = pytest.mark.skipif(not pyserini_available(), reason="needs the `pys
 
 @pytest.fixture(scope="module")
 def lucene():
-    from benchmark.eval.lucene import LuceneScorer
+    from usebench.eval.lucene import LuceneScorer
 
     scorer = LuceneScorer()
     yield scorer
@@ -56,10 +56,10 @@ def test_use_collection_indexes_each_dataset_separately(lucene):
 
 
 def test_bench_eval_model_name_and_rescoring_prefix(lucene):
-    import tasks  # noqa: F401
-    from benchmark.eval.bm25 import bm25_method
-    from benchmark.eval.lucene import LuceneScorer
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.eval.bm25 import bm25_method
+    from usebench.eval.lucene import LuceneScorer
+    from usebench.registry import TASKS
 
     scorer, method, config = bm25_method("bm25-pyserini")
     assert isinstance(scorer, LuceneScorer) and method["preset"] == "pyserini" and config["k1"] == 0.9
@@ -70,8 +70,8 @@ def test_bench_eval_model_name_and_rescoring_prefix(lucene):
 def test_missing_extra_is_a_clear_error(monkeypatch):
     import importlib.util
 
-    from benchmark.errors import BenchError
-    from benchmark.eval import pyserini_compat
+    from usebench.errors import BenchError
+    from usebench.eval import pyserini_compat
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "pyserini" else real(name, *a))
@@ -93,11 +93,11 @@ def test_anserini_preset_against_lucene_on_twitterpara(real_data, lucene):
     """The reference comparison docs/tasks.md states: TwitterPara AP per dataset, and per-query top-10 rankings of
     each dataset's first sentences searched in that dataset's sentences (measured: URL 92.7% identical, 97.1% up
     to the order of tied scores; PIT 50.3% / 100%)."""
-    import tasks  # noqa: F401
-    from benchmark.eval.bm25 import BM25Scorer
-    from benchmark.eval.evaluate import evaluate
-    from benchmark.eval.lucene import compare_rankings
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.eval.bm25 import BM25Scorer
+    from usebench.eval.evaluate import evaluate
+    from usebench.eval.lucene import compare_rankings
+    from usebench.registry import TASKS
 
     ours = evaluate("twitterpara", BM25Scorer("anserini"), "test", real_data)
     ref = evaluate("twitterpara", lucene, "test", real_data)

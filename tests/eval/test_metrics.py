@@ -1,4 +1,4 @@
-"""benchmark.eval.metrics against hand computations and the reference libraries (scipy, sklearn, pytrec_eval)."""
+"""usebench.eval.metrics against hand computations and the reference libraries (scipy, sklearn, pytrec_eval)."""
 from __future__ import annotations
 
 from math import log2, sqrt
@@ -9,8 +9,8 @@ import pytrec_eval
 from scipy import stats
 from sklearn.metrics import average_precision_score
 
-from benchmark.errors import BenchError
-from benchmark.eval.metrics import (
+from usebench.errors import BenchError
+from usebench.eval.metrics import (
     average_precision_at_ranks,
     binary_average_precision,
     mean_measure,

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark.eval.cache import EmbeddingCache
-from benchmark.errors import BenchError
-from benchmark.eval.models import ModelInfo, model_fingerprint, model_slug, resolve_model
+from usebench.eval.cache import EmbeddingCache
+from usebench.errors import BenchError
+from usebench.eval.models import ModelInfo, model_fingerprint, model_slug, resolve_model
 
 
 def test_minilm_alias_resolves_offline_with_its_declared_pooling():
@@ -25,7 +25,7 @@ def test_resolving_the_alias_leaves_the_process_environment_alone(monkeypatch):
     before = dict(os.environ)
     resolve_model("minilm")
     assert dict(os.environ) == before
-    import benchmark.eval.models as models
+    import usebench.eval.models as models
 
     monkeypatch.setattr(models, "hub_reachable", lambda endpoint: True)  # as on a machine with a network
     assert not resolve_model("bert-base-uncased").local  # an HF id: the loaders may use the hub
@@ -64,7 +64,7 @@ def test_embedding_cache_round_trip(tmp_path):
 
 
 def test_encoder_cache_gives_identical_vectors(tiny_bert_dir, tmp_path):
-    from benchmark.eval.encoder import HFEncoder
+    from usebench.eval.encoder import HFEncoder
 
     texts = ["a short one", "a somewhat longer sentence here", "a short one"]
     first = HFEncoder(str(tiny_bert_dir), cache_dir=str(tmp_path), show_progress=False).encode(texts)
@@ -79,7 +79,7 @@ def test_poolings_match_a_manual_computation(tiny_bert_dir, pooling):
     import torch
     from transformers import AutoModel, AutoTokenizer
 
-    from benchmark.eval.encoder import HFEncoder
+    from usebench.eval.encoder import HFEncoder
 
     texts = ["one two three four", "five"]
     got = HFEncoder(str(tiny_bert_dir), pooling=pooling, show_progress=False).encode(texts)
@@ -115,7 +115,7 @@ def hub_down(monkeypatch, tmp_path):
     """No HF_HUB_OFFLINE, a hub that does not answer, and an empty local hub cache in tmp_path."""
     import huggingface_hub.constants
 
-    import benchmark.eval.models as models
+    import usebench.eval.models as models
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
@@ -138,7 +138,7 @@ def test_unreachable_hub_and_uncached_model_fail_at_once_naming_the_alternatives
 def test_unreachable_hub_uses_the_cached_snapshot(hub_down, tiny_bert_dir):
     import shutil
 
-    from benchmark.eval.encoder import HFEncoder
+    from usebench.eval.encoder import HFEncoder
 
     snapshot = hub_down / "models--org--tiny" / "snapshots" / "0123abcd"
     shutil.copytree(tiny_bert_dir, snapshot)
@@ -152,7 +152,7 @@ def test_unreachable_hub_uses_the_cached_snapshot(hub_down, tiny_bert_dir):
 
 
 def test_declared_offline_is_left_to_transformers(monkeypatch):
-    import benchmark.eval.models as models
+    import usebench.eval.models as models
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(models, "hub_reachable", lambda endpoint: pytest.fail("probed although offline"))

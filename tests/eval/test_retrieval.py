@@ -4,9 +4,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmark.eval import retrieval
-from benchmark.errors import ConfigError
-from benchmark.eval.retrieval import (
+from usebench.eval import retrieval
+from usebench.errors import ConfigError
+from usebench.eval.retrieval import (
     SearchOptions,
     search_inner_product,
     topk_numpy,
@@ -279,7 +279,7 @@ def test_unknown_or_unavailable_backend_is_a_config_error():
 
 
 def test_dense_scorer_records_backend_and_device():
-    from benchmark.eval.scorer import DenseScorer
+    from usebench.eval.scorer import DenseScorer
 
     class OneHot:
         """A stand-in encoder: text i -> i-th unit vector."""

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark.errors import BenchError, DataFormatError
-from benchmark.eval.wordvec import WordVecEncoder, read_vectors
+from usebench.errors import BenchError, DataFormatError
+from usebench.eval.wordvec import WordVecEncoder, read_vectors
 
 GLOVE = Path(__file__).resolve().parents[1] / "assets" / "wordvec" / "tiny_glove.txt"
 PROBE = ["The river runs past the house.", "Paris, paris and PARIS!", "how to install java on ubuntu 12.04",
@@ -55,7 +55,7 @@ def test_bench_eval_wordvec_on_sts_fixture(tmp_path):
     """`bench eval --model wordvec:PATH` stores a result with the wordvec method and the file's hash."""
     import json
 
-    from benchmark.run.evaluation import EvalOptions, evaluate_model
+    from usebench.run.evaluation import EvalOptions, evaluate_model
 
     assets = Path(__file__).resolve().parents[1] / "assets"
     words = sorted({w for line in (assets / "sts/senteval/STSBenchmark/sts-test.csv").read_text().splitlines()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
+from usebench.cli.main import main
 from tests.launch.helpers import grid_args
 from tests.methods.helpers import toy_corpus
 
@@ -33,8 +33,8 @@ def local_grid(tiny_bert_dir, grid_corpus, tmp_path_factory) -> Path:
 def local_ray(tmp_path_factory):
     """One local Ray for the tests below (started the way the launcher starts it; the launcher then joins it)."""
     pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
-    from benchmark.launch import LaunchOptions
-    from benchmark.launch.ray_launcher import ray_session
+    from usebench.launch import LaunchOptions
+    from usebench.launch.ray_launcher import ray_session
 
     results = tmp_path_factory.mktemp("ray-session")
     home, saved = tmp_path_factory.mktemp("home"), os.environ.get("HOME")

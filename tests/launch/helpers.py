@@ -10,9 +10,9 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from benchmark.run.console import attempts
-from benchmark.run.plan import UnitSpec
-from benchmark.run.unit import UnitResult, run_unit
+from usebench.run.console import attempts
+from usebench.run.plan import UnitSpec
+from usebench.run.unit import UnitResult, run_unit
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 TINY = ("lr=1e-3", "batch_size=8", "max_length=32", "log_every=1", "save_every=1")
@@ -64,8 +64,8 @@ def kill_once_at_step(marker: Path, step: int, spec: UnitSpec, data_root: Path, 
     """``run_unit``, except that the first call (no ``marker`` yet) kills its own process with SIGKILL right
     after training step ``step``, leaving the unit's lock and train state behind as a crash would; with
     ``as_host`` the lock left behind names that host (a node that died: no pid check can clear it)."""
-    import benchmark.train.loop as loop
-    from benchmark.run.lock import LOCK_FILE
+    import usebench.train.loop as loop
+    from usebench.run.lock import LOCK_FILE
 
     if Path(marker).exists():
         return run_unit(spec, data_root, results_dir)
@@ -92,7 +92,7 @@ def kill_once_at_step(marker: Path, step: int, spec: UnitSpec, data_root: Path, 
 def grid_options(model: Path, corpus: Path, methods: tuple[str, ...] = ("simcse", "mlm"), seeds: int = 2,
                  steps: int = 3) -> Any:
     """The RunOptions `bench run` builds from :func:`grid_args` (same units, same run ids)."""
-    from benchmark.run.grid import RunOptions
+    from usebench.run.grid import RunOptions
 
     return RunOptions(methods=methods, tasks="stsb", seeds=seeds, preset="smoke", model=str(model),
                       corpus=(Path(corpus).resolve(),), max_steps=steps, overrides=TINY, device="cpu")
@@ -112,7 +112,7 @@ def record_unit(seconds: float, spec: UnitSpec, data_root: Path, results_dir: Pa
 
     import torch
 
-    from benchmark.run.lock import UnitLock, job_identity
+    from usebench.run.lock import UnitLock, job_identity
 
     run_dir = Path(results_dir) / spec.run_id
     with UnitLock(run_dir):
@@ -129,7 +129,7 @@ def hold_as_another_host(seconds: float, spec: UnitSpec, data_root: Path, result
     it: only its job id can), and sleeps ``seconds``."""
     import time
 
-    from benchmark.run.lock import LOCK_FILE, UnitLock
+    from usebench.run.lock import LOCK_FILE, UnitLock
 
     run_dir = Path(results_dir) / spec.run_id
     lock = UnitLock(run_dir)
@@ -144,7 +144,7 @@ def segfault_unit(spec: UnitSpec, data_root: Path, results_dir: Path) -> UnitRes
     """A unit function whose process dies of a native crash (a NULL read), as a CUDA or tokenizer bug would."""
     import ctypes
 
-    from benchmark.run.console import unit_console
+    from usebench.run.console import unit_console
 
     with unit_console(Path(results_dir) / spec.run_id):
         print("about to crash", flush=True)
@@ -159,7 +159,7 @@ class Flaky(Exception):
 def fail_once_at_step(monkeypatch: Any, step: int = 2) -> list[Path]:
     """Patch the training loop so the first training call dies after ``step`` (a unit the launcher retries); the
     calls' output folders are recorded in the returned list."""
-    import benchmark.train.loop as loop
+    import usebench.train.loop as loop
 
     real, calls = loop.train, []
 

@@ -13,18 +13,18 @@ import time
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.errors import ConfigError
-from benchmark.launch import LaunchOptions, check_device
-from benchmark.launch.local import LocalLauncher
-from benchmark.run import lock as lock_module
-from benchmark.run.console import attempts
-from benchmark.run.grid import run_benchmark
-from benchmark.run.lock import LOCK_FILE
-from benchmark.run.manifest import SCHEMA, record_job
-from benchmark.run.status import grid_status
-from benchmark.results import write_json_atomic
-from benchmark.run.unit import UnitResult
+from usebench.cli.main import main
+from usebench.errors import ConfigError
+from usebench.launch import LaunchOptions, check_device
+from usebench.launch.local import LocalLauncher
+from usebench.run import lock as lock_module
+from usebench.run.console import attempts
+from usebench.run.grid import run_benchmark
+from usebench.run.lock import LOCK_FILE
+from usebench.run.manifest import SCHEMA, record_job
+from usebench.run.status import grid_status
+from usebench.store import write_json_atomic
+from usebench.run.unit import UnitResult
 from tests.launch.helpers import ASSETS, fail_once_at_step, grid_args, grid_options, store_digest
 
 pytestmark = pytest.mark.timeout(900)  # a launcher that hangs fails the test instead
@@ -71,12 +71,12 @@ def test_a_unit_held_by_a_live_process_elsewhere_is_waited_for_then_run(tiny_ber
                                                                        monkeypatch):
     """The holder's heartbeat goes on for a while, so the unit is waited for (not reported "locked" with exit
     0); when the holder stops touching its lock (it died), the lock is taken over and the unit runs."""
-    from benchmark.launch import held
+    from usebench.launch import held
 
     monkeypatch.setattr(held, "POLL_S", 0.1)
     monkeypatch.setattr(lock_module, "STALE_AFTER_S", 1.0)
     opts = grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1)
-    from benchmark.run.grid import plan_run
+    from usebench.run.grid import plan_run
 
     (spec,) = plan_run(opts, ASSETS).units
     stop = threading.Event()
@@ -93,8 +93,8 @@ def test_a_unit_another_process_finishes_is_collected_not_run_again(tiny_bert_di
                                                                     monkeypatch):
     import shutil
 
-    from benchmark.launch import held
-    from benchmark.run.grid import plan_run
+    from usebench.launch import held
+    from usebench.run.grid import plan_run
 
     monkeypatch.setattr(held, "POLL_S", 0.1)
     (spec,) = plan_run(grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1), ASSETS).units
@@ -136,7 +136,7 @@ def test_contradictory_gpu_options_are_refused_before_anything_runs(tiny_bert_di
 
 
 def test_local_model_paths_are_made_absolute(tmp_path, monkeypatch):
-    from benchmark.cli.run import absolute_paths
+    from usebench.cli.run import absolute_paths
 
     (tmp_path / "ckpt").mkdir()
     monkeypatch.chdir(tmp_path)
@@ -151,9 +151,9 @@ def test_local_model_paths_are_made_absolute(tmp_path, monkeypatch):
 
 
 def test_the_cost_estimate_measures_nothing_on_a_clusters_driver(grid_corpus, monkeypatch):
-    import benchmark.run.plan as plan_module
-    from benchmark.run import cost
-    from benchmark.run.grid import RunOptions, plan_run
+    import usebench.run.plan as plan_module
+    from usebench.run import cost
+    from usebench.run.grid import RunOptions, plan_run
 
     monkeypatch.setattr(plan_module, "_require_model", lambda name: None)  # as with bert-base-uncased cached
     plan = plan_run(RunOptions(methods=("tsdae",), tasks="stsb", corpus=(grid_corpus,)), ASSETS)
@@ -164,10 +164,10 @@ def test_the_cost_estimate_measures_nothing_on_a_clusters_driver(grid_corpus, mo
 
 def test_baselines_are_handed_to_a_cluster_launcher_not_encoded_on_the_driver(tiny_bert_dir, grid_corpus, tmp_path,
                                                                              monkeypatch):
-    from benchmark.launch.common import run_attempt
-    from benchmark.run import grid
-    from benchmark.run.baseline_job import BaselineJob
-    from benchmark.run.grid import RunOptions
+    from usebench.launch.common import run_attempt
+    from usebench.run import grid
+    from usebench.run.baseline_job import BaselineJob
+    from usebench.run.grid import RunOptions
 
     monkeypatch.setattr(grid, "_run_baseline", lambda *a, **k: pytest.fail("the driver evaluated a baseline"))
     given = []
@@ -203,9 +203,9 @@ def test_a_unit_whose_lock_is_taken_over_stops_training_and_leaves_the_unit_alon
     """After step 1 another process takes the unit over (its lock now names another token); the next heartbeat
     sees it, training stops after the step it is in, the unit is returned "locked" (waited for, not failed), no
     failure marker is written over the new holder's unit, and the new holder's lock stays."""
-    import benchmark.train.loop as loop
-    from benchmark.run.grid import plan_run
-    from benchmark.run.unit import FAILED_FILE, run_unit
+    import usebench.train.loop as loop
+    from usebench.run.grid import plan_run
+    from usebench.run.unit import FAILED_FILE, run_unit
 
     monkeypatch.setattr(lock_module, "HEARTBEAT_S", 0.05)
     (spec,) = plan_run(grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1), ASSETS).units

@@ -7,13 +7,13 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.errors import ConfigError
-from benchmark.launch import LaunchOptions, check_device, launch_options
-from benchmark.launch.local import LocalLauncher
-from benchmark.run.console import attempts
-from benchmark.run.grid import run_benchmark
-from benchmark.run.status import grid_status, unit_state
+from usebench.cli.main import main
+from usebench.errors import ConfigError
+from usebench.launch import LaunchOptions, check_device, launch_options
+from usebench.launch.local import LocalLauncher
+from usebench.run.console import attempts
+from usebench.run.grid import run_benchmark
+from usebench.run.status import grid_status, unit_state
 from tests.launch.helpers import ASSETS, Flaky, fail_once_at_step, grid_args, grid_options, store_digest
 
 
@@ -60,7 +60,7 @@ def test_a_unit_that_fails_once_is_retried_and_resumes_to_the_same_weights(tiny_
 
 
 def test_without_retries_the_failure_is_returned_not_raised(tiny_bert_dir, grid_corpus, tmp_path, monkeypatch):
-    import benchmark.train.loop as loop
+    import usebench.train.loop as loop
 
     def broken(*args, **kwargs):
         raise Flaky("broken")
@@ -117,10 +117,10 @@ def test_launcher_options_are_checked_before_anything_is_planned_or_run(tiny_ber
 
 
 def test_the_manifest_lists_the_planned_units_for_status(tiny_bert_dir, grid_corpus, tmp_path, monkeypatch):
-    import benchmark.run.grid as grid
+    import usebench.run.grid as grid
 
     monkeypatch.setattr(grid, "run_sequentially", lambda units, data_root, results_dir: [])
-    monkeypatch.setattr("benchmark.launch.local.LocalLauncher.__call__", lambda self, units, d, r: [])
+    monkeypatch.setattr("usebench.launch.local.LocalLauncher.__call__", lambda self, units, d, r: [])
     result = CliRunner().invoke(main, grid_args(tiny_bert_dir, grid_corpus, tmp_path))
     assert result.exit_code == 1  # nothing was trained or evaluated
     (manifest,) = (tmp_path / ".launch").glob("grid-*.json")

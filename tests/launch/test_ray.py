@@ -10,11 +10,11 @@ import pytest
 import torch  # noqa: F401  (the GPU test's skip condition)
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.launch import LaunchOptions
-from benchmark.run.console import attempts
-from benchmark.run.grid import run_benchmark
-from benchmark.run.manifest import read_job
+from usebench.cli.main import main
+from usebench.launch import LaunchOptions
+from usebench.run.console import attempts
+from usebench.run.grid import run_benchmark
+from usebench.run.manifest import read_job
 from tests.launch.helpers import (
     ASSETS, grid_args, grid_options, kill_once_at_step, max_overlap, rendezvous_unit, store_digest,
 )
@@ -45,7 +45,7 @@ def test_ray_runs_two_units_at_the_same_moment(tiny_bert_dir, grid_corpus, local
     """--max-parallel 2 runs two units at once: each waits in a meeting room for the other before it trains (run
     one after another, neither would ever see the other). Timing-free, unlike overlapping unit logs, which a
     loaded machine can serialise when a unit trains faster than a fresh Ray worker starts."""
-    from benchmark.launch.ray_launcher import RayLauncher
+    from usebench.launch.ray_launcher import RayLauncher
 
     meeting = tmp_path / "meeting"
     meeting.mkdir()
@@ -61,7 +61,7 @@ def test_ray_runs_two_units_at_the_same_moment(tiny_bert_dir, grid_corpus, local
 
 def test_a_unit_killed_mid_training_is_retried_and_ends_with_the_same_weights(tiny_bert_dir, grid_corpus,
                                                                              local_grid, local_ray, tmp_path):
-    from benchmark.launch.ray_launcher import RayLauncher
+    from usebench.launch.ray_launcher import RayLauncher
 
     opts = grid_options(tiny_bert_dir, grid_corpus, methods=("simcse",), seeds=1)
     marker = tmp_path / "killed"
@@ -76,7 +76,7 @@ def test_a_unit_killed_mid_training_is_retried_and_ends_with_the_same_weights(ti
 
 
 def test_a_killed_unit_without_retries_is_reported_with_its_log(tiny_bert_dir, grid_corpus, local_ray, tmp_path):
-    from benchmark.launch.ray_launcher import RayLauncher
+    from usebench.launch.ray_launcher import RayLauncher
 
     opts = grid_options(tiny_bert_dir, grid_corpus, methods=("simcse",), seeds=1)
     launcher = RayLauncher(LaunchOptions(launcher="ray", cpus_per_unit=1),
@@ -96,7 +96,7 @@ def test_a_gpu_unit_on_a_cluster_without_gpus_fails_fast(tiny_bert_dir, grid_cor
 
 
 def test_each_unit_asks_for_its_gpu_and_a_share_of_the_cpus():
-    from benchmark.launch.ray_launcher import unit_resources
+    from usebench.launch.ray_launcher import unit_resources
 
     box = {"CPU": 64.0, "GPU": 8.0}
     spec = type("Spec", (), {"device": None})()

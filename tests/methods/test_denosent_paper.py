@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.cli.main import main
-from benchmark.errors import BenchError
-from benchmark.registry import METHODS
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.cli.main import main
+from usebench.errors import BenchError
+from usebench.registry import METHODS
 from tests.methods.helpers import toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -50,10 +50,10 @@ def test_the_refusal_comes_when_the_plan_is_built(tiny_bert_dir, tmp_path):
 
 
 def test_dev_selection_on_several_tasks_is_the_mean_of_their_scores(tiny_bert_dir):
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.eval.evaluate import evaluate
-    from benchmark.eval.scorer import DenseScorer
-    from benchmark.run.unit import _dev_evaluator
+    from usebench.eval.encoder import HFEncoder
+    from usebench.eval.evaluate import evaluate
+    from usebench.eval.scorer import DenseScorer
+    from usebench.run.unit import _dev_evaluator
 
     class Spec:
         batch_size, device = 8, "cpu"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from transformers import AutoModel, BertConfig, BertForMaskedLM
 
-from methods.parts.heads import mlm_head
+from usebench.methods.parts.heads import mlm_head
 
 
 def test_pretrained_head_is_loaded_and_tied(tmp_path, tiny_bert_dir):

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-import methods  # noqa: F401
-from benchmark.errors import ConfigError, MissingDataError
-from benchmark.registry import METHODS
-from methods.parts.labeled_data import load_labeled
+from usebench import methods  # noqa: F401
+from usebench.errors import ConfigError, MissingDataError
+from usebench.registry import METHODS
+from usebench.methods.parts.labeled_data import load_labeled
 
 ROOT = Path(__file__).resolve().parents[1] / "assets" / "labeled_root"
 

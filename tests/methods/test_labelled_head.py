@@ -7,9 +7,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
-from methods.parts.heads import label_positions, labelled_ce
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
+from usebench.methods.parts.heads import label_positions, labelled_ce
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 
@@ -72,7 +72,7 @@ def test_method_loss_and_gradients_equal_the_full_head(name, tiny_bert_dir, monk
                 m.register_forward_hook(lambda mod, args, out: rows_seen.append(args[0].reshape(-1, args[0].shape[-1]).shape[0]))
         results = []
         for fn in (labelled_ce, full_head_ce):
-            monkeypatch.setattr(importlib.import_module(f"methods.{name}"), "labelled_ce", fn)
+            monkeypatch.setattr(importlib.import_module(f"usebench.methods.{name}"), "labelled_ce", fn)
             module.zero_grad(set_to_none=True)
             out = module(batch)
             loss = out["loss"] if isinstance(out, dict) else out

@@ -1,24 +1,40 @@
-"""methods/ lists exactly the trainers; their shared parts live in methods/parts/."""
+"""usebench/methods/ lists exactly the trainers; their shared parts live in usebench/methods/parts/."""
 from __future__ import annotations
 
 import importlib
 from pathlib import Path
 
-import methods
-from benchmark.registry import METHODS
+import pytest
+
+from usebench import methods
+from usebench.registry import METHODS
 
 METHODS_DIR = Path(methods.__file__).parent
 
 
 def test_every_module_in_methods_is_a_trainer():
-    """Each methods/*.py enrols at least one method; anything else belongs in methods/parts/."""
+    """Each usebench/methods/*.py enrols at least one method; anything else belongs in usebench/methods/parts/."""
     enrolled_from = {type(METHODS.get(name)).__module__ for name in METHODS.names()}
-    modules = {f"methods.{p.stem}" for p in METHODS_DIR.glob("*.py") if p.stem != "__init__"}
+    modules = {f"usebench.methods.{p.stem}" for p in METHODS_DIR.glob("*.py") if p.stem != "__init__"}
     assert modules == enrolled_from
 
 
-def test_old_export_module_paths_still_load():
-    """modules.json of checkpoints exported before the move names methods.flow_st / methods.denosent_st."""
-    assert importlib.import_module("methods.flow_st").FlowPooling.__module__ == "methods.parts.flow_st"
-    old = importlib.import_module("methods.denosent_st")
-    assert old is importlib.import_module("methods.parts.denosent_st")
+@pytest.mark.parametrize("old", ["methods.flow_st", "methods.parts.flow_st", "usebench.methods.flow_st"])
+def test_old_export_module_paths_still_load(old):
+    """modules.json of checkpoints exported before the parts moved (methods.flow_st) or before the one usebench root
+    (methods.parts.flow_st) still loads, without a top-level `methods` package being created."""
+    import sys
+
+    had_methods = sys.modules.get("methods")
+    assert importlib.import_module(old).FlowPooling.__module__ == "usebench.methods.parts.flow_st"
+    assert importlib.import_module(old.replace("flow_st", "denosent_st")) is \
+        importlib.import_module("usebench.methods.parts.denosent_st")
+    assert sys.modules.get("methods") is had_methods
+
+
+def test_a_pooler_named_before_the_one_root_still_loads():
+    from usebench.eval.pooling import load_factory
+    from usebench.methods.bertflow import flow_pooler
+
+    assert load_factory("methods.bertflow:flow_pooler", "flow") is flow_pooler
+    assert load_factory("usebench.methods.bertflow:flow_pooler", "flow") is flow_pooler

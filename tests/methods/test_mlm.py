@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
-from methods.mlm import MLMModule
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
+from usebench.methods.mlm import MLMModule
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 

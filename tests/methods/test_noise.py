@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 import torch
 
-from methods.parts.noise import delete_words, mask_tokens, word_tokenize
+from usebench.methods.parts.noise import delete_words, mask_tokens, word_tokenize
 from tests.methods.helpers import WORDS
 
 

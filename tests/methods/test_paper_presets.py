@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.registry import METHODS
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.registry import METHODS
 
 BERT = "bert-base-uncased"  # TSDAE 000:118 "BERT-base-uncased is used as the base Transformer model"
 
@@ -237,7 +237,7 @@ def test_paper_preset_holds_the_published_value(name, field):
 
 def test_ct_piecewise_schedule_is_app_b():
     """000:400: 1e-5 for steps 1-500, 8e-6 for 501-1000, 6e-6 for 1001-1500, 4e-6 for 1501-2000, 2e-6 after."""
-    from benchmark.train.optim import lr_multiplier
+    from usebench.train.optim import lr_multiplier
 
     cfg = METHODS.get("ct").config("paper")
     f = lr_multiplier(cfg, cfg.max_steps)
@@ -247,7 +247,7 @@ def test_ct_piecewise_schedule_is_app_b():
 
 def test_paper_departures_are_written_down():
     """Every paper preset that fills a gap or departs from its source says so in `bench methods`."""
-    from benchmark.train.plugin import describe_method
+    from usebench.train.plugin import describe_method
 
     for name in PUBLISHED:
         lines = describe_method(METHODS.get(name))

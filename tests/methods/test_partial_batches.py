@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
-from benchmark.train.plugin import Method
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
+from usebench.train.plugin import Method
 
 KEEP = ("tsdae", "simcse", "mlm", "denosent", "paser")
 

@@ -8,16 +8,16 @@ import numpy as np
 import pytest
 import torch
 
-from benchmark.errors import MissingDataError
-from benchmark.registry import METHODS
-from methods.paser import (
+from usebench.errors import MissingDataError
+from usebench.registry import METHODS
+from usebench.methods.paser import (
     PaSeRModule,
     decoder_io,
     decoding_signal,
     make_example,
 )
-from methods.parts.rake import NLTK_ENGLISH_STOPWORDS, word_spans
-from methods.parts.synonyms import (
+from usebench.methods.parts.rake import NLTK_ENGLISH_STOPWORDS, word_spans
+from usebench.methods.parts.synonyms import (
     find_wordnet_dir,
     load_wordnet,
     render,

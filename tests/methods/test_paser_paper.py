@@ -13,11 +13,11 @@ import pytest
 import torch
 from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.registry import METHODS
-from methods.paser import PaSeRModule, make_example
-from methods.parts.rake import NLTK_ENGLISH_STOPWORDS
-from methods.parts.synonyms import EDA_STOPWORDS, eda_words
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.registry import METHODS
+from usebench.methods.paser import PaSeRModule, make_example
+from usebench.methods.parts.rake import NLTK_ENGLISH_STOPWORDS
+from usebench.methods.parts.synonyms import EDA_STOPWORDS, eda_words
 
 CODE_SETTING = {  # field -> (value, source)
     "signal": ("code", "[PS] models.py cl_forward: [t*(z1*z2), k*(z1-z2), z1, z2] after z2 = projection(z2)"),

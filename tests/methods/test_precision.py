@@ -14,12 +14,12 @@ from __future__ import annotations
 import pytest
 import torch
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.registry import METHODS
-from benchmark.train.config import TrainConfig
-from benchmark.train.loop import train
-from benchmark.train.plugin import describe_method
-from benchmark.train.runtime import autocast_context
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.registry import METHODS
+from usebench.train.config import TrainConfig
+from usebench.train.loop import train
+from usebench.train.plugin import describe_method
+from usebench.train.runtime import autocast_context
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 FP32, FP16 = "off", "fp16"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from methods.parts.rake import NLTK_ENGLISH_STOPWORDS, rake, word_scores, word_spans
+from usebench.methods.parts.rake import NLTK_ENGLISH_STOPWORDS, rake, word_scores, word_spans
 
 ROSE_ABSTRACT = ("Compatibility of systems of linear constraints over the set of natural numbers. Criteria of "
                  "compatibility of a system of linear Diophantine equations, strict inequations, and nonstrict "

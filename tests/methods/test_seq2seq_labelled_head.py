@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchmark.errors import ConfigError
-from methods.parts.seq2seq_denoiser import (
+from usebench.errors import ConfigError
+from usebench.methods.parts.seq2seq_denoiser import (
     Seq2SeqLMHead,
     decoder_output_scale,
     reconstruction_loss,

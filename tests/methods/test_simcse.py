@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.errors import ConfigError
-from benchmark.registry import METHODS
-from methods.parts.losses import info_nce
-from methods.simcse import SimCSEModule
+from usebench import methods  # noqa: F401
+from usebench.errors import ConfigError
+from usebench.registry import METHODS
+from usebench.methods.parts.losses import info_nce
+from usebench.methods.simcse import SimCSEModule
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 
@@ -94,8 +94,8 @@ def test_cls_mlp_export_is_tanh_of_the_trained_linear_on_cls(tiny_bert_dir, tmp_
     SentenceTransformer(path) alike; dev selection scored that same pooling."""
     from sentence_transformers import SentenceTransformer
 
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.train.loop import train
+    from usebench.eval.encoder import HFEncoder
+    from usebench.train.loop import train
 
     method = METHODS.get("simcse")
     cfg = tiny_config(method, tiny_bert_dir, pooling="cls", mlp_only_train=False, max_steps=4, dev_task="stsb",

@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 import torch
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.errors import BenchError, ConfigError
-from benchmark.registry import METHODS
-from methods.supervised import PairModule, without_repeats
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.errors import BenchError, ConfigError
+from usebench.registry import METHODS
+from usebench.methods.supervised import PairModule, without_repeats
 from tests.methods.helpers import one_thread, tiny_config
 
 ANCHORS = ["the river runs past the house", "a dog and a fish", "mountain night ocean", "kite over the sun"]
@@ -78,7 +78,7 @@ def test_cosine_loss_matches_sentence_transformers(tiny_bert_dir):
 
 def test_hand_computed_losses():
     """MNRL on vectors at right angles: CE of [s, 0] with target 0 = log(1 + e^-s); cosine MSE of 45°."""
-    from methods.supervised import cosine_mse_loss, mnrl_loss
+    from usebench.methods.supervised import cosine_mse_loss, mnrl_loss
 
     a = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     want = math.log(1 + math.exp(-2.0))  # -log softmax([2, 0])[0], the same for both rows
@@ -91,7 +91,7 @@ def test_bert_adam_is_transformers_adamw_without_bias_correction():
     """App. B's optimizer: transformers<4.3 ``AdamW(correct_bias=False)``, written out from its source: Adam
     moments, no bias correction, then decoupled decay of the updated weights. Ours decays the weights before the
     update, a difference of lr^2 * wd * |update| per step (about 1e-11 at lr 2e-5, wd 0.01)."""
-    from benchmark.train.optim import BertAdam
+    from usebench.train.optim import BertAdam
 
     torch.manual_seed(0)
     p0 = torch.randn(5, 3, dtype=torch.float64)  # float64: the comparison is about the algorithm, not rounding
@@ -170,7 +170,7 @@ def test_presets_cite_app_b():
 
 @pytest.mark.parametrize("name", ["sbert-mnrl", "sbert-cosine"])
 def test_short_training_lowers_the_loss(tiny_bert_dir, tmp_path, name):
-    from benchmark.train.loop import train
+    from usebench.train.loop import train
     from tests.methods.helpers import toy_examples
 
     method = METHODS.get(name)
@@ -184,7 +184,7 @@ def test_short_training_lowers_the_loss(tiny_bert_dir, tmp_path, name):
 def test_dev_selection_runs_at_each_epoch_end(tiny_bert_dir, tmp_path):
     """App. B's early stopping: with dev_unit=epochs the loop calls the dev evaluator once per epoch (64 toy
     pairs at batch 16 = 4 steps) and exports the best-scoring checkpoint."""
-    from benchmark.train.loop import train
+    from usebench.train.loop import train
     from tests.methods.helpers import toy_examples
 
     method = METHODS.get("sbert-cosine")

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import math
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.registry import METHODS
-from benchmark.report.pretraining import search
-from benchmark.train.loop import check_trainable
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.registry import METHODS
+from usebench.report.pretraining import search
+from usebench.train.loop import check_trainable
 
 
 def test_an_epoch_keeps_its_last_partial_batch():

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.errors import ConfigError
-from benchmark.registry import METHODS
-from benchmark.report.catalog import TABLE_NEEDS
-from benchmark.run.plan import method_overrides
+from usebench import methods  # noqa: F401
+from usebench.errors import ConfigError
+from usebench.registry import METHODS
+from usebench.report.catalog import TABLE_NEEDS
+from usebench.run.plan import method_overrides
 from tests.docs_commands import Shown
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 

@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
-from benchmark.train.plugin import SentenceEncoder, load_backbone, tokenize
-from methods.consert import ConsertModule, nt_xent
-from methods.parts.autoencoders import Autoencoder, autoencoder_batch
-from methods.parts.losses import bce_contrastive, nt_xent_symmetric
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
+from usebench.train.plugin import SentenceEncoder, load_backbone, tokenize
+from usebench.methods.consert import ConsertModule, nt_xent
+from usebench.methods.parts.autoencoders import Autoencoder, autoencoder_batch
+from usebench.methods.parts.losses import bce_contrastive, nt_xent_symmetric
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 TAU = 0.05

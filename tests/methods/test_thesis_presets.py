@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
 
 # Table 5.3 (lines 644-652) and Sec. 5.2.2 (lines 633-638), shared by every thesis run.
 TABLE_5_3: dict[str, tuple[Any, str]] = {

@@ -10,9 +10,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from benchmark.errors import ConfigError
+from usebench.errors import ConfigError
 
-from methods.parts.word_noise import NOISE_TYPES, add_noise, vocabulary_words
+from usebench.methods.parts.word_noise import NOISE_TYPES, add_noise, vocabulary_words
 
 SENTENCE = "the quick brown fox jumps over the lazy dog"
 VOCAB = ["alpha", "beta", "gamma", "delta", "epsilon"]

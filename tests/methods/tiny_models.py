@@ -57,7 +57,7 @@ def build_tiny(arch: str, out: Path) -> Path:
     """Save a tiny random ``arch`` model + tokenizer into ``out`` and return it."""
     import transformers as T
 
-    from benchmark.eval.models import packaged_model_dir
+    from usebench.eval.models import packaged_model_dir
 
     torch.manual_seed(0)
     if arch in ("electra", "distilbert", "bert"):

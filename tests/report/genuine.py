@@ -6,13 +6,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import methods  # noqa: F401  (enrols the plugins)
-import tasks  # noqa: F401  (enrols the adapters)
-from benchmark.registry import METHODS
-from benchmark.report.pairing import published_backbones
-from benchmark.run.corpus import load_corpus
-from benchmark.train.config import config_to_dict
-from benchmark.results import make_record, run_id, save_result
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench import tasks  # noqa: F401  (enrols the adapters)
+from usebench.registry import METHODS
+from usebench.report.pairing import published_backbones
+from usebench.run.corpus import load_corpus
+from usebench.train.config import config_to_dict
+from usebench.store import make_record, run_id, save_result
 
 # bert-base-uncased as the hub publishes it: its config's fingerprint and its safetensors file's LFS sha256.
 BERT = {"model": "bert-base-uncased", "config_sha256": published_backbones()["bert-base-uncased"]["config_sha256"],
@@ -45,7 +45,7 @@ def add_trained(store: Path, method: str, seed: int, task: str, scores: dict, *,
                 corpus: dict[str, Any], preset: str = "paper", backbone: dict | None = BERT, pooling: str = "cls",
                 main: str | None = None) -> Path:
     """One result of a single-method unit with this resolved config, corpus and backbone (the record schema
-    `bench run` writes: benchmark/run/unit.py)."""
+    `bench run` writes: usebench/run/unit.py)."""
     unit = {"method": method, "preset": preset, "config": config, "corpus": corpus}
     rid = run_id(method, "bert-base-uncased", unit, seed)
     meta = {"name": method, "base_model": config["model"], "pooling": pooling, "max_length": 128, "preset": preset,

@@ -4,10 +4,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from benchmark.report.build import build_table
-from benchmark.report.rows import index_results
-from benchmark.report.tables import TABLES
-from benchmark.results import iter_results, make_record, run_id, save_result
+from usebench.report.build import build_table
+from usebench.report.rows import index_results
+from usebench.report.tables import TABLES
+from usebench.store import iter_results, make_record, run_id, save_result
 
 # Metric names per task, as the adapters write them.
 TASK_METRICS = {

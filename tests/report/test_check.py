@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.errors import BenchError
-from benchmark.report.check import (
+from usebench.errors import BenchError
+from usebench.report.check import (
     SUBSETS,
     EvalUnit,
     Subset,
@@ -19,7 +19,7 @@ from benchmark.report.check import (
     run_check,
     update_reference,
 )
-from benchmark.results import iter_results
+from usebench.store import iter_results
 from tests.report.synthetic_results import TASK_METRICS, add_result
 
 REPO = Path(__file__).resolve().parents[2]
@@ -119,7 +119,7 @@ def test_restrict_keeps_only_the_given_tasks():
 
 
 def test_cli_exit_codes_with_fresh_results(reference, tmp_path):
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     fresh = tmp_path / "fresh"
     for unit in SUBSET.units:
@@ -154,8 +154,8 @@ def test_real_ci_subset_matches_the_committed_reference(real_data, tmp_path):
 
 
 def test_corpus_size_subsample_is_fixed_nested_and_in_order():
-    from benchmark.errors import ConfigError
-    from benchmark.run.corpus import subsample_corpus
+    from usebench.errors import ConfigError
+    from usebench.run.corpus import subsample_corpus
 
     texts = [f"s{i}" for i in range(1000)]
     small, big = subsample_corpus(texts, 128, "x"), subsample_corpus(texts, 256, "x")

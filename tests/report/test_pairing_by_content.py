@@ -14,12 +14,12 @@ import shutil
 import pytest
 from click.testing import CliRunner
 
-from benchmark.eval.models import architecture_sha256, backbone_fingerprint
-from benchmark.registry import METHODS
-from benchmark.report.make import ReportOptions, build_sections
-from benchmark.report.pairing import NO_SCORE_KEYS, PairingContext, _normalised, compare_record, published_backbones
-from benchmark.report.reference import entries, load_reference
-from benchmark.results import iter_results
+from usebench.eval.models import architecture_sha256, backbone_fingerprint
+from usebench.registry import METHODS
+from usebench.report.make import ReportOptions, build_sections
+from usebench.report.pairing import NO_SCORE_KEYS, PairingContext, _normalised, compare_record, published_backbones
+from usebench.report.reference import entries, load_reference
+from usebench.store import iter_results
 from tests.report.genuine import BERT, add_trained, corpus_entry, data_root, stage_config
 from tests.report.synthetic_results import add_result
 
@@ -280,9 +280,9 @@ def test_an_openwebtext_run_does_not_meet_table_517(tmp_path):
 
 
 def test_user_sample_option_checks_its_name_and_hashes_a_file(tmp_path):
-    from benchmark.cli.main import main
-    from benchmark.cli.report import user_sample
-    from benchmark.run.corpus import load_corpus
+    from usebench.cli.main import main
+    from usebench.cli.report import user_sample
+    from usebench.run.corpus import load_corpus
 
     f = tmp_path / "owt.txt"
     f.write_text("one\ntwo\none\n")
@@ -296,7 +296,7 @@ def test_user_sample_option_checks_its_name_and_hashes_a_file(tmp_path):
 def test_bench_run_records_the_backbone_fingerprint_and_a_random_bert_run_is_not_the_papers(fake_bert, tmp_path):
     """Issue 28, item 1, end to end: `bench run --preset paper --max-steps 2` from a 2-layer random BERT in a folder
     named bert-base-uncased records that folder's fingerprint, and the TSDAE row's comparison names what differs."""
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
     from tests.conftest import ASSETS
 
     corpus = tmp_path / "c.txt"
@@ -320,8 +320,8 @@ def test_a_genuine_domain_adaptation_chain_is_paired_stage_by_stage(tmp_path):
     """TSDAE then NLI+STSb (Table 2's "target task -> NLI+STS" block): each stage's preset, the supervised stages'
     pooling inherited from TSDAE's CLS (as the planner does), each stage's data by its hash; a changed key of the
     last stage unpairs it."""
-    from benchmark.run.stage_data import stage_data
-    from benchmark.results import make_record, run_id, save_result
+    from usebench.run.stage_data import stage_data
+    from usebench.store import make_record, run_id, save_result
     from tests.conftest import ASSETS
 
     root = data_root(shutil.copytree(ASSETS / "labeled_root", tmp_path / "data"))
@@ -357,7 +357,7 @@ def test_a_genuine_domain_adaptation_chain_is_paired_stage_by_stage(tmp_path):
 
 
 def test_bench_eval_records_the_evaluated_models_fingerprint_outside_the_run_id(fake_bert):
-    from benchmark.run.evaluation import EvalOptions, describe_model
+    from usebench.run.evaluation import EvalOptions, describe_model
 
     method, config, _ = describe_model(EvalOptions(model=str(fake_bert), pooling="mean", device="cpu"))
     assert method["backbone"] == {"model": str(fake_bert), **backbone_fingerprint(fake_bert)}

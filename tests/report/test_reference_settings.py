@@ -9,11 +9,11 @@ import dataclasses
 
 import pytest
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.registry import METHODS
-from benchmark.report.make import ReportOptions, build_sections
-from benchmark.report.reference import entries, load_reference
-from benchmark.results import iter_results
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.registry import METHODS
+from usebench.report.make import ReportOptions, build_sections
+from usebench.report.reference import entries, load_reference
+from usebench.store import iter_results
 from tests.report.genuine import add_trained, corpus_entry, data_root, stage_config
 
 SCHEMA = {"preset", "model", "train_data", "config", "precision"}

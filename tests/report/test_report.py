@@ -14,14 +14,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.report.build import build_table
-from benchmark.report.make import ReportOptions, make_report
-from benchmark.report.reference import compare, entries, load_reference
-from benchmark.report.render import grid_of, to_csv, to_html, to_latex, to_markdown
-from benchmark.report.rows import index_results
-from benchmark.report.tables import COLUMNS, TABLES
-from benchmark.results import iter_results
-from benchmark.report.stats import MixedRunsError
+from usebench.report.build import build_table
+from usebench.report.make import ReportOptions, make_report
+from usebench.report.reference import compare, entries, load_reference
+from usebench.report.render import grid_of, to_csv, to_html, to_latex, to_markdown
+from usebench.report.rows import index_results
+from usebench.report.tables import COLUMNS, TABLES
+from usebench.store import iter_results
+from usebench.report.stats import MixedRunsError
 from tests.report.synthetic_results import add_result
 from tests.report.synthetic_results import built_table as _built
 
@@ -151,7 +151,7 @@ def test_report_refuses_mixed_data_hashes(store, tmp_path):
     add_result(store, "tsdae", 7, "askubuntu", {"map": 0.61}, sha="another-version")
     with pytest.raises(MixedRunsError, match="data differ"):
         make_report(ReportOptions(results_dir=store, out=tmp_path / "out", plots=False))
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     res = CliRunner().invoke(main, ["report", "--results-dir", str(store), "--out", str(tmp_path / "o2")])
     assert res.exit_code == 2 and "data differ" in res.output
@@ -161,8 +161,8 @@ def test_comparison_with_the_paper(store):
     """The hand store's rows have published counterparts (method, block, pooling), but their records hold no
     resolved config, backbone fingerprint or data hash: none is paired (issue 28, pairing by content), and the
     notes say what is missing; the Δ of a pair is ours − paper."""
-    from benchmark.report.reference import matches
-    from benchmark.report.row_settings import run_settings
+    from usebench.report.reference import matches
+    from usebench.report.row_settings import run_settings
 
     spec = TABLES.get("paper-table2")
     b = _built(store)
@@ -178,7 +178,7 @@ def test_comparison_with_the_paper(store):
 
 def test_a_published_backbone_without_a_recorded_fingerprint_never_pairs(tmp_path):
     """Before: distilbert-base-uncased paired with TSDAE Table 9 by its name."""
-    from benchmark.report.row_settings import run_settings
+    from usebench.report.row_settings import run_settings
 
     for seed in range(2):
         add_result(tmp_path, "tsdae", seed, "askubuntu", {"map": 0.5}, model="distilbert-base-uncased")
@@ -257,7 +257,7 @@ def _contains(nums: list[float], want: list[float]) -> bool:
 
 
 def test_cli_report_writes_every_format_and_plots(store, tmp_path):
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     run_dir = next(p.parent.parent for p in store.glob("tsdae__*/askubuntu/test.json"))
     (run_dir / "log.jsonl").write_text("".join(json.dumps({"step": s, "loss": 5.0 / s, "lr": 3e-5}) + "\n"
@@ -291,7 +291,7 @@ def test_model_folders_of_a_run_are_not_results(store, tmp_path):
 
 
 def test_unknown_table_and_format(store, tmp_path):
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     res = CliRunner().invoke(main, ["report", "--results-dir", str(store), "--table", "paper-tabel2"])
     assert res.exit_code == 2 and "did you mean 'paper-table2'" in res.output
@@ -313,7 +313,7 @@ def test_training_corpus_splits_in_domain_from_other_evaluations(tmp_path):
 
 
 def test_corpus_size_curve(tmp_path):
-    from benchmark.report import plots
+    from usebench.report import plots
 
     for size, v in ((128, 0.50), (1024, 0.55)):
         for seed in range(2):

@@ -7,8 +7,8 @@ import json
 import pytest
 from click.testing import CliRunner
 
-from benchmark.report.make import ReportOptions
-from benchmark.results import iter_results
+from usebench.report.make import ReportOptions
+from usebench.store import iter_results
 from tests.report.synthetic_results import add_result
 from tests.report.synthetic_results import built_table as _built
 
@@ -41,7 +41,7 @@ def test_difference_to_a_baseline_row_is_paired_per_seed(tmp_path):
 def test_the_vs_paper_block_states_each_rows_setting_gap(tmp_path):
     """A run of the published row's setting (by content) is compared with it, with the table's setting beside it;
     one that is not (a MiniLM smoke run) is shown without a published neighbour, with the exact keys that differ."""
-    from benchmark.report.make import build_sections
+    from usebench.report.make import build_sections
     from tests.report.genuine import BERT, add_trained, corpus_entry, data_root, stage_config
 
     data, store = data_root(tmp_path / "data"), tmp_path / "results"
@@ -71,7 +71,7 @@ def test_the_vs_paper_block_states_each_rows_setting_gap(tmp_path):
 def test_loss_curves_with_one_point_per_run_draw_markers(tmp_path):
     from matplotlib.figure import Figure
 
-    from benchmark.report.plots import draw_loss_curves
+    from usebench.report.plots import draw_loss_curves
 
     ax = Figure().add_subplot()
     rec = {"method": {"name": "simcse"}, "seed": 0}
@@ -82,7 +82,7 @@ def test_loss_curves_with_one_point_per_run_draw_markers(tmp_path):
 
 
 def test_compare_explains_why_there_is_nothing_to_compare(store, tmp_path):
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     out = tmp_path / "o"
     res = CliRunner().invoke(main, ["report", "--results-dir", str(store), "--out", str(out), "--table",
@@ -98,8 +98,8 @@ def test_compare_explains_why_there_is_nothing_to_compare(store, tmp_path):
 
 
 def test_report_out_must_be_writable_before_anything_is_read(tmp_path, monkeypatch):
-    import benchmark.report.make as make
-    from benchmark.cli.main import main
+    import usebench.report.make as make
+    from usebench.cli.main import main
 
     monkeypatch.setattr(make, "iter_results", lambda d: pytest.fail("the store was read"))
     blocker = tmp_path / "file"
@@ -110,7 +110,7 @@ def test_report_out_must_be_writable_before_anything_is_read(tmp_path, monkeypat
 
 
 def test_report_warns_about_results_made_with_allow_partial(store, tmp_path):
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     path = next(store.glob("tsdae__*/askubuntu/test.json"))
     record = json.loads(path.read_text())

@@ -8,13 +8,13 @@ import csv
 import pytest
 from click.testing import CliRunner
 
-from benchmark.report.build import build_table
-from benchmark.report.make import ReportOptions, make_report
-from benchmark.report.pretraining import break_even, curve_points, search
-from benchmark.report.reference import entries, matches
-from benchmark.report.rows import index_results
-from benchmark.report.tables import TABLES
-from benchmark.results import iter_results
+from usebench.report.build import build_table
+from usebench.report.make import ReportOptions, make_report
+from usebench.report.pretraining import break_even, curve_points, search
+from usebench.report.reference import entries, matches
+from usebench.report.rows import index_results
+from usebench.report.tables import TABLES
+from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, add_useb
 
 NLI_STS = "sbert-nli>sbert-stsb"
@@ -107,7 +107,7 @@ def test_binary_search_steps():
 
 
 def test_report_list():
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     out = CliRunner().invoke(main, ["report", "--list"])
     assert out.exit_code == 0
@@ -120,7 +120,7 @@ def test_report_list():
 def test_the_pretraining_figure_says_which_split_each_panel_reads(tmp_path):
     """Fig. 2 is scored on the dev sets; TwitterPara has none and is read on test. Every curve of a panel reads
     the same split, and the figure's title and caption say which."""
-    from benchmark.report.pretraining import splits_caption
+    from usebench.report.pretraining import splits_caption
 
     root = tmp_path / "results"
     for seed in (0, 1):
@@ -162,7 +162,7 @@ def test_a_chain_of_no_paper_setting_is_its_own_block_and_never_bold(tmp_path):
 
 def test_chain_rows_state_each_stages_budget_and_data(tmp_path):
     """Before: "steps not recorded; corpus not recorded" for every chain (its stages hold the configs)."""
-    from benchmark.report.reference import our_settings
+    from usebench.report.reference import our_settings
     from tests.report.genuine import stage_config
 
     stages = [{"method": m, "preset": "paper", "config": stage_config(m), "data": d} for m, d in (
@@ -180,8 +180,8 @@ def test_chain_rows_state_each_stages_budget_and_data(tmp_path):
 
 
 def test_the_papers_setting_prose_of_the_adaptation_blocks_the_upper_bound_and_bm25():
-    from benchmark.report.reference import paper_setting
-    from benchmark.report.rows import RowKey
+    from usebench.report.reference import paper_setting
+    from usebench.report.rows import RowKey
 
     rows = {(e.match or {}).get("group", (e.match or {}).get("method")): e for e in entries("tsdae-table2")}
     nli_first = paper_setting(rows["adapt-nli-first"], RowKey("adapt-nli-first", "tsdae", "bert-base-uncased", "cls"))
@@ -195,8 +195,8 @@ def test_the_papers_setting_prose_of_the_adaptation_blocks_the_upper_bound_and_b
 
 
 def test_bm25_pairs_by_its_scoring_parameters(tmp_path):
-    from benchmark.eval.bm25 import bm25_method
-    from benchmark.report.make import build_sections
+    from usebench.eval.bm25 import bm25_method
+    from usebench.report.make import build_sections
 
     for name in ("bm25-elasticsearch", "bm25-anserini"):
         _, method, config = bm25_method(name)
@@ -216,7 +216,7 @@ def test_bm25_pairs_by_its_scoring_parameters(tmp_path):
 
 def test_break_even_prints_the_papers_number_only_beside_the_tasks_own_labeled_data(tmp_path):
     """Before: Table 10's 6,067 stood beside a TwitterPara curve trained on the Twitter URL stand-in."""
-    from benchmark.report.pretraining import break_even_markdown
+    from usebench.report.pretraining import break_even_markdown
 
     for seed, v in enumerate((0.70, 0.72)):
         for size, shift in ((500, 0.0), (8000, 0.1)):

@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from benchmark.results import iter_results
-from benchmark.report.stats import (
+from usebench.store import iter_results
+from usebench.report.stats import (
     MixedRunsError,
     SeedStats,
     aggregate,

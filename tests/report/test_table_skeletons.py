@@ -8,13 +8,13 @@ import csv
 
 import pytest
 
-from benchmark.report.build import build_table
-from benchmark.report.make import ReportOptions, make_report
-from benchmark.report.reference import entries
-from benchmark.report.rows import LABELED_STAGES, index_results
-from benchmark.report.skeleton import build_with_skeleton, table_status
-from benchmark.report.tables import TABLES
-from benchmark.results import iter_results
+from usebench.report.build import build_table
+from usebench.report.make import ReportOptions, make_report
+from usebench.report.reference import entries
+from usebench.report.rows import LABELED_STAGES, index_results
+from usebench.report.skeleton import build_with_skeleton, table_status
+from usebench.report.tables import TABLES
+from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, add_useb
 from tests.report.test_thesis_report import _add, _thesis_simcse
 
@@ -46,7 +46,7 @@ def test_table2_is_laid_out_on_the_papers_rows_and_blocks(tmp_path):
 
 
 def load_columns(table_id):
-    from benchmark.report.reference import load_reference
+    from usebench.report.reference import load_reference
 
     return load_reference()["tables"][table_id]["columns"]
 
@@ -104,10 +104,10 @@ def test_a_supervised_checkpoint_scored_by_bench_eval_is_not_unsupervised(tmp_pa
 
 
 def test_labeled_stages_are_the_registrys_labeled_methods():
-    import methods  # noqa: F401
-    from benchmark.registry import METHODS
+    from usebench import methods  # noqa: F401
+    from usebench.registry import METHODS
 
-    # nli-sts is the alias of the NLI and STSb stages (benchmark.run.settings.CHAIN_ALIASES)
+    # nli-sts is the alias of the NLI and STSb stages (usebench.run.settings.CHAIN_ALIASES)
     assert LABELED_STAGES - {"nli-sts"} == {n for n in METHODS.names() if METHODS.get(n).data_kind == "labeled"}
 
 
@@ -180,7 +180,7 @@ def test_the_reasons_no_row_is_beside_the_paper_are_written(tmp_path):
 def test_denosent_tables_have_their_published_numbers(tmp_path):
     """DenoSent Table 2 and Figure 3's numbers (the authors' paper.pdf and appendix.pdf): Fig. 3 as the bars it
     draws, each row minus SimCSE's."""
-    from benchmark.report.reference import load_reference
+    from usebench.report.reference import load_reference
 
     fig = load_reference()["tables"]["denosent-fig3"]
     deno = next(r for r in fig["rows"] if r["label"] == "DenoSent (back-translation)")

@@ -8,14 +8,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.report.build import build_table
-from benchmark.report.make import ReportOptions, make_report
-from benchmark.report.reference import compare, entries
-from benchmark.report.row_settings import run_settings
-from benchmark.report.rows import index_results
-from benchmark.report.tables import COLUMNS, TABLES
-from benchmark.report.pairing import PairingContext
-from benchmark.results import iter_results, make_record, run_id, save_result
+from usebench.report.build import build_table
+from usebench.report.make import ReportOptions, make_report
+from usebench.report.reference import compare, entries
+from usebench.report.row_settings import run_settings
+from usebench.report.rows import index_results
+from usebench.report.tables import COLUMNS, TABLES
+from usebench.report.pairing import PairingContext
+from usebench.store import iter_results, make_record, run_id, save_result
 from tests.report.genuine import BERT as GENUINE
 from tests.report.genuine import stage_config
 
@@ -126,7 +126,7 @@ def test_thesis_figures_curves_and_alpha_sweep(tmp_path):
 
 
 def test_bench_report_lists_and_selects_the_thesis_group(tmp_path):
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     out = CliRunner().invoke(main, ["report", "--list"])
     assert out.exit_code == 0 and "thesis  (group)" in out.output and "thesis-table5.17" in out.output

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.report.tables import TABLES
-from benchmark.report.tsdae_analyses import app_a_section, final_loss, table4_section
-from benchmark.results import StoredResult
+from usebench.report.tables import TABLES
+from usebench.report.tsdae_analyses import app_a_section, final_loss, table4_section
+from usebench.store import StoredResult
 
 PAPER_CFG = {"model": "bert-base-uncased", "max_steps": 30000, "dev_task": "stsb", "dev_every": 1500, "lr": 3e-5,
              "noise": "delete", "noise_ratio": 0.3, "pooling": "cls", "tie_encoder_decoder": False,
@@ -69,7 +69,7 @@ def test_table4_reports_score_and_final_loss(tmp_path):
 def test_a_running_units_dev_probe_is_not_read_as_a_result(tmp_path):
     """A unit evaluating on its dev task exports `<run>/.dev_probe/` (config.json among its files); a report made
     meanwhile must not take that for a result (it failed with 'not a usebench result')."""
-    from benchmark.results import iter_results
+    from usebench.store import iter_results
 
     r = _result(tmp_path / "run0/stsb/dev.json", PAPER_CFG, 0, 0.7)
     probe = tmp_path / "run1" / ".dev_probe"

@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.errors import ConfigError
-from benchmark.run.grid import RunOptions, plan_run
+from usebench.cli.main import main
+from usebench.errors import ConfigError
+from usebench.run.grid import RunOptions, plan_run
 from tests.methods.helpers import toy_corpus
 
 SMALL = ("batch_size=2", "max_length=16")
@@ -77,8 +77,8 @@ def test_a_supervised_stage_keeps_the_pooling_it_starts_from(tiny_bert_dir, corp
 
 
 def test_pretraining_is_read_on_dev_and_twitterpara_on_test(tiny_bert_dir, corpus_file, grid_root):
-    from benchmark.registry import TASKS
-    from benchmark.run.unit import task_split
+    from usebench.registry import TASKS
+    from usebench.run.unit import task_split
 
     plan = _plan(tiny_bert_dir, corpus_file, grid_root, tasks="twitterpara", labeled_sizes=(2,),
                  eval_tasks="stsb")

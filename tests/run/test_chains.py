@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmark.run.grid import RunOptions, plan_run, run_benchmark
-from benchmark.run.status import unit_state
+from usebench.run.grid import RunOptions, plan_run, run_benchmark
+from usebench.run.status import unit_state
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -72,7 +72,7 @@ def test_stage_two_starts_from_stage_one(tiny_bert_dir, corpus_file, tmp_path):
 
 def test_a_chain_killed_in_stage_two_resumes_to_the_same_weights(tiny_bert_dir, corpus_file, tmp_path,
                                                                   monkeypatch):
-    import benchmark.train.loop as loop
+    import usebench.train.loop as loop
 
     opts = _opts(tiny_bert_dir, corpus_file, max_steps=4, overrides=TINY[:-1] + ("save_every=1",))
     with one_thread():

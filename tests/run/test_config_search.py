@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.errors import BenchError
-from benchmark.run import config_search as cs
+from usebench.errors import BenchError
+from usebench.run import config_search as cs
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -49,8 +49,8 @@ def test_greedy_takes_the_best_stored_noise_for_the_next_step(tmp_path):
 
 
 def test_allnli_corpus_is_the_nli_sentences_without_labels():
-    from benchmark.data.labeled import read_allnli
-    from benchmark.run.corpus import load_corpus
+    from usebench.data.labeled import read_allnli
+    from usebench.run.corpus import load_corpus
 
     root = ASSETS / "labeled_root"
     corpus = load_corpus("stsb", ["allnli"], None, root)

@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("textblob")
 
-from benchmark.run import content_words as cw  # noqa: E402
+from usebench.run import content_words as cw  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 VEC = {"apple": [1.0, 0.0, 0.0], "pie": [0.0, 1.0, 0.0], "tart": [0.0, 0.0, 1.0], "red": [0.0, 0.2, 0.2]}
@@ -37,7 +37,7 @@ def test_most_relevant_word_is_the_argmax_of_the_cosine_drop():
 
 
 def test_twitterpara_relevant_pairs_are_its_positive_pairs():
-    from tasks.twitterpara import TwitterPara
+    from usebench.tasks.twitterpara import TwitterPara
 
     data = TwitterPara().load("test", ASSETS)
     pairs = cw.relevant_pairs("twitterpara", data)
@@ -51,7 +51,7 @@ def test_twitterpara_relevant_pairs_are_its_positive_pairs():
 
 
 def test_average_weighs_each_task_equally_and_unknown_tasks_are_refused():
-    from benchmark.errors import ConfigError
+    from usebench.errors import ConfigError
 
     d1 = cw.TaskDistribution("x", shares={g: (100.0 if g == "NN" else 0.0) for g in cw.GROUPS})
     d2 = cw.TaskDistribution("y", shares={g: (100.0 if g == "JJ" else 0.0) for g in cw.GROUPS})
@@ -62,7 +62,7 @@ def test_average_weighs_each_task_equally_and_unknown_tasks_are_refused():
 
 
 def test_cqadupstack_relevant_pairs_are_each_query_with_its_duplicates_in_the_pool():
-    from tasks.cqadupstack import CQADupStack
+    from usebench.tasks.cqadupstack import CQADupStack
 
     data = CQADupStack().load("test", ASSETS)
     title = {i: t for forum in data for i, t in zip(forum.query_ids + forum.doc_ids, forum.query_texts + forum.doc_texts)}
@@ -75,7 +75,7 @@ def test_cqadupstack_relevant_pairs_are_each_query_with_its_duplicates_in_the_po
 def test_the_page_shows_figure_4_as_printed_with_the_prior_rows_misprint_said():
     """Figure 4's Prior row sums to 130% as printed (NN 68.8; 38.8 would make it 100): typed in as printed, and
     the page says so under the paper's rows rather than presenting it as a distribution."""
-    from benchmark.cli.analyze import markdown
+    from usebench.cli.analyze import markdown
 
     d = cw.TaskDistribution("twitterpara", shares={g: (100.0 if g == "NN" else 0.0) for g in cw.GROUPS})
     page = markdown("m", [d], d.shares, d.shares, cw.GROUPS)

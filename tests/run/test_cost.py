@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from benchmark.run import cost
+from usebench.run import cost
 
 
 def _stage(amp: str, steps: int):

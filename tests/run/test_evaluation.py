@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.errors import BenchError, MissingDataError
-from benchmark.results import iter_results
-from benchmark.run.evaluation import EvalOptions, evaluate_model
+from usebench.errors import BenchError, MissingDataError
+from usebench.store import iter_results
+from usebench.run.evaluation import EvalOptions, evaluate_model
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -93,7 +93,7 @@ def test_reuse_and_its_refusal_are_said(tiny_bert_dir, tmp_path):
 
 
 def test_reuse_keys_on_the_evaluation_precision(tiny_bert_dir, tmp_path):
-    from benchmark.results import write_json_atomic
+    from usebench.store import write_json_atomic
 
     results = tmp_path / "r"
     opts = EvalOptions(model=str(tiny_bert_dir), device="cpu")
@@ -122,7 +122,7 @@ def test_a_non_finite_main_score_fails_the_task_and_stores_nothing(tiny_bert_dir
     """The issue's `--batch-size -4` encoded nothing: every vector equal, every cosine equal, Spearman NaN."""
     import numpy as np
 
-    from benchmark.eval.encoder import HFEncoder
+    from usebench.eval.encoder import HFEncoder
 
     monkeypatch.setattr(HFEncoder, "encode", lambda self, texts: np.ones((len(texts), 4), np.float32))
     try:
@@ -136,7 +136,7 @@ def test_a_non_finite_main_score_fails_the_task_and_stores_nothing(tiny_bert_dir
 def test_non_finite_embeddings_fail_the_task_before_any_metric(tiny_bert_dir, tmp_path, monkeypatch):
     import numpy as np
 
-    from benchmark.eval.encoder import HFEncoder
+    from usebench.eval.encoder import HFEncoder
 
     monkeypatch.setattr(HFEncoder, "encode", lambda self, texts: np.full((len(texts), 4), np.nan, np.float32))
     outcome = evaluate_model(EvalOptions(model=str(tiny_bert_dir)), "twitterpara,stsb", "test", ASSETS,
@@ -173,7 +173,7 @@ def test_progress_lines_name_task_split_items_seconds_and_score(tiny_bert_dir, t
 
 
 def test_nothing_is_loaded_when_every_task_is_reused_or_skipped(tiny_bert_dir, tmp_path, monkeypatch):
-    import benchmark.run.evaluation as evaluation
+    import usebench.run.evaluation as evaluation
 
     opts = EvalOptions(model=str(tiny_bert_dir))
     evaluate_model(opts, "stsb", "test", ASSETS, tmp_path)

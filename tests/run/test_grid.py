@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.errors import ConfigError, MissingDataError
-from benchmark.cli.run import print_run_table
-from benchmark.run.grid import RunOptions, method_overrides, run_benchmark
+from usebench.errors import ConfigError, MissingDataError
+from usebench.cli.run import print_run_table
+from usebench.run.grid import RunOptions, method_overrides, run_benchmark
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -85,8 +85,8 @@ def test_missing_corpus_is_skipped_or_strict(tiny_bert_dir, tmp_path):
 
 
 def test_overrides_per_method_and_unknown_names(tiny_bert_dir, corpus_file, tmp_path):
-    from methods.simcse import SimCSEConfig
-    from methods.tsdae import TSDAEConfig
+    from usebench.methods.simcse import SimCSEConfig
+    from usebench.methods.tsdae import TSDAEConfig
 
     items = ["lr=1e-4", "simcse.temperature=0.1", "tsdae.noise_ratio=0.5"]
     assert method_overrides("simcse", SimCSEConfig, items) == {"lr": 1e-4, "temperature": 0.1}
@@ -100,7 +100,7 @@ def test_overrides_per_method_and_unknown_names(tiny_bert_dir, corpus_file, tmp_
 def test_cli_reports_config_errors_in_one_line(tiny_bert_dir, corpus_file, tmp_path):
     from click.testing import CliRunner
 
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     args = ["run", "--methods", "tsdae", "--tasks", "twitterpara", "--corpus", str(corpus_file), "--model",
             str(tiny_bert_dir), "--set", "lrr=1e-4", "--data-root", str(ASSETS), "--results-dir", str(tmp_path)]

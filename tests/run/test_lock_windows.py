@@ -7,8 +7,8 @@ import os
 import threading
 import time
 
-import benchmark.run.lock as lock_mod
-from benchmark.run.lock import LOCK_FILE, LockWatch, UnitLock
+import usebench.run.lock as lock_mod
+from usebench.run.lock import LOCK_FILE, LockWatch, UnitLock
 
 
 def _wait_for(event: threading.Event, what: str) -> None:

@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.errors import BenchError, ConfigError
-from benchmark.run.grid import RunOptions, plan_run, run_benchmark
-from benchmark.run.lock import LOCK_FILE, UnitLock, UnitLockedError
-from benchmark.run.status import unit_state
+from usebench.cli.main import main
+from usebench.errors import BenchError, ConfigError
+from usebench.run.grid import RunOptions, plan_run, run_benchmark
+from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError
+from usebench.run.status import unit_state
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -79,7 +79,7 @@ def test_nothing_done_is_a_non_zero_exit(tiny_bert_dir, tmp_path):
 
 def test_a_backbone_that_cannot_be_loaded_fails_the_plan(corpus_file, monkeypatch):
     """Offline without a cached bert-base-uncased, the default preset fails in the plan, saying why and what to do."""
-    import benchmark.eval.models as models
+    import usebench.eval.models as models
 
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(models, "cached_snapshot", lambda hub_id: None)
@@ -91,8 +91,8 @@ def test_a_backbone_that_cannot_be_loaded_fails_the_plan(corpus_file, monkeypatc
 
 
 def test_the_default_paper_preset_is_announced_with_its_cost(tiny_bert_dir, corpus_file, monkeypatch):
-    import benchmark.run.plan as plan_module
-    from benchmark.run.cost import paper_preset_note
+    import usebench.run.plan as plan_module
+    from usebench.run.cost import paper_preset_note
 
     monkeypatch.setattr(plan_module, "_require_model", lambda name: None)  # as with bert-base-uncased cached
     plan = plan_run(RunOptions(methods=("tsdae",), tasks="stsb", corpus=(corpus_file,)), ASSETS)
@@ -130,7 +130,7 @@ def test_two_holders_of_one_lock_cannot_coexist(tmp_path):
 
 
 def test_a_unit_that_fails_before_training_is_marked(tiny_bert_dir, corpus_file, tmp_path, monkeypatch):
-    import benchmark.train.loop as loop
+    import usebench.train.loop as loop
 
     def broken(*args, **kwargs):
         raise ConfigError("simulated failure while building the model")
@@ -150,7 +150,7 @@ def test_deterministic_flag_trains_every_unit_with_deterministic_kernels(tiny_be
                                                                            monkeypatch):
     """`bench run --deterministic` is BENCH_DETERMINISTIC=1 set before anything uses CUDA: every train() of the
     run (and a launcher's workers, which get BENCH_* forwarded) runs under deterministic_mode(True)."""
-    from benchmark.train import loop, runtime
+    from usebench.train import loop, runtime
 
     monkeypatch.delenv(runtime.DETERMINISTIC_ENV, raising=False)
     monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)

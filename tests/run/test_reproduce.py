@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
+from usebench.cli.main import main
 from tests.run.reproduce_root import build_reproduce_root
 
-REFERENCE = Path(__file__).resolve().parents[2] / "benchmark" / "report" / "paper_reference.json"
+REFERENCE = Path(__file__).resolve().parents[2] / "usebench" / "report" / "paper_reference.json"
 GLOVE = Path(__file__).resolve().parents[1] / "assets" / "wordvec" / "tiny_glove.txt"
 # A couple of steps at small batches; the method-prefixed sets apply to the runs that hold those methods only.
 SMALL = ["--preset", "smoke", "--seeds", "1", "--max-steps", "2", "--set", "batch_size=8", "--set", "max_length=16",
@@ -66,8 +66,8 @@ def test_dry_run_lists_missing_inputs_with_what_provides_them(reproduce_root, ti
 
 
 def test_a_unit_two_tables_need_is_planned_once(reproduce_root, tiny_bert_dir):
-    from benchmark.report.reproduce_status import load_checked_recipe
-    from benchmark.run.reproduce import Given, build_plan
+    from usebench.report.reproduce_status import load_checked_recipe
+    from usebench.run.reproduce import Given, build_plan
 
     given = Given(preset="smoke", model=str(tiny_bert_dir), seeds=(1, ()), max_steps=2,
                   overrides=("batch_size=8", "sbert-nli.batch_size=2", "sbert-stsb.batch_size=2"))
@@ -81,8 +81,8 @@ def test_a_unit_two_tables_need_is_planned_once(reproduce_root, tiny_bert_dir):
 def test_a_unit_two_tables_need_is_evaluated_on_the_tasks_of_both(reproduce_root, tiny_bert_dir):
     """Tables 3 and 11 train the same Wikipedia models: one unit each, evaluated on USEB (Table 3) and STS
     (Table 11) alike."""
-    from benchmark.report.reproduce_status import load_checked_recipe
-    from benchmark.run.reproduce import build_plan
+    from usebench.report.reproduce_status import load_checked_recipe
+    from usebench.run.reproduce import build_plan
 
     given = _given(tiny_bert_dir, methods=frozenset({"tsdae"}))
     rp = build_plan(load_checked_recipe("tsdae"), ["table3", "table11"], given, reproduce_root)
@@ -102,7 +102,7 @@ def test_a_missing_input_is_named_and_exits_1(reproduce_root, tiny_bert_dir, tmp
 
 
 def _given(tiny_bert_dir: Path, *sets: str, **kw):
-    from benchmark.run.reproduce import Given
+    from usebench.run.reproduce import Given
 
     return Given(preset="smoke", model=str(tiny_bert_dir), seeds=(1, ()), max_steps=2,
                  overrides=("batch_size=8", *sets), **kw)
@@ -111,8 +111,8 @@ def _given(tiny_bert_dir: Path, *sets: str, **kw):
 def test_a_method_prefixed_set_applies_where_its_method_is(reproduce_root, tiny_bert_dir):
     """`--set sbert-nli.batch_size=2` reaches the NLI stages of Table 2's chains and is left out of Table 3's
     runs, which have none (bench run would refuse it there)."""
-    from benchmark.report.reproduce_status import load_checked_recipe
-    from benchmark.run.reproduce import build_plan
+    from usebench.report.reproduce_status import load_checked_recipe
+    from usebench.run.reproduce import build_plan
 
     given = _given(tiny_bert_dir, "sbert-nli.batch_size=2", "sbert-stsb.batch_size=2", methods=frozenset({"tsdae"}))
     rp = build_plan(load_checked_recipe("tsdae"), ["table2", "table3"], given, reproduce_root)
@@ -124,9 +124,9 @@ def test_a_method_prefixed_set_applies_where_its_method_is(reproduce_root, tiny_
 
 
 def test_a_misspelt_method_prefix_is_an_error(reproduce_root, tiny_bert_dir):
-    from benchmark.errors import ConfigError
-    from benchmark.report.reproduce_status import load_checked_recipe
-    from benchmark.run.reproduce import build_plan
+    from usebench.errors import ConfigError
+    from usebench.report.reproduce_status import load_checked_recipe
+    from usebench.run.reproduce import build_plan
 
     with pytest.raises(ConfigError, match="sbert-nil"):
         build_plan(load_checked_recipe("tsdae"), ["table3"], _given(tiny_bert_dir, "sbert-nil.batch_size=2"),
@@ -134,9 +134,9 @@ def test_a_misspelt_method_prefix_is_an_error(reproduce_root, tiny_bert_dir):
 
 
 def test_an_unknown_method_is_an_error(reproduce_root, tiny_bert_dir):
-    from benchmark.errors import ConfigError
-    from benchmark.report.reproduce_status import load_checked_recipe
-    from benchmark.run.reproduce import build_plan
+    from usebench.errors import ConfigError
+    from usebench.report.reproduce_status import load_checked_recipe
+    from usebench.run.reproduce import build_plan
 
     with pytest.raises(ConfigError, match="--methods tsdea"):
         build_plan(load_checked_recipe("tsdae"), ["table3"], _given(tiny_bert_dir, methods=frozenset({"tsdea"})),
@@ -146,9 +146,9 @@ def test_an_unknown_method_is_an_error(reproduce_root, tiny_bert_dir):
 def test_a_checkpoint_a_set_names_is_checked_when_planned(reproduce_root, tiny_bert_dir, tmp_path):
     """A decoder that cannot be loaded here refuses the run at plan time, not when its unit starts (after the
     others trained); with --model the recipe's backbone-bound decoder (DistilBERT's) is dropped."""
-    from benchmark.report.reproduce_status import known_names, load_checked_recipe
-    from benchmark.run.recipes import load_recipe
-    from benchmark.run.reproduce import build_plan
+    from usebench.report.reproduce_status import known_names, load_checked_recipe
+    from usebench.run.recipes import load_recipe
+    from usebench.run.reproduce import build_plan
 
     path = tmp_path / "tsdae.toml"
     path.write_text(f"""paper = "tsdae"
@@ -177,8 +177,8 @@ def replace_model(given, model):
 
 
 def test_labeled_and_corpus_sizes_replace_the_recipes(reproduce_root, tiny_bert_dir):
-    from benchmark.report.reproduce_status import load_checked_recipe
-    from benchmark.run.reproduce import sized_runs
+    from usebench.report.reproduce_status import load_checked_recipe
+    from usebench.run.reproduce import sized_runs
 
     recipe = load_checked_recipe("tsdae")
     given = _given(tiny_bert_dir, labeled_sizes=(2, 4), corpus_sizes=(8, 16))
@@ -197,7 +197,7 @@ def check_skeleton(path: Path, reference: str, methods: set[str]) -> None:
     """The written table (its .json) is the published one's skeleton: the same columns; the same blocks and rows
     in the same order, one row per published row (named as the paper prints it, our marks after " · "), before
     any block of ours marked as not in the paper's table; no empty cell in a row of a method the run trained."""
-    from benchmark.report.skeleton import NOT_IN_PAPER
+    from usebench.report.skeleton import NOT_IN_PAPER
 
     built, pub = json.loads(path.read_text(encoding="utf-8")), _published(reference)
     assert built["columns"] == pub["columns"]

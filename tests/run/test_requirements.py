@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.run import requirements
+from usebench.cli.main import main
+from usebench.run import requirements
 from tests.methods.helpers import toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -39,8 +39,8 @@ def test_missing_wordnet_fails_the_plan_before_any_unit_trains(tiny_bert_dir, co
 
 
 def test_without_synonym_replacement_paser_needs_no_wordnet(monkeypatch):
-    import methods  # noqa: F401
-    from benchmark.registry import METHODS
+    from usebench import methods  # noqa: F401
+    from usebench.registry import METHODS
 
     monkeypatch.setattr(requirements, "_wordnet_found", lambda: False)
     cfg = METHODS.get("paser").config("smoke", {"synonym_ratio": 0.0})
@@ -50,7 +50,7 @@ def test_without_synonym_replacement_paser_needs_no_wordnet(monkeypatch):
 
 
 def test_task_extras_and_java_are_named_with_their_install_commands(monkeypatch):
-    import tasks  # noqa: F401
+    from usebench import tasks  # noqa: F401
 
     monkeypatch.setattr(requirements, "_has_module", lambda name: False)
     monkeypatch.delenv("JAVA_HOME", raising=False)

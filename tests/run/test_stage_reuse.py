@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.run.grid import RunOptions, plan_run, run_benchmark
-from benchmark.run.stages import STAGE_LOCK_DIR
+from usebench.cli.main import main
+from usebench.run.grid import RunOptions, plan_run, run_benchmark
+from usebench.run.stages import STAGE_LOCK_DIR
 from tests.methods.helpers import one_thread, toy_corpus
 
 SMALL = ("lr=1e-3", "batch_size=2", "max_length=16", "log_every=1", "save_every=0")
@@ -30,7 +30,7 @@ def corpus_file(tmp_path):
 @pytest.fixture()
 def trainings(monkeypatch):
     """(method, output dir) of every training the loop runs."""
-    import benchmark.train.loop as loop
+    import usebench.train.loop as loop
 
     calls: list[tuple[str, Path]] = []
     real = loop.train
@@ -112,7 +112,7 @@ def _first_stage_held(tiny_bert_dir, corpus_file, root, results, owner: dict):
 
 def test_a_unit_waits_for_a_stage_another_process_trains(tiny_bert_dir, corpus_file, grid_root, tmp_path,
                                                          monkeypatch, capsys):
-    import benchmark.run.stages as stages
+    import usebench.run.stages as stages
 
     monkeypatch.setattr(stages, "WAIT_S", 0.2)
     opts, unit, lock = _first_stage_held(tiny_bert_dir, corpus_file, grid_root, tmp_path,
@@ -157,8 +157,8 @@ def test_a_stage_whose_holder_died_on_another_host_is_taken_over(tiny_bert_dir, 
     """A node died while training a shared stage: its lock names that host (no pid check can clear it) and its
     mtime stands still. The waiting unit's watcher judges it stale after STALE_AFTER_S (shortened here) on its
     own clock, takes the stage over, and trains it."""
-    import benchmark.run.lock as lock_module
-    import benchmark.run.stages as stages
+    import usebench.run.lock as lock_module
+    import usebench.run.stages as stages
 
     monkeypatch.setattr(stages, "WAIT_S", 0.1)
     monkeypatch.setattr(lock_module, "STALE_AFTER_S", 1.0)

@@ -12,13 +12,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.results import iter_results, write_json_atomic
-from benchmark.run import lock as lock_module
-from benchmark.run.console import attempts, unit_console
-from benchmark.run.lock import LOCK_FILE, STALE_AFTER_S, UnitLock
-from benchmark.run.manifest import SCHEMA, record_job
-from benchmark.run.status import grid_status
+from usebench.cli.main import main
+from usebench.store import iter_results, write_json_atomic
+from usebench.run import lock as lock_module
+from usebench.run.console import attempts, unit_console
+from usebench.run.lock import LOCK_FILE, STALE_AFTER_S, UnitLock
+from usebench.run.manifest import SCHEMA, record_job
+from usebench.run.status import grid_status
 
 
 def _unit_dir(results: Path, run_id: str, steps_done: int | None, *, method: str = "simcse", seed: int = 0,

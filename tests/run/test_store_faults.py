@@ -1,5 +1,5 @@
 """The store under faults (issue 32): processes run one grid on one store while a harness SIGKILLs them at named
-points (:mod:`benchmark.run.faults`) and restarts them; at the end the store equals a clean run's.
+points (:mod:`usebench.run.faults`) and restarts them; at the end the store equals a clean run's.
 
 The grid: ``tsdae`` and ``nli-sts>tsdae`` on TwitterPara and AskUbuntu (tiny BERT, one seed, 2 steps, a train
 state after step 1): 4 units, 6 distinct stages (the two NLI+STSb stages shared by both chains, a TSDAE stage
@@ -22,11 +22,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.run.faults import FAULT_ENV, POINTS
-from benchmark.run.grid import RunOptions, plan_run
-from benchmark.run.stages import STAGES_HOME, WAIT_ENV, stage_usage
-from benchmark.run.status import grid_status
-from benchmark.run.unit import finished_unit
+from usebench.run.faults import FAULT_ENV, POINTS
+from usebench.run.grid import RunOptions, plan_run
+from usebench.run.stages import STAGES_HOME, WAIT_ENV, stage_usage
+from usebench.run.status import grid_status
+from usebench.run.unit import finished_unit
 from tests.launch.helpers import store_digest
 
 TASKS = ("twitterpara", "askubuntu")
@@ -52,7 +52,7 @@ def two_task_root(grid_root, tmp_path_factory) -> Path:
 
 def _command(model: Path, root: Path, results: Path, reverse: bool = False) -> list[str]:
     tasks = ",".join(reversed(TASKS) if reverse else TASKS)  # the same units, planned in another order
-    return [sys.executable, "-m", "benchmark.cli", "run", "--methods", METHODS, "--tasks", tasks,
+    return [sys.executable, "-m", "usebench.cli", "run", "--methods", METHODS, "--tasks", tasks,
             "--model", str(model), "--preset", "smoke", "--max-steps", "2", "--device", "cpu", "--data-root",
             str(root), "--results-dir", str(results), *sum((["--set", s] for s in SMALL), [])]
 
@@ -150,7 +150,7 @@ def test_a_grid_killed_at_every_point_and_restarted_equals_a_clean_run(tiny_bert
 
 def test_a_fault_point_kills_only_at_the_visit_asked_for(monkeypatch):
     """``USEBENCH_FAULT=point:n``: the n-th visit of that point, no other; an unknown point is an error."""
-    import benchmark.run.faults as faults
+    import usebench.run.faults as faults
 
     kills: list[int] = []
     monkeypatch.setattr(faults.os, "kill", lambda pid, sig: kills.append(sig))

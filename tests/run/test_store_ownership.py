@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.run.grid import RunOptions, plan_run
-from benchmark.run.stages import STAGES_HOME
+from usebench.cli.main import main
+from usebench.run.grid import RunOptions, plan_run
+from usebench.run.stages import STAGES_HOME
 from tests.methods.helpers import one_thread
 
 SMALL = ("lr=1e-3", "batch_size=2", "max_length=16", "log_every=1", "save_every=0")
@@ -35,7 +35,7 @@ def twitter_root(grid_root, tmp_path) -> Path:
 @pytest.fixture()
 def trainings(monkeypatch):
     """Output dir of every training the loop runs."""
-    import benchmark.train.loop as loop
+    import usebench.train.loop as loop
 
     calls: list[Path] = []
     real = loop.train
@@ -97,7 +97,7 @@ def test_force_on_a_chain_keeps_the_plain_unit_whose_directory_is_its_first_stag
 
 def test_force_naming_every_user_of_a_stage_resets_it(tiny_bert_dir, twitter_root, tmp_path):
     """Named together, the plain unit and the chain own the shared home: --force starts it over (once)."""
-    from benchmark.run.stages import force_plan
+    from usebench.run.stages import force_plan
 
     results = tmp_path / "results"
     assert _run(tiny_bert_dir, twitter_root, results, "tsdae,tsdae>nli-sts").exit_code == 0

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from benchmark.cli.main import main
-from benchmark.report.rows import index_results, row_key
-from benchmark.results import iter_results
-from benchmark.run.grid import RunOptions, plan_run
+from usebench.cli.main import main
+from usebench.report.rows import index_results, row_key
+from usebench.store import iter_results
+from usebench.run.grid import RunOptions, plan_run
 
 SMALL = ("batch_size=2", "max_length=16")
 USEB = ("askubuntu", "cqadupstack", "twitterpara", "scidocs")
@@ -141,7 +141,7 @@ def test_the_documented_setting_all_command_runs_and_reports(tiny_bert_dir, useb
 def test_tsdae_on_an_encoder_decoder_backbone_is_settled_at_plan_time(useb_root, tmp_path):
     """BART decodes with its own decoder (paper Table 4): the plan turns the tied decoder off with a note (the unit
     failed on it after planning), and refuses a tied decoder the user asked for before anything trains."""
-    from benchmark.errors import ConfigError
+    from usebench.errors import ConfigError
     from tests.methods.tiny_models import build_tiny
 
     bart = build_tiny("bart", tmp_path / "bart")

@@ -43,8 +43,8 @@ def test_ref_loop_fp16_unscales_before_clipping_and_steps(tiny_bert_dir):
         from bench_train_refs import RefLoop, reference
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    import methods  # noqa: F401
-    from benchmark.registry import METHODS
+    from usebench import methods  # noqa: F401
+    from usebench.registry import METHODS
 
     cfg = METHODS.get("simcse").config("smoke", model=str(tiny_bert_dir), batch_size=4, max_length=16)
     ref = reference("simcse", str(tiny_bert_dir), cfg, "cpu", [])

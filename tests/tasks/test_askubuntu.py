@@ -7,12 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tasks  # noqa: F401  (enrols the adapters)
-from benchmark.errors import DataFormatError, MissingDataError
-from benchmark.eval.evaluate import evaluate
-from benchmark.registry import TASKS
-from tasks.askubuntu import read_eval
-from tasks.rerank import rank_by_score
+from usebench import tasks  # noqa: F401  (enrols the adapters)
+from usebench.errors import DataFormatError, MissingDataError
+from usebench.eval.evaluate import evaluate
+from usebench.registry import TASKS
+from usebench.tasks.askubuntu import read_eval
+from usebench.tasks.rerank import rank_by_score
 from tests.conftest import ASSETS
 from tests.tasks.rerank_fakes import VectorScorer
 
@@ -124,8 +124,8 @@ def test_train_files_follow_data_train_layout():
 
 
 def test_runs_with_tiny_bert(tiny_bert_dir):
-    from benchmark.eval.encoder import HFEncoder
-    from benchmark.eval.scorer import DenseScorer
+    from usebench.eval.encoder import HFEncoder
+    from usebench.eval.scorer import DenseScorer
 
     encoder = HFEncoder(str(tiny_bert_dir), pooling="mean", device="cpu", show_progress=False)
     ev = evaluate("askubuntu", DenseScorer(encoder), "test", ASSETS)

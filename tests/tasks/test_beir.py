@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from benchmark.errors import DataFormatError, MissingDataError
-from benchmark.eval.metrics import mean_measure, trec_eval
-from tasks.beir import K_VALUES, BeirData, BeirTask, exclude_and_cut, run_chunks
+from usebench.errors import DataFormatError, MissingDataError
+from usebench.eval.metrics import mean_measure, trec_eval
+from usebench.tasks.beir import K_VALUES, BeirData, BeirTask, exclude_and_cut, run_chunks
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -122,7 +122,7 @@ def test_exclusion_keeps_depth_after_dropping_own_id():
 
 
 def test_bm25_end_to_end_on_the_fixture(tiny):
-    from benchmark.eval.bm25 import BM25Scorer
+    from usebench.eval.bm25 import BM25Scorer
 
     task, data = tiny
     scorer = BM25Scorer("anserini")
@@ -188,8 +188,8 @@ def test_missing_files_name_the_download_command(tmp_path):
 
 
 def test_quora_is_registered_on_the_adapter():
-    import tasks  # noqa: F401
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.registry import TASKS
 
     quora = TASKS.get("quora")
     assert isinstance(quora, BeirTask) and quora.group == "beir" and quora.dataset == "quora"
@@ -282,8 +282,8 @@ def test_our_exact_search_top_k_equals_beirs_dense_exact_search():
     """Same vectors, same cosine: our tie-exact search returns BEIR's DenseRetrievalExactSearch top-k."""
     from beir.retrieval.search.dense import DenseRetrievalExactSearch
 
-    from benchmark.eval.retrieval import search_inner_product
-    from benchmark.eval.scorer import l2_normalize
+    from usebench.eval.retrieval import search_inner_product
+    from usebench.eval.scorer import l2_normalize
 
     rng = np.random.default_rng(3)
     docs = {f"d{i}": {"title": "", "text": f"doc {i}"} for i in range(300)}

@@ -9,13 +9,13 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tasks  # noqa: F401
-from benchmark.data.sources import load_manifest
-from benchmark.errors import ReleaseMismatchError
-from benchmark.eval.evaluate import evaluate
-from benchmark.registry import TASKS
-from tasks.beir import MEASURES, run_chunks
-from tasks.beir_cqadupstack import FORUM_TASKS, FORUMS, RELEASE_DOCUMENTS, RELEASE_QUERIES
+from usebench import tasks  # noqa: F401
+from usebench.data.sources import load_manifest
+from usebench.errors import ReleaseMismatchError
+from usebench.eval.evaluate import evaluate
+from usebench.registry import TASKS
+from usebench.tasks.beir import MEASURES, run_chunks
+from usebench.tasks.beir_cqadupstack import FORUM_TASKS, FORUMS, RELEASE_DOCUMENTS, RELEASE_QUERIES
 from tests.data.data_fakes import unpinned, write_archive
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -102,7 +102,7 @@ def test_a_cut_forum_is_refused_by_its_release_count(tmp_path):
 
 def test_bench_data_download_places_beirs_archive_and_the_tasks_load_it(tmp_path):
     """The download machinery end to end on a file:// mirror whose cqadupstack.zip has BEIR's layout."""
-    from benchmark.data.manager import DataManager
+    from usebench.data.manager import DataManager
 
     manifest = unpinned(load_manifest())
     (component,) = manifest.datasets["beir-cqadupstack"]
@@ -132,7 +132,7 @@ def test_the_training_corpus_is_every_forums_documents_without_their_queries():
 
 def test_each_forum_is_scored_once_per_evaluation(monkeypatch):
     """metrics() and subsets() share one pytrec_eval pass per forum, and no run is held afterwards."""
-    from tasks.beir import BeirTask
+    from usebench.tasks.beir import BeirTask
 
     calls = []
     original = BeirTask.metrics

@@ -6,10 +6,10 @@ import hashlib
 import numpy as np
 import pytest
 
-from benchmark.eval.bm25 import BM25Scorer
-from benchmark.errors import BenchError
-from benchmark.eval.scorer import DenseScorer
-from tasks.bm25_rescore import (
+from usebench.eval.bm25 import BM25Scorer
+from usebench.errors import BenchError
+from usebench.eval.scorer import DenseScorer
+from usebench.tasks.bm25_rescore import (
     BM25Rescore,
     RescoreConfig,
     RescoreScorer,
@@ -140,8 +140,8 @@ def test_misuse_is_an_error(setup):
 
 
 def test_every_ranking_task_gets_a_wrapper():
-    import tasks  # noqa: F401
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.registry import TASKS
 
     for name in TASKS.names():
         task = TASKS.get(name)
@@ -159,9 +159,9 @@ def test_every_ranking_task_gets_a_wrapper():
 @pytest.mark.parametrize("inner", ["askubuntu", "cqadupstack", "scidocs"])
 def test_wrapper_runs_through_the_engine_on_useb_fixtures(inner):
     """bm25+<task> through `evaluate`; its alpha=0 rows are the plain BM25 evaluation of the task."""
-    import tasks  # noqa: F401
-    from benchmark.eval.evaluate import evaluate
-    from benchmark.registry import TASKS
+    from usebench import tasks  # noqa: F401
+    from usebench.eval.evaluate import evaluate
+    from usebench.registry import TASKS
     from tests.tasks.rerank_fakes import VectorScorer
 
     split = "test"
@@ -177,8 +177,8 @@ def test_wrapper_runs_through_the_engine_on_useb_fixtures(inner):
 def test_the_thesis_wrapper_fixes_alpha_at_20_and_keeps_the_sweep(setup):
     """bm25-pyserini-a20+<task>: eq. 5.1 with alpha = 20 (Table 5.8), never chosen on dev (Quora has a dev split);
     every alpha of the thesis grid stays in the subsets (Fig. 5.2's sweep)."""
-    from benchmark.registry import TASKS
-    from tasks.bm25_rescore import THESIS_ALPHAS, THESIS_PREFIX
+    from usebench.registry import TASKS
+    from usebench.tasks.bm25_rescore import THESIS_ALPHAS, THESIS_PREFIX
 
     wrapped = TASKS.get(f"{THESIS_PREFIX}quora")
     assert wrapped.name == "bm25-pyserini-a20+quora" and wrapped.config.preset == "pyserini"

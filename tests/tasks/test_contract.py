@@ -7,11 +7,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import tasks  # noqa: F401  (enrols the adapters)
-from benchmark.errors import MissingDataError
-from benchmark.eval.evaluate import evaluate
-from benchmark.registry import TASKS
-from benchmark.eval.scorer import DenseScorer
+from usebench import tasks  # noqa: F401  (enrols the adapters)
+from usebench.errors import MissingDataError
+from usebench.eval.evaluate import evaluate
+from usebench.registry import TASKS
+from usebench.eval.scorer import DenseScorer
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -55,7 +55,7 @@ def test_missing_data_names_the_fetch_command(name, tmp_path):
 
 def missing_extras(task) -> list[str]:
     """The task's optional extras (``Task.extras``) that this environment lacks, with what installs them."""
-    from benchmark.run.requirements import task_requirements
+    from usebench.run.requirements import task_requirements
 
     return [f"{r.what} ({r.install})" for r in task_requirements(task.name)]
 

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 from sklearn.metrics import average_precision_score
 
-import tasks  # noqa: F401  (enrols the adapters)
-from benchmark.errors import BenchError, MissingDataError
-from benchmark.registry import TASKS
-from tasks import expand_tasks
+from usebench import tasks  # noqa: F401  (enrols the adapters)
+from usebench.errors import BenchError, MissingDataError
+from usebench.registry import TASKS
+from usebench.tasks import expand_tasks
 
 needs_mteb = pytest.mark.skipif(importlib.util.find_spec("mteb") is None,
                                 reason="needs the `mteb` extra: pip install -e '.[mteb]'")
@@ -23,8 +23,8 @@ TP = "useb/data-eval/twitterpara"
 
 @pytest.fixture(scope="module")
 def tiny_scorer(tiny_bert_dir):
-    from benchmark.eval.encoder import load_encoder
-    from benchmark.eval.scorer import DenseScorer
+    from usebench.eval.encoder import load_encoder
+    from usebench.eval.scorer import DenseScorer
 
     return DenseScorer(load_encoder(str(tiny_bert_dir), pooling="mean", show_progress=False, device="cpu"))
 
@@ -32,7 +32,7 @@ def tiny_scorer(tiny_bert_dir):
 @pytest.fixture()
 def tp_root(tmp_path):
     shutil.copytree(ASSETS / TP, tmp_path / TP)
-    shutil.copy(ASSETS / "usebench-counts.json", tmp_path)  # the fixture's own counts (tasks/release.py)
+    shutil.copy(ASSETS / "usebench-counts.json", tmp_path)  # the fixture's own counts (usebench/tasks/release.py)
     return tmp_path
 
 
@@ -60,7 +60,7 @@ def test_names_groups_and_did_you_mean_from_mtebs_registry():
 @needs_mteb
 def test_hub_task_without_cache_is_missing_data_with_the_fill_command(tiny_scorer, tmp_path, monkeypatch):
     """Offline (HF_HUB_OFFLINE=1 in tests) and not cached: a MissingDataError, which `bench eval` turns into a skip."""
-    from benchmark.eval.evaluate import evaluate
+    from usebench.eval.evaluate import evaluate
 
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     with pytest.raises(MissingDataError, match=r"load_data\(\)"):
@@ -73,7 +73,7 @@ def test_bench_eval_skips_an_uncached_mteb_task_and_goes_on(tiny_bert_dir, tp_ro
     dataset), the next task still evaluated, exit 0; an error only under --strict."""
     from click.testing import CliRunner
 
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     args = ["eval", "--model", str(tiny_bert_dir), "--pooling", "mean", "--device", "cpu", "--data-root",
@@ -89,7 +89,7 @@ def test_bench_eval_skips_an_uncached_mteb_task_and_goes_on(tiny_bert_dir, tp_ro
 def test_useb_twitterpara_through_mtebs_evaluator_equals_sklearn_and_useb_ap(tiny_scorer, tp_root):
     """MTEB's PairClassification evaluator on the fixture's Twitter URL / PIT files, under names that do not claim
     MTEB's datasets: its cosine AP is sklearn's AP of the same cosines over the labelled pairs (the USEB AP)."""
-    from benchmark.eval.evaluate import evaluate
+    from usebench.eval.evaluate import evaluate
 
     useb = evaluate("twitterpara", tiny_scorer, "test", tp_root)
     data = TASKS.get("twitterpara").load("test", tp_root)
@@ -114,7 +114,7 @@ def test_mteb_twitter_tasks_are_never_built_from_the_useb_files(tiny_scorer, tp_
     """MTEB's TwitterURLCorpus is 51,534 pairs, the USEB test file 9,334: with the USEB files present and MTEB's
     dataset not cached, `mteb:TwitterURLCorpus` is missing data (skipped) and names the USEB-data task instead of
     storing a USEB number under MTEB's name."""
-    from benchmark.eval.evaluate import evaluate
+    from usebench.eval.evaluate import evaluate
 
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     for name, alt in (("TwitterURLCorpus", "useb-twitterurl"), ("TwitterSemEval2015", "useb-pit")):
@@ -139,8 +139,8 @@ def test_senteval_sts_files_never_carry_mtebs_sts_names(tmp_path, monkeypatch):
     402,118 of MTEB's statistics): `mteb:STS12` is MTEB's dataset from the cache only, and MTEB's evaluator on the
     SentEval files is `mteb-evaluator:senteval-sts12`, whose content must still be SentEval's: the fixture's
     16-pair excerpt is refused before anything is encoded."""
-    from benchmark.errors import ReleaseMismatchError
-    from benchmark.eval.evaluate import evaluate
+    from usebench.errors import ReleaseMismatchError
+    from usebench.eval.evaluate import evaluate
 
     monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
     shutil.copytree(ASSETS / "sts", tmp_path / "sts")
@@ -158,7 +158,7 @@ def test_senteval_sts_files_never_carry_mtebs_sts_names(tmp_path, monkeypatch):
 def test_statistics_comparison_is_exact():
     """Counts, unique texts, scores and character statistics must all be equal (no tolerance: a build whose
     characters differ is another text)."""
-    from tasks.mteb_data import differences, sts_statistics
+    from usebench.tasks.mteb_data import differences, sts_statistics
 
     s1, s2, scores = ["a b", "c d", "a b"], ["x", "y z", "x"], [0.0, 5.0, 2.5]
     mine = sts_statistics(s1, s2, scores)
@@ -176,8 +176,8 @@ def test_statistics_comparison_is_exact():
 
 @needs_mteb
 def test_lexical_scorer_cannot_run_mteb_tasks(tp_root):
-    from benchmark.eval.bm25 import BM25Scorer
-    from benchmark.eval.evaluate import evaluate
+    from usebench.eval.bm25 import BM25Scorer
+    from usebench.eval.evaluate import evaluate
 
     with pytest.raises(BenchError, match="transformer encoder"):
         evaluate("mteb-evaluator:useb-twitterurl", BM25Scorer(), "test", tp_root)
@@ -187,9 +187,9 @@ def test_lexical_scorer_cannot_run_mteb_tasks(tp_root):
 def test_wrapper_metadata_and_vectors(tiny_bert_dir):
     from mteb.models.model_meta import ScoringFunction
 
-    from benchmark.eval.encoder import load_encoder
-    from benchmark.eval.models import model_fingerprint
-    from benchmark.eval.mteb_model import load_mteb_model
+    from usebench.eval.encoder import load_encoder
+    from usebench.eval.models import model_fingerprint
+    from usebench.eval.mteb_model import load_mteb_model
 
     model = load_mteb_model(str(tiny_bert_dir), pooling="mean", device="cpu")
     meta = model.mteb_model_meta
@@ -208,7 +208,7 @@ def test_plain_mteb_evaluate_runs_our_checkpoint(tiny_bert_dir):
     import mteb
     from mteb.mocks.mock_tasks.pair_classification import MockPairClassificationTask
 
-    from benchmark.eval.mteb_model import load_mteb_model
+    from usebench.eval.mteb_model import load_mteb_model
 
     model = load_mteb_model(str(tiny_bert_dir), pooling="mean", device="cpu")
     task = MockPairClassificationTask()

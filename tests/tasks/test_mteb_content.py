@@ -17,8 +17,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from benchmark.errors import ReleaseMismatchError
-from tasks.mteb_data import (
+from usebench.errors import ReleaseMismatchError
+from usebench.tasks.mteb_data import (
     CONTENT_SHA256,
     EVALUATOR_BUILDS,
     LOCAL_BUILDS,
@@ -30,7 +30,7 @@ from tasks.mteb_data import (
     differences,
     sts_statistics,
 )
-from tasks.pairs import PairSet
+from usebench.tasks.pairs import PairSet
 
 # mteb/descriptive_stats/STS/STS12.json (test split), in the nested form mteb 2 reports
 MTEB_STS12 = {"num_samples": 3108, "number_of_characters": 402118,

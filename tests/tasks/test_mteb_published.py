@@ -16,7 +16,7 @@ import importlib.util
 
 import pytest
 
-import tasks  # noqa: F401  (enrols the adapters)
+from usebench import tasks  # noqa: F401  (enrols the adapters)
 
 pytestmark = [pytest.mark.slow,
               pytest.mark.skipif(importlib.util.find_spec("mteb") is None,
@@ -41,8 +41,8 @@ LOCAL_NAMES = {name: (f"mteb-evaluator:senteval-{name.lower()}" if name.startswi
 def minilm_scorer():
     """The packaged MiniLM (mean pooling) with a text -> vector memo shared by the seven tasks (their texts
     overlap: STSb and SICK-R sentences recur), to keep this test to a few minutes on a CPU."""
-    from benchmark.eval.encoder import load_encoder
-    from benchmark.eval.scorer import DenseScorer
+    from usebench.eval.encoder import load_encoder
+    from usebench.eval.scorer import DenseScorer
 
     encoder = load_encoder("minilm", pooling="mean", show_progress=False, device="cpu")
     memo: dict[str, object] = {}
@@ -62,8 +62,8 @@ def minilm_scorer():
 
 @pytest.mark.parametrize("name", list(PUBLISHED))
 def test_local_build_reproduces_mtebs_published_minilm_score(name, minilm_scorer, real_data):
-    from benchmark.eval.evaluate import evaluate
-    from benchmark.registry import TASKS
+    from usebench.eval.evaluate import evaluate
+    from usebench.registry import TASKS
 
     task_name = LOCAL_NAMES[name]
     task = TASKS.get(task_name)

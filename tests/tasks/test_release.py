@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-import tasks  # noqa: F401  (enrols the adapters)
-from benchmark.errors import BenchError, ReleaseMismatchError
-from benchmark.eval.evaluate import evaluate, to_record
-from benchmark.registry import TASKS
+from usebench import tasks  # noqa: F401  (enrols the adapters)
+from usebench.errors import BenchError, ReleaseMismatchError
+from usebench.eval.evaluate import evaluate, to_record
+from usebench.registry import TASKS
 from tests.tasks.pair_fakes import AngleScorer
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -111,7 +111,7 @@ def test_cqadupstack_and_bm25_wrappers_check_against_the_declared_counts(root):
 
 
 def test_beir_counts_documents_and_judged_queries(root):
-    from tasks.beir import BeirTask
+    from usebench.tasks.beir import BeirTask
 
     class Tiny(BeirTask):
         name, beir_name, splits, dataset = "tiny", "tiny", ("dev", "test"), "tiny"
@@ -127,8 +127,8 @@ def test_beir_counts_documents_and_judged_queries(root):
 
 
 def test_a_file_changed_since_bench_data_recorded_it_is_refused(root):
-    from benchmark.data.download import file_digests
-    from benchmark.data.sources import ChecksumStore
+    from usebench.data.download import file_digests
+    from usebench.data.sources import ChecksumStore
 
     path = root / STSB_TEST
     ChecksumStore(root).record("stsbenchmark", "import", "test", {STSB_TEST: file_digests(path).sha256})

@@ -12,11 +12,11 @@ import numpy as np
 import pytest
 from scipy.stats import pearsonr, spearmanr
 
-import tasks  # noqa: F401  (enrols the adapters)
-from benchmark.errors import BenchError, DataFormatError, MissingDataError
-from benchmark.eval.evaluate import evaluate
-from benchmark.registry import TASKS
-from tasks import GROUPS, expand_tasks
+from usebench import tasks  # noqa: F401  (enrols the adapters)
+from usebench.errors import BenchError, DataFormatError, MissingDataError
+from usebench.eval.evaluate import evaluate
+from usebench.registry import TASKS
+from usebench.tasks import GROUPS, expand_tasks
 from tests.tasks.pair_fakes import AngleScorer, expected_cosine
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -210,7 +210,7 @@ def test_real_pair_counts(real_data, name):
 @pytest.mark.slow
 def test_packaged_model_scores_are_sane(real_data, tmp_path):
     """all-MiniLM-L6-v2 (mean pooling) end to end through the `bench eval` engine on TwitterPara and STS."""
-    from benchmark.run.evaluation import EvalOptions, evaluate_model
+    from usebench.run.evaluation import EvalOptions, evaluate_model
 
     outcome = evaluate_model(EvalOptions(model="minilm", pooling="mean", batch_size=128), "twitterpara,sts", "test",
                              real_data, tmp_path, strict=True)

@@ -12,10 +12,10 @@ import pytest
 from scipy.stats import spearmanr
 from sklearn.metrics import average_precision_score
 
-import tasks  # noqa: F401  (enrols the adapters)
-from benchmark.errors import BenchError, DataFormatError, MissingDataError
-from benchmark.eval.evaluate import evaluate
-from benchmark.registry import TASKS
+from usebench import tasks  # noqa: F401  (enrols the adapters)
+from usebench.errors import BenchError, DataFormatError, MissingDataError
+from usebench.eval.evaluate import evaluate
+from usebench.registry import TASKS
 from tests.tasks.pair_fakes import AngleScorer, expected_cosine
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

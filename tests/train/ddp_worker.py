@@ -6,9 +6,9 @@ from pathlib import Path
 
 import torch
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
-from benchmark.train.loop import train
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
+from usebench.train.loop import train
 
 if __name__ == "__main__":
     torch.set_num_threads(1)

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.errors import ConfigError
-from benchmark.train.baseline import base_encoder
+from usebench.errors import ConfigError
+from usebench.train.baseline import base_encoder
 
 
 def test_paper_baseline_is_table2_bert_base_uncased_with_mean_pooling():

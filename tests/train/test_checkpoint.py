@@ -6,12 +6,12 @@ import json
 import numpy as np
 import pytest
 
-from benchmark.train.checkpoint import (
+from usebench.train.checkpoint import (
     export_checkpoint,
     finished_checkpoint,
     read_method_json,
 )
-from benchmark.errors import ConfigError
+from usebench.errors import ConfigError
 from tests.methods.helpers import one_thread
 
 TEXTS = ["a short one", "a somewhat longer sentence about rivers and mountains", "x"]
@@ -28,7 +28,7 @@ def tiny_model(tiny_bert_dir):
 def test_sentence_transformers_reload_matches_hfencoder(tiny_model, tmp_path, pooling):
     from sentence_transformers import SentenceTransformer
 
-    from benchmark.eval.encoder import HFEncoder
+    from usebench.eval.encoder import HFEncoder
 
     model, tok = tiny_model
     out = export_checkpoint(model, tok, tmp_path / "ckpt", method="demo", pooling=pooling, max_length=16,
@@ -39,7 +39,7 @@ def test_sentence_transformers_reload_matches_hfencoder(tiny_model, tmp_path, po
         st = st_model.encode(TEXTS, convert_to_numpy=True)
     assert st_model.max_seq_length == 16
     np.testing.assert_allclose(ours, st, atol=1e-5, rtol=1e-4)
-    # Independent reference for the layer poolings: the definition in benchmark/eval/pooling.py's docstring.
+    # Independent reference for the layer poolings: the definition in usebench/eval/pooling.py's docstring.
     if pooling in ("last2avg", "first_last_avg"):
         import torch
 
@@ -82,7 +82,7 @@ def test_checkpoints_and_train_states_honour_the_umask(tiny_model, tmp_path):
     mkstemp-written JSON (method.json, modules.json, ...) used to be 0600."""
     import os
 
-    from benchmark.train.checkpoint import save_train_state
+    from usebench.train.checkpoint import save_train_state
 
     model, tok = tiny_model
     old = os.umask(0o002)

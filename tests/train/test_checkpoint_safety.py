@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import torch
 
-from benchmark.errors import BenchError
-from benchmark.train.checkpoint import STATE_FILE, load_train_state, rng_state, save_train_state, set_rng_state
+from usebench.errors import BenchError
+from usebench.train.checkpoint import STATE_FILE, load_train_state, rng_state, save_train_state, set_rng_state
 
 
 class _Payload:

@@ -6,7 +6,7 @@ from typing import Literal
 
 import pytest
 
-from benchmark.train.config import (
+from usebench.train.config import (
     TrainConfig,
     build_config,
     config_from_dict,
@@ -14,7 +14,7 @@ from benchmark.train.config import (
     parse_overrides,
     parse_value,
 )
-from benchmark.errors import ConfigError
+from usebench.errors import ConfigError
 
 
 @dataclass(frozen=True)
@@ -88,8 +88,8 @@ def test_dict_round_trip_and_replace():
 
 
 def test_method_config_rejects_keys_of_other_methods():
-    import methods  # noqa: F401
-    from benchmark.registry import METHODS
+    from usebench import methods  # noqa: F401
+    from usebench.registry import METHODS
 
     tsdae = METHODS.get("tsdae")
     assert tsdae.config("smoke", ["noise_ratio=0.5"]).noise_ratio == 0.5

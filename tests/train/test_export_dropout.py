@@ -8,9 +8,9 @@ import json
 import torch
 from torch import nn
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.registry import METHODS
-from benchmark.train.loop import train
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.registry import METHODS
+from usebench.train.loop import train
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 
@@ -32,7 +32,7 @@ def test_ct_then_a_supervised_stage_trains_with_dropout(tiny_bert_dir, tmp_path)
 
 
 def test_an_export_written_before_the_fix_is_repaired_before_a_stage_starts_from_it(tiny_bert_dir, tmp_path):
-    from benchmark.run.unit import repair_dropout
+    from usebench.run.unit import repair_dropout
 
     ct = METHODS.get("ct")
     with one_thread():

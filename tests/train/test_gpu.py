@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
-from benchmark.train.loop import train
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
+from usebench.train.loop import train
 from tests.methods.helpers import tiny_config, toy_corpus
 
 pytestmark = [pytest.mark.gpu,
@@ -34,10 +34,10 @@ DETERMINISM = """
 import json, sys
 from pathlib import Path
 import torch
-import methods
-from benchmark.registry import METHODS
-from benchmark.run.doctor import QUICK, determinism
-from benchmark.train.loop import train
+from usebench import methods
+from usebench.registry import METHODS
+from usebench.run.doctor import QUICK, determinism
+from usebench.train.loop import train
 from tests.methods.helpers import tiny_config, toy_corpus
 
 model = sys.argv[1]
@@ -90,7 +90,7 @@ def test_quick_doctor_on_the_gpu(tmp_path):
     import json
 
     out = tmp_path / "doctor.json"
-    done = subprocess.run([sys.executable, "-m", "benchmark.cli", "doctor", "--quick", "--device", "cuda", "--json",
+    done = subprocess.run([sys.executable, "-m", "usebench.cli", "doctor", "--quick", "--device", "cuda", "--json",
                            str(out), "--methods", "mlm,simcse,tsdae"], capture_output=True, text=True, cwd=ROOT,
                           timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

@@ -8,11 +8,11 @@ from pathlib import Path
 import pytest
 import torch
 
-import methods  # noqa: F401  (enrols the plugins)
-from benchmark.errors import BenchError
-from benchmark.registry import METHODS
-from benchmark.train import runtime
-from benchmark.train.loop import train
+from usebench import methods  # noqa: F401  (enrols the plugins)
+from usebench.errors import BenchError
+from usebench.registry import METHODS
+from usebench.train import runtime
+from usebench.train.loop import train
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -86,7 +86,7 @@ def _scheduler_steps_at_2(method, cfg, tmp_path) -> tuple[int, dict]:
 def test_fp16_steps_the_scaler_skipped_do_not_advance_the_lr_schedule(tiny_bert_dir, tmp_path, monkeypatch):
     """A loss scale of 2^127 overflows every gradient: the GradScaler skips every optimizer step, and the schedule
     (warm-up here) must stay where it was; with the default scale both advance together."""
-    from benchmark.train import loop
+    from usebench.train import loop
 
     method = METHODS.get("simcse")
     cfg = tiny_config(method, tiny_bert_dir, amp="fp16", max_steps=4, save_every=2, warmup_steps=10)

@@ -7,18 +7,18 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.train.config import TrainConfig
-from benchmark.errors import BenchError, ConfigError
-from benchmark.train.plugin import (
+from usebench import methods  # noqa: F401
+from usebench.train.config import TrainConfig
+from usebench.errors import BenchError, ConfigError
+from usebench.train.plugin import (
     Method,
     SentenceEncoder,
     TrainModule,
     load_backbone,
     tokenize,
 )
-from benchmark.registry import METHODS
-from benchmark.train.loop import (
+from usebench.registry import METHODS
+from usebench.train.loop import (
     TrainingDivergedError,
     autocast_context,
     prepare_corpus,
@@ -205,7 +205,7 @@ def test_ddp_two_processes_on_cpu(tiny_bert_dir, tmp_path):
 def test_export_max_length_is_the_evaluation_length(tiny_bert_dir):
     from types import SimpleNamespace
 
-    from benchmark.train.loop import eval_max_length
+    from usebench.train.loop import eval_max_length
 
     model = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=512))
     assert eval_max_length(TrainConfig(model="minilm", max_length=32), model) == 256  # MiniLM's declared limit

@@ -7,8 +7,8 @@ import pytest
 import torch
 from torch import nn
 
-from benchmark.train.config import TrainConfig
-from benchmark.train.optim import BertAdam, build_optimizer, lr_multiplier, param_groups
+from usebench.train.config import TrainConfig
+from usebench.train.optim import BertAdam, build_optimizer, lr_multiplier, param_groups
 
 
 @pytest.mark.parametrize("warmup", [0, 10])
@@ -83,7 +83,7 @@ def test_bert_adam_multi_tensor_path_gives_the_loops_bits():
 
 
 def test_log_lines_carry_peak_gpu_memory_only_where_a_gpu_is_used(tmp_path, monkeypatch):
-    from benchmark.train import trainlog
+    from usebench.train import trainlog
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)  # CUDA in use in this process (a GPU host)
     monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)

@@ -1,11 +1,11 @@
-"""The pieces of benchmark.train.plugin that every method builds on: loading a backbone with dropout off."""
+"""The pieces of usebench.train.plugin that every method builds on: loading a backbone with dropout off."""
 from __future__ import annotations
 
 import pytest
 import torch
 from torch import nn
 
-from benchmark.train.plugin import load_backbone, set_dropout
+from usebench.train.plugin import load_backbone, set_dropout
 
 
 @pytest.mark.parametrize("attn", ["eager", "sdpa"])
@@ -64,9 +64,9 @@ def test_set_dropout_zeroes_rates_stored_as_floats():
 
 
 def test_bench_methods_shows_notes_and_a_presets_resolved_values():
-    import methods  # noqa: F401
-    from benchmark.registry import METHODS
-    from benchmark.train.plugin import describe_method
+    from usebench import methods  # noqa: F401
+    from usebench.registry import METHODS
+    from usebench.train.plugin import describe_method
 
     lines = describe_method(METHODS.get("bertflow"), preset="paper")
     assert any(line.strip().startswith("note: CONFLICT") for line in lines)

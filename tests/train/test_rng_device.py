@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from benchmark.train import checkpoint
+from usebench.train import checkpoint
 
 
 class FakeCuda:

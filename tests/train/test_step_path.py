@@ -12,13 +12,13 @@ from collections.abc import Callable
 import pytest
 import torch
 
-import methods  # noqa: F401
-from benchmark.registry import METHODS
-from benchmark.train.batches import collate_step, default_workers
-from benchmark.train.loop import train
-from benchmark.train.optim import BertAdam, build_scheduler, param_groups
-from benchmark.train.plugin import unique_parameters
-from benchmark.train.runtime import seed_everything, to_device
+from usebench import methods  # noqa: F401
+from usebench.registry import METHODS
+from usebench.train.batches import collate_step, default_workers
+from usebench.train.loop import train
+from usebench.train.optim import BertAdam, build_scheduler, param_groups
+from usebench.train.plugin import unique_parameters
+from usebench.train.runtime import seed_everything, to_device
 from tests.methods.helpers import one_thread, tiny_config, toy_data
 
 
@@ -121,7 +121,7 @@ def test_bert_adam_scratch_buffer_equals_out_of_place_updates():
 
 
 def test_a_collate_error_in_a_worker_is_raised_with_its_own_type(tiny_bert_dir, tmp_path, monkeypatch):
-    from benchmark.errors import DataFormatError
+    from usebench.errors import DataFormatError
 
     method = METHODS.get("mlm")
     cfg = tiny_config(method, tiny_bert_dir, max_steps=2)

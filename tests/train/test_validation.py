@@ -10,13 +10,13 @@ import pytest
 import torch
 from click.testing import CliRunner
 
-import methods  # noqa: F401
-import benchmark.train.validation as validation
-from benchmark.cli.run import parse_seeds
-from benchmark.errors import BenchError, ConfigError
-from benchmark.registry import METHODS
-from benchmark.run.plan import RunOptions, plan_run
-from benchmark.train.loop import train
+from usebench import methods  # noqa: F401
+import usebench.train.validation as validation
+from usebench.cli.run import parse_seeds
+from usebench.errors import BenchError, ConfigError
+from usebench.registry import METHODS
+from usebench.run.plan import RunOptions, plan_run
+from usebench.train.loop import train
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -79,14 +79,14 @@ def test_a_named_dev_metric_must_be_one_of_the_dev_task_metrics(tiny_bert_dir, t
 
 
 def test_the_dev_evaluator_reads_the_named_metric(monkeypatch, tmp_path):
-    import benchmark.eval.evaluate as evaluate_mod
-    from benchmark.eval.evaluate import Evaluation
-    from benchmark.run import unit
+    import usebench.eval.evaluate as evaluate_mod
+    from usebench.eval.evaluate import Evaluation
+    from usebench.run import unit
 
     ev = Evaluation("quora", "dev", {"ndcg@10": 0.5, "recall@10": 0.8}, "ndcg@10", {}, 3, "sha")
     monkeypatch.setattr(evaluate_mod, "evaluate", lambda *a, **k: ev)
-    monkeypatch.setattr("benchmark.eval.encoder.HFEncoder", lambda *a, **k: None)
-    monkeypatch.setattr("benchmark.eval.scorer.DenseScorer", lambda *a, **k: None)
+    monkeypatch.setattr("usebench.eval.encoder.HFEncoder", lambda *a, **k: None)
+    monkeypatch.setattr("usebench.eval.scorer.DenseScorer", lambda *a, **k: None)
     cfg = METHODS.get("simcse").config("smoke", dev_task="quora", dev_every=5, dev_metric="recall@10")
     spec = type("Spec", (), {"batch_size": 8, "device": "cpu"})()
     assert unit._dev_evaluator(cfg, spec, tmp_path)(tmp_path) == 0.8
@@ -110,7 +110,7 @@ def test_seeds_as_a_count_or_a_list(tiny_bert_dir, tmp_path):
 
 
 def test_bench_run_dry_run_lists_the_thesis_seeds(tiny_bert_dir, tmp_path):
-    from benchmark.cli.main import main
+    from usebench.cli.main import main
 
     corpus = tmp_path / "c.txt"
     corpus.write_text("\n".join(toy_corpus(64)), encoding="utf-8")

@@ -1,6 +1,0 @@
-"""``python -m benchmark.cli ...``: the `bench` command without an installed entry point (e.g. a GPU node that
-runs the repository from PYTHONPATH)."""
-from benchmark.cli.main import main
-
-if __name__ == "__main__":
-    main(prog_name="bench")

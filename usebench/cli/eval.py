@@ -1,0 +1,88 @@
+"""`bench eval`: evaluate an existing encoder (or a lexical baseline) on tasks and store one result per task."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+from usebench.cli.options import DATA_ROOT, RESULTS_DIR
+from usebench.paths import default_cache_dir, default_data_root, default_results_dir
+
+
+if TYPE_CHECKING:
+    from usebench.run.evaluation import EvalOutcome
+
+
+@click.command("eval")
+@click.option("--model", default="minilm", show_default=True,
+              help="HF id, local checkpoint directory, the alias 'minilm' (packaged, offline) or 'bm25' "
+                   "(= bm25-elasticsearch; also bm25-anserini, bm25-pyserini).")
+@click.option("--pooling", default=None, help="cls | mean | max | first_last_avg | last2avg (default: the checkpoint's).")
+@click.option("--tasks", "task_spec", default="useb,sts", show_default=True, help="Tasks or groups, comma-separated.")
+@click.option("--split", default="test", show_default=True, type=click.Choice(["test", "dev"]))
+@click.option("--max-length", type=int, default=None, help="Truncate inputs to this many tokens.")
+@click.option("--batch-size", type=int, default=64, show_default=True)
+@click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available).")
+@click.option("--precision", type=click.Choice(["fp32", "bf16"]), default="fp32", show_default=True,
+              help="fp32 on every device; bf16 autocast only when asked (recorded in the run id and the cache key).")
+@click.option("--cache/--no-cache", default=False, show_default=True, help="Cache embeddings on disk.")
+@click.option("--strict", is_flag=True, help="A task with missing data is an error instead of a skip.")
+@click.option("--force", is_flag=True, help="Re-evaluate even if a result for the same config exists.")
+@click.option("--allow-partial", is_flag=True,
+              help="Evaluate data files that do not hold their release's published counts or recorded checksums "
+                   "(e.g. cut on purpose); each result records that it is partial.")
+@DATA_ROOT
+@RESULTS_DIR
+def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, precision, cache, strict, force,
+             allow_partial, data_root, results_dir) -> None:
+    """Evaluate an existing encoder (or a lexical baseline) and store one result per task."""
+    from usebench.errors import BenchError, NothingDoneError
+    from usebench.run.evaluation import EvalOptions, evaluate_model, nothing_evaluated_reason
+    from usebench.tasks import expand_tasks
+
+    opts = EvalOptions(model=model, pooling=pooling, max_length=max_length, batch_size=batch_size, device=device,
+                       cache_dir=default_cache_dir() if cache else None, precision=precision,
+                       allow_partial=allow_partial)
+    root, results = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
+    names = expand_tasks(task_spec)
+    if not root.is_dir():
+        raise NothingDoneError(f"data root {root} does not exist (set --data-root or $BENCH_DATA, or fetch the data "
+                               "with `bench data download`); nothing was evaluated")
+    outcome = evaluate_model(opts, task_spec, split, root, results, strict=strict, force=force,
+                             log=lambda line: click.echo(line))
+    print_summary(outcome, results)
+    reason = nothing_evaluated_reason(outcome, len(names))
+    if reason:
+        raise NothingDoneError(reason) if not outcome.failed else BenchError(reason)
+    if outcome.failed:
+        raise BenchError(f"{len(outcome.failed)} task(s) failed and stored nothing: "
+                         f"{', '.join(t for t, _ in outcome.failed)} (see above)")
+
+
+def print_summary(outcome: EvalOutcome, results_dir: Path | None = None) -> None:
+    """A readable table (x100, 2 decimals) of this run's results, new and reused."""
+    import json
+
+    from rich.table import Table
+
+    from usebench.cli.options import print_wide
+    from usebench.store import result_path
+
+    rows = [(ev.task, ev.split, ev.main_metric, ev.scores) for ev in outcome.evaluations]
+    for task in outcome.reused if results_dir is not None else ():
+        record = json.loads(result_path(results_dir, outcome.run_id, task, outcome.split).read_text(encoding="utf-8"))
+        rows.append((task, outcome.split, record["main_metric"], record["scores"]))
+    if not rows:
+        click.echo(f"run {outcome.run_id}: no task evaluated (see above)")
+        return
+    table = Table(title=f"run {outcome.run_id}")
+    for col in ("task", "split", "main", "metrics (x100)"):
+        table.add_column(col)
+    for task, split, main_metric, scores in rows:
+        others = "  ".join(f"{k} {v * 100:.2f}" for k, v in scores.items() if k != main_metric)
+        table.add_row(task, split, f"{main_metric} {scores[main_metric] * 100:.2f}", others)
+    print_wide(table)
+    click.echo(f"{len(outcome.evaluations)} evaluated, {len(outcome.reused)} reused, {len(outcome.skipped)} skipped"
+                  + (f", {len(outcome.failed)} failed" if outcome.failed else "")
+                  + (f"; reused: {', '.join(outcome.reused)} (--force re-runs)" if outcome.reused else ""))

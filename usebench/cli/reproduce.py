@@ -1,0 +1,223 @@
+"""`bench reproduce PAPER`: a paper's tables from one command. The paper's recipe
+(``usebench/recipes/<paper>.toml``) lists each table's `bench run` runs and `bench eval` jobs; they are planned
+as `bench run` plans them (a unit two tables need trains once), run on the chosen launcher, and the tables are
+written by the report, with the rows made and not made said per table."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from usebench.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
+from usebench.cli.options import DATA_ROOT, DETERMINISTIC, RESULTS_DIR
+
+PAPERS = ("tsdae", "denosent", "paser", "thesis")  # usebench.run.recipes.PAPERS (checked by a test)
+
+
+@click.command("reproduce")
+@click.argument("paper", type=click.Choice(PAPERS))
+@click.option("--tables", "table_spec", default=None, metavar="T,...",
+              help="Only these tables of the recipe (ids as `--dry-run` lists them: table2, table10, ...).")
+@click.option("--methods", "method_spec", default=None, metavar="M,...",
+              help="Only the runs and rows of these methods (base, bm25, wordvec for the untrained rows): a smoke "
+                   "check. Rows of other methods are listed as not selected.")
+@click.option("--seeds", default=None, metavar="N|S,S,...", help="Seeds of every run (default: the recipe's).")
+@click.option("--preset", default=None, help="Preset of every run (default: each run's, as the paper trained).")
+@click.option("--model", default=None, help="Base model of every run (default: each run's preset's).")
+@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Cap the optimizer steps of every run.")
+@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+              help="Config override added to every run (after the recipe's own).")
+@click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available).")
+@click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size.")
+@click.option("--labeled-sizes", default=None, metavar="N,N,...",
+              help="Replace the recipe's labeled-set sizes (Table 10, Fig. 2), e.g. for a check on small data.")
+@click.option("--corpus-sizes", default=None, metavar="N,N,...",
+              help="Replace the recipe's corpus sizes (Fig. 3, the thesis' 100k), e.g. for a check on small data.")
+@click.option("--glove", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="GloVe vectors for the Avg. GloVe row (glove.6B.300d.txt).")
+@click.option("--input", "inputs", multiple=True, metavar="NAME=PATH",
+              help="Any other input of the recipe (a corpus file `bench data` does not fetch), by its name.")
+@click.option("--nli-sts-model", default=None, metavar="PATH|HF_ID",
+              help="Start the NLI+STSb→target chains from this published checkpoint (as `bench run`).")
+@click.option("--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
+              help="Folder the tables are written to.")
+@click.option("--format", "formats", default="md,tex,csv,html", show_default=True,
+              help="Comma-separated output formats: md, tex, csv, html.")
+@click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished.")
+@click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip.")
+@click.option("--dry-run", is_flag=True, help="Print the whole plan (units, stages trained and reused, inputs "
+              "present and missing, cost on this device); train nothing.")
+@DETERMINISTIC
+@launch_options_decorator
+@DATA_ROOT
+@RESULTS_DIR
+def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, overrides, device, batch_size,
+              labeled_sizes, corpus_sizes, glove, inputs, nli_sts_model, out, formats, force, strict, dry_run, data_root, results_dir, launcher_config,
+              **launch) -> None:
+    """Train, evaluate and write every table of PAPER's recipe (tsdae, denosent, paser, thesis).
+
+    Exit status: 0 when every table was written with every row the recipe can make here (rows that can never be
+    made, e.g. USE-large, are named and do not count); 1 otherwise, with the list; 2 on a usage error."""
+    from usebench.cli.run import absolute_paths, parse_seeds
+    from usebench.eval.encoder import check_positive, pick_device
+    from usebench.launch import check_device, launch_options, make_launcher
+    from usebench.paths import default_data_root, default_results_dir
+    from usebench.report.reproduce_status import load_checked_recipe
+    from usebench.run.reproduce import Given, build_plan
+
+    check_positive(batch_size, "--batch-size")
+    recipe = load_checked_recipe(paper)
+    model, overrides = absolute_paths(model, tuple(overrides))
+    given = Given(preset=preset, model=model, seeds=parse_seeds(seeds) if seeds else None, max_steps=max_steps,
+                  overrides=overrides, device=device, batch_size=batch_size, nli_sts_model=nli_sts_model,
+                  methods=frozenset(_csv(method_spec)) if method_spec else None,
+                  inputs=_inputs(inputs, glove), force=force, strict=strict,
+                  labeled_sizes=_sizes(labeled_sizes, "--labeled-sizes"), corpus_sizes=_sizes(corpus_sizes,
+                                                                                              "--corpus-sizes"))
+    data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
+    lopts = launch_options({k: launch[k] for k in LAUNCH_KEYS}, launcher_config)
+    if lopts.launcher == "local" and not dry_run:
+        pick_device(device)
+    check_device(device, lopts)
+    execute = None if dry_run else make_launcher(lopts)  # a missing extra fails here, before planning
+    rp = build_plan(recipe, _csv(table_spec) if table_spec else None, given, data_root)
+    if dry_run:
+        print_reproduce_plan(rp, results_dir, device, measure=lopts.launcher == "local")
+        refused = [r for r in rp.runs if r.error]
+        if refused:  # a plan that passes --dry-run must not fail on configuration later
+            click.secho(f"{len(refused)} run(s) cannot be planned here (see CANNOT PLAN above)", fg="red", err=True)
+            raise SystemExit(1)
+        return
+    _run_all(rp, given, data_root, results_dir, execute, lopts.launcher)
+    _report(rp, given, results_dir, out, tuple(_csv(formats)))
+
+
+def _csv(spec: str) -> list[str]:
+    return [p.strip() for p in spec.split(",") if p.strip()]
+
+
+def _sizes(spec: str | None, flag: str) -> tuple[int, ...] | None:
+    from usebench.errors import ConfigError
+
+    if not spec:
+        return None
+    try:
+        sizes = tuple(int(p) for p in _csv(spec))
+    except ValueError:
+        raise ConfigError(f"{flag} {spec!r}: expected comma-separated positive integers") from None
+    if not sizes or min(sizes) < 1:
+        raise ConfigError(f"{flag} {spec!r}: expected comma-separated positive integers")
+    return sizes
+
+
+def _inputs(items: tuple[str, ...], glove: Path | None) -> dict[str, str]:
+    from usebench.errors import ConfigError
+
+    out = {"glove": str(glove)} if glove else {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep or not name.strip() or not value.strip():
+            raise ConfigError(f"--input {item!r}: expected NAME=PATH")
+        out[name.strip()] = value.strip()
+    return out
+
+
+def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: bool = True) -> None:
+    """`--dry-run`: each table's runs (planned, blocked with what provides the input, or left out), each split's
+    merged plan as `bench run --dry-run` prints it, the inputs present and missing, and the cost."""
+    from usebench.cli.run import print_plan
+    from usebench.run.reproduce import plan_cost
+    from usebench.run.stages import stage_usage, usage_totals
+
+    echo = click.echo
+    echo(f"bench reproduce {rp.recipe.paper}: {len(rp.tables)} table(s) from {rp.recipe.path}")
+    for table in rp.tables:
+        runs = [r for r in rp.runs if r.table == table.id]
+        ids = {i for r in runs for i in r.run_ids}
+        units = [u for u in rp.units if u.run_id in ids]
+        c = plan_cost(units, device, measure=False)
+        echo(f"\n{table.id}: {table.title}\n  writes: {', '.join(table.writes)}"
+             + (f" (beside {table.reference})" if table.reference else "")
+             + f"\n  {len(ids)} unit(s) from {sum(bool(r.opts) for r in runs)} run(s): {c.stages:,} distinct "
+             f"stage(s), {c.steps:,} optimizer steps (about {c.gpu_floor_hours:,.1f} GPU-hours at the floor below)")
+        for r in runs:
+            state = (f"left out: {r.excluded}" if r.excluded else f"BLOCKED: {r.blocked}" if r.blocked
+                     else f"CANNOT PLAN: {r.error}" if r.error
+                     else f"{len(r.run_ids)} unit(s)" if r.baseline is None else "eval")
+            echo(f"  - {r.command}\n      {state}")
+        for n in table.never:
+            echo(f"  never here: {n.label}: {n.reason}")
+    for split, plan in rp.plans.items():
+        echo(f"\nsplit {split}:")
+        print_plan(plan, results_dir)
+    units = rp.units
+    usage = stage_usage(units, results_dir)
+    echo(f"\nall tables: {len(units)} distinct unit(s); stages: {usage_totals(usage)}")
+    shared = {i: t for i, t in rp.unit_tables.items() if len(t) > 1}
+    if shared:
+        echo(f"shared by several tables (planned and trained once): {len(shared)} unit(s)")
+    echo("cost: " + plan_cost(units, device, measure).text())
+    _print_inputs(rp)
+    for what, why in rp.recipe.elsewhere:
+        echo(f"not by bench reproduce: {what}: {why}")
+
+
+def _print_inputs(rp) -> None:
+    needed = {n for t in rp.tables for e in (*t.runs, *t.evals) for n in e.needs}
+    for name, state in rp.inputs.items():
+        if name in needed:
+            click.echo(f"input {name}: " + (f"present ({state.value})" if state.present else f"MISSING: {state.why}"))
+    skipped = {why for p in rp.plans.values() for _, why in p.skipped}
+    for why in sorted(skipped):
+        click.echo(f"data missing: {why}")
+
+
+def _run_all(rp, given, data_root: Path, results_dir: Path, execute, launcher: str) -> None:
+    """Every split's merged plan through `bench run`'s engine; a failed unit is listed and the tables are still
+    written from what finished."""
+    from usebench.run.grid import RunOptions, run_benchmark
+    from usebench.run.manifest import write_manifest
+
+    failed = []
+    for plan in rp.plans.values():  # every split's units in `bench status` before the first one starts
+        if plan.units:
+            write_manifest(plan, results_dir, launcher)
+    for plan in rp.plans.values():
+        opts = RunOptions(methods=(), tasks="", device=given.device, batch_size=given.batch_size, force=given.force,
+                          strict=given.strict, split=plan.split)
+        outcome = run_benchmark(opts, data_root, results_dir, execute=execute, plan=plan)
+        failed += [u for u in outcome.units if u.state in ("failed", "locked")]
+    if failed:
+        print_failures(failed, results_dir)
+
+
+def _report(rp, given, results_dir: Path, out: Path, formats: tuple[str, ...]) -> None:
+    """Write the tables, print each table's rows made and not made, exit 1 unless every table is complete."""
+    from usebench.report.reproduce_status import table_outcomes, write_tables
+
+    failed = write_tables(rp.tables, results_dir, out, formats)
+    outcomes = table_outcomes(rp.tables, rp.recipe.paper, results_dir, out, given.methods, failed)
+    blocked = [r for r in rp.runs if r.blocked or r.error]
+    for oc in outcomes:
+        _print_outcome(oc)
+    incomplete = [oc.entry.id for oc in outcomes if not oc.complete]
+    for r in blocked:
+        click.echo(f"not run ({r.table}): {r.command}: {r.blocked or r.error}", err=True)
+    if incomplete or blocked:
+        tables = sorted(set(incomplete) | {r.table for r in blocked})
+        click.secho(f"incomplete: {', '.join(tables)}", fg="red", err=True)
+        raise SystemExit(1)
+    click.echo(f"every table written with every row the recipe can make here ({out})")
+
+
+def _print_outcome(oc) -> None:
+    made = [r for r in oc.rows if r.state == "made"]
+    click.echo(f"\n{oc.entry.id}: {oc.entry.title}\n  written: {', '.join(oc.written) or 'none'}; rows made: "
+               f"{len(made)} of {len(oc.rows)}")
+    for name, why in oc.not_written:
+        click.echo(f"  NOT WRITTEN {name}: {why}")
+    for r in oc.rows:
+        if r.state != "made":
+            where = f"{r.block} · " if r.block else ""
+            click.echo(f"  {r.state.upper() if r.state == 'not made' else r.state}: {r.report}: {where}{r.label}"
+                       + (f": {r.reason}" if r.reason else ""))

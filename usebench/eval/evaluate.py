@@ -1,0 +1,72 @@
+"""Evaluate one scorer on one task split: load -> check the release -> prepare (encode unique texts once) ->
+score -> metrics."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from usebench.registry import TASKS
+from usebench.store import make_record
+from usebench.eval.scorer import Scorer
+
+
+@dataclass
+class Evaluation:
+    task: str
+    split: str
+    scores: dict[str, float]
+    main_metric: str
+    subsets: dict[str, dict[str, float]]
+    n_queries: int
+    data_sha256: str
+    timings: dict[str, float] = field(default_factory=dict)
+    release: dict[str, Any] = field(default_factory=dict)  # counts/checksums checked (usebench/tasks/release.py)
+
+    @property
+    def partial(self) -> bool:
+        """Evaluated with --allow-partial on data that is not the full release."""
+        return bool(self.release.get("partial"))
+
+    @property
+    def main_score(self) -> float:
+        return self.scores[self.main_metric]
+
+
+def evaluate(task_name: str, scorer: Scorer, split: str, data_root: str | Path,
+             allow_partial: bool = False) -> Evaluation:
+    """Run the task's protocol with ``scorer`` on ``split`` of the data under ``data_root``.
+
+    Data that is not the task's release (counts or recorded checksums differ) is refused before anything is
+    encoded, unless ``allow_partial``; then the evaluation (and its result) records what differed.
+    """
+    task = TASKS.get(task_name)
+    t0 = time.perf_counter()
+    sha, per_file = task.data_digests(data_root, split)
+    data = task.load(split, data_root)
+    release = task.check_release(split, data, data_root, per_file, allow_partial)
+    t1 = time.perf_counter()
+    scorer.prepare(task.texts(data))
+    t2 = time.perf_counter()
+    raw = task.score(data, scorer)
+    metrics = task.metrics(data, raw)
+    t3 = time.perf_counter()
+    return Evaluation(
+        task=task.name, split=split, scores=metrics, main_metric=task.main_metric,
+        subsets=task.subsets(data, raw), n_queries=task.n_queries(data), data_sha256=sha,
+        timings={"load_s": t1 - t0, "encode_s": t2 - t1, "score_s": t3 - t2}, release=release,
+    )
+
+
+def to_record(ev: Evaluation, *, run: str, method: dict[str, Any], seed: int, scorer: Scorer,
+              config: dict[str, Any]) -> dict[str, Any]:
+    task = TASKS.get(ev.task)
+    return make_record(
+        run=run,
+        task={"name": ev.task, "split": ev.split, "group": task.group, "version": task.version,
+              "data_sha256": ev.data_sha256, "n_queries": ev.n_queries, "release": ev.release,
+              "partial": ev.partial},
+        method=method, seed=seed, scores=ev.scores, main_metric=ev.main_metric, subsets=ev.subsets,
+        scorer=scorer.describe(), timings=ev.timings, config=config,
+    )

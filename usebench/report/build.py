@@ -1,0 +1,187 @@
+"""Turn a table spec and the indexed results into a built table: cells (x100) with seed statistics, the best
+value per column in bold, the paper's dagger, blocks by setting, and notes (e.g. a rank correlation)."""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+
+from usebench.report.rows import (
+    GROUP_TITLES,
+    UNTRAINED,
+    UPPER_BOUND_GROUPS,
+    ResultIndex,
+    RowKey,
+    row_label,
+)
+from usebench.report.tables import COLUMNS, Column, TableSpec
+from usebench.report.stats import SeedStats, beats_all_in_every_seed
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One table cell in display units (x100). ``mean`` None = missing (shown as missing, never as 0)."""
+
+    mean: float | None
+    std: float | None = None
+    n: int | None = None  # None: unknown (published numbers)
+    per_seed: dict[int, float] = field(default_factory=dict)
+    bold: bool = False
+    dagger: bool = False
+
+    @property
+    def missing(self) -> bool:
+        return self.mean is None
+
+    @classmethod
+    def from_stats(cls, stats: SeedStats) -> Cell:
+        if stats.n == 0:
+            return cls(None, n=0)
+        std = stats.std
+        return cls(stats.mean, None if math.isnan(std) else std, stats.n, dict(stats.values))
+
+
+@dataclass(frozen=True)
+class Row:
+    """A row: its label, block title and cells by column id."""
+
+    label: str
+    block: str
+    cells: dict[str, Cell]
+    key: RowKey | None = None
+    upper_bound: bool = False
+    slot: int | None = None  # the published row this row is (usebench.report.skeleton), None: no skeleton
+    note: str = ""  # why a skeleton row has no results of ours
+
+    @property
+    def n(self) -> int | None:
+        ns = [c.n for c in self.cells.values() if c.n]
+        return max(ns) if ns else None
+
+
+@dataclass(frozen=True)
+class Built:
+    """A table ready to render: ordered rows (grouped in blocks), columns, caption and notes."""
+
+    name: str
+    title: str
+    caption: str
+    columns: tuple[Column, ...]
+    rows: tuple[Row, ...]
+    decimals: int
+    notes: tuple[str, ...] = ()
+    show_n: bool = True
+
+    def blocks(self) -> list[tuple[str, list[Row]]]:
+        out: list[tuple[str, list[Row]]] = []
+        for row in self.rows:
+            if not out or out[-1][0] != row.block:
+                out.append((row.block, []))
+            out[-1][1].append(row)
+        return out
+
+
+def _group_rank(group: str) -> tuple[int, str]:
+    order = list(GROUP_TITLES)
+    return (order.index(group) if group in order else len(order), group)
+
+
+def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None) -> Built:
+    """The table ``spec`` over every row of ``index`` that has at least one of its cells."""
+    split = split or spec.split
+    columns = tuple(COLUMNS[c] for c in spec.columns)
+    stats: dict[RowKey, dict[str, SeedStats]] = {}
+    for key in index.rows:
+        if spec.groups is not None and key.group not in spec.groups:
+            continue
+        cells = {c.id: index.cell(key, c, split).scaled(100.0) for c in columns}
+        if any(s.n for s in cells.values()):
+            stats[key] = cells
+    stats = _minus_baseline(spec, stats)
+    keys = sorted(stats, key=lambda k: (_group_rank(k.group), k.sort_key()))
+    trained_models = {k.model for k in keys if k.method not in UNTRAINED}
+    show_model = len(trained_models) > 1
+    rows = []
+    for key in keys:
+        cells = {cid: Cell.from_stats(s) for cid, s in stats[key].items()}
+        cells = _daggers(spec, key, stats, cells)
+        rows.append(Row(label=row_label(key, show_model), block=GROUP_TITLES.get(key.group, key.group), cells=cells,
+                        key=key, upper_bound=key.group in UPPER_BOUND_GROUPS))
+    rows = _bold(rows, columns, spec.decimals)
+    notes = [spec.caption]
+    if len(trained_models) == 1:
+        notes.append(f"Trained rows start from {next(iter(trained_models))}.")
+    notes.append(f"Split: {split}.")
+    if spec.baseline:
+        notes.append(f"Cells are differences to {spec.baseline} of the same setting (rows without it are left out).")
+    if spec.correlate:
+        notes.append(rank_correlation_note(rows, *spec.correlate))
+    return Built(name=spec.name, title=spec.title, caption=spec.caption, columns=columns, rows=tuple(rows),
+                 decimals=spec.decimals, notes=tuple(notes))
+
+
+def _minus_baseline(spec: TableSpec, stats: dict[RowKey, dict[str, SeedStats]]) -> dict[RowKey, dict[str, SeedStats]]:
+    """Each row minus the ``spec.baseline`` row of the same experiment, seed by seed (common seeds only); the
+    baseline rows themselves and rows without a baseline are dropped. Unchanged without a baseline."""
+    if not spec.baseline:
+        return stats
+    out = {}
+    for key, cells in stats.items():
+        base = [k for k in stats if k.method == spec.baseline and k.same_experiment(key)]
+        if key.method == spec.baseline or not base:
+            continue
+        out[key] = {cid: SeedStats({s: v - stats[base[0]][cid].values[s] for s, v in cell.values.items()
+                                    if s in stats[base[0]][cid].values}) for cid, cell in cells.items()}
+    return out
+
+
+def _daggers(spec: TableSpec, key: RowKey, stats: dict[RowKey, dict[str, SeedStats]],
+             cells: dict[str, Cell]) -> dict[str, Cell]:
+    """Mark the cells where the row beats every ``spec.dagger_vs`` method of its block in every seed."""
+    if not spec.dagger_vs or key.method in spec.dagger_vs or (spec.dagger_for and key.method not in spec.dagger_for):
+        return cells
+    rivals = []
+    for method in spec.dagger_vs:
+        match = [k for k in stats if k.method == method and k.same_experiment(key)]
+        if not match:
+            return cells
+        rivals.append(match[0])
+    return {cid: replace(cell, dagger=beats_all_in_every_seed(stats[key][cid], [stats[r][cid] for r in rivals]))
+            for cid, cell in cells.items()}
+
+
+def _bold(rows: list[Row], columns: tuple[Column, ...], decimals: int) -> list[Row]:
+    """Bold the best displayed value per column (ties all bold); upper-bound rows neither count nor get bold."""
+    best: dict[str, float] = {}
+    for col in columns:
+        values = [round(r.cells[col.id].mean, decimals) for r in rows
+                  if not r.upper_bound and not r.cells[col.id].missing]
+        if values:
+            best[col.id] = max(values)
+    out = []
+    for r in rows:
+        cells = {cid: replace(c, bold=(not r.upper_bound and not c.missing and cid in best
+                                       and round(c.mean, decimals) == best[cid]))
+                 for cid, c in r.cells.items()}
+        out.append(replace(r, cells=cells))
+    return out
+
+
+def rank_correlation(pairs: list[tuple[float, float]]) -> float | None:
+    """Spearman's rho of the pairs (scipy); None for fewer than 3 pairs or a constant column."""
+    from scipy.stats import spearmanr
+
+    if len(pairs) < 3:
+        return None
+    rho = spearmanr([p[0] for p in pairs], [p[1] for p in pairs]).statistic
+    return None if math.isnan(float(rho)) else float(rho)
+
+
+def rank_correlation_note(rows: list[Row] | tuple[Row, ...], a: str, b: str, who: str = "ours") -> str:
+    """The line printed under a table: Spearman's rho between columns ``a`` and ``b`` over the rows with both."""
+    pairs = [(r.cells[a].mean, r.cells[b].mean) for r in rows
+             if a in r.cells and b in r.cells and not r.cells[a].missing and not r.cells[b].missing]
+    rho = rank_correlation(pairs)
+    names = f"{COLUMNS[a].header} vs {COLUMNS[b].header}" if a in COLUMNS and b in COLUMNS else f"{a} vs {b}"
+    if rho is None:
+        return f"Rank correlation ({who}, {names}): n/a ({len(pairs)} rows with both; needs >= 3 and variation)."
+    return f"Rank correlation ({who}, {names}): Spearman rho = {rho:.2f} over {len(pairs)} rows."

@@ -1,0 +1,190 @@
+"""`bench report`: read the results store, build the requested tables, write them in the requested formats
+with the published numbers beside them, and draw the plots. Nothing is re-run."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from usebench.errors import BenchError
+from usebench.report.build import Built
+from usebench.report.reference import compare, our_settings, published
+from usebench.paths import default_data_root
+from usebench.report.pairing import PairingContext
+from usebench.report.row_settings import run_settings
+from usebench.report.page import write_page
+from usebench.report.pretraining import break_even, break_even_csv, break_even_markdown, pretraining_figure
+from usebench.report.render import comparison_csv, to_csv, to_json
+from usebench.report.rows import ResultIndex, index_results
+from usebench.report.sections import Section, section_latex, section_markdown
+from usebench.report.skeleton import build_with_skeleton
+from usebench.report.stats import SeedStats, paired_comparison
+from usebench.report.tables import COLUMNS, TABLES
+from usebench.report.tsdae_analyses import SECTION_BUILDERS
+from usebench.store import StoredResult, iter_results, write_json_atomic
+
+Format = Literal["md", "tex", "csv", "html"]
+FORMATS: tuple[Format, ...] = ("md", "tex", "csv", "html")
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What `bench report` builds."""
+
+    results_dir: Path
+    out: Path = Path("reports")
+    tables: tuple[str, ...] = ("paper-table2", "sts-table", "specific-vs-sts")
+    formats: tuple[Format, ...] = FORMATS
+    split: str | None = None  # None: each table's own split
+    reference_source: str | None = None
+    split_configs: bool = False
+    compare: tuple[str, str] | None = None
+    plots: bool = True
+    # --user-sample NAME=SHA256: the user's own sample of an unpublished corpus a published row names (the
+    # thesis' OpenWebText 1M, Quora titles 100k); a run on it pairs with the row, which then says "user's sample"
+    user_samples: tuple[tuple[str, str], ...] = ()
+    data_root: Path | None = None  # the releases a published row's data is hashed from (None: $BENCH_DATA)
+
+
+@dataclass
+class Report:
+    sections: list[Section]
+    plots: list = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+    n_results: int = 0
+    partial: list[Path] = field(default_factory=list)  # results made with --allow-partial (not the release's data)
+
+    def markdown(self) -> str:
+        return "\n".join(section_markdown(s) for s in self.sections)
+
+
+def paired_lines(built: Built, a: str, b: str) -> list[str]:
+    """Method ``a`` vs ``b`` per column, paired by seed within each block and base model."""
+    lines = []
+    for ra in (r for r in built.rows if r.key and r.key.method == a):
+        for rb in (r for r in built.rows if r.key and r.key.method == b and r.key.same_experiment(ra.key)):
+            for c in built.columns:
+                ca, cb = ra.cells[c.id], rb.cells[c.id]
+                if ca.missing or cb.missing:
+                    continue
+                pc = paired_comparison(SeedStats(ca.per_seed), SeedStats(cb.per_seed))
+                lines.append(f"{ra.label} (A) vs {rb.label} (B), {c.group} {c.header}: {pc.summary(scale=1.0)}")
+    return lines or [explain_no_pairs(built, a, b)]
+
+
+def explain_no_pairs(built: Built, a: str, b: str) -> str:
+    """Why ``--compare a,b`` found nothing to pair in this table, and what would make a pair."""
+    rows = {m: [r for r in built.rows if r.key and r.key.method == m] for m in (a, b)}
+    present = sorted({r.key.method for r in built.rows if r.key})
+    absent = [m for m in (a, b) if not rows[m]]
+    if absent:
+        return (f"--compare {a},{b}: nothing to compare in {built.name}: no results of method "
+                f"{' or '.join(repr(m) for m in absent)} in its columns (methods with results here: "
+                f"{', '.join(present) or 'none'})")
+    same = [(ra, rb) for ra in rows[a] for rb in rows[b] if rb.key.same_experiment(ra.key)]
+    if not same:
+        def where(r):
+            k = r.key
+            return f"{r.label} [block {k.group}, model {k.model}, corpus {k.corpus or 'own'}, size {k.corpus_size}]"
+        return (f"--compare {a},{b}: nothing to compare in {built.name}: pairs need the same block, base model, "
+                f"training corpus and corpus size, and none match: A rows {'; '.join(map(where, rows[a]))}; "
+                f"B rows {'; '.join(map(where, rows[b]))}")
+    return (f"--compare {a},{b}: nothing to compare in {built.name}: the matching rows have no column with results "
+            "of both methods")
+
+
+def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Section]:
+    """Build every requested table from the results (no files written)."""
+    index: ResultIndex = index_results(results, opts.split_configs)
+    settings, runs = our_settings(index), run_settings(index)
+    context = PairingContext(opts.data_root or default_data_root(), dict(opts.user_samples))
+    sections = []
+    for name in opts.tables:
+        spec = TABLES.get(name)
+        if name in SECTION_BUILDERS:  # tables whose rows are configurations (TSDAE App. A, Table 4)
+            sections.append(SECTION_BUILDERS[name](results, spec))
+            continue
+        built = build_with_skeleton(spec, index, opts.split)
+        comparison = compare(built, spec, opts.reference_source, settings, runs, context)
+        paired = paired_lines(built, *opts.compare) if opts.compare else []
+        sections.append(Section(built, comparison, published(spec), paired))
+    return sections
+
+
+def make_report(opts: ReportOptions) -> Report:
+    """Build and write the report; returns what was written."""
+    results = list(iter_results(opts.results_dir))
+    if not results:
+        raise BenchError(f"no results in {opts.results_dir}; run `bench eval` or `bench run` first")
+    for f in opts.formats:
+        if f not in FORMATS:
+            raise BenchError(f"unknown format {f!r} (known: {', '.join(FORMATS)})")
+    sections = build_sections(results, opts)
+    report = Report(sections=sections, n_results=len(results),
+                    partial=[r.path for r in results if r.record["task"].get("partial")])
+    out = opts.out
+    out.mkdir(parents=True, exist_ok=True)
+    for s in sections:
+        name = s.built.name
+        if "md" in opts.formats:
+            report.files.append(_write(out / f"{name}.md", section_markdown(s)))
+        if "tex" in opts.formats:
+            report.files.append(_write(out / f"{name}.tex", section_latex(s)))
+        if "csv" in opts.formats:
+            report.files.append(_write(out / f"{name}.csv", to_csv(s.built)))
+            report.files.append(_write(out / f"{name}-vs-paper.csv", comparison_csv(s.comparison)))
+            report.files.append(write_json_atomic(out / f"{name}.json", to_json(s.built, s.comparison)))
+    report.files += _break_even(results, out, opts)
+    if opts.plots:
+        report.plots = _plots(results, sections, out / "plots", opts)
+        report.files += [p.png for p in report.plots] + [p.data for p in report.plots]
+    if "html" in opts.formats:
+        report.files.append(write_page(out / "report.html", sections, report.plots, len(results), opts.results_dir))
+    return report
+
+
+def _plots(results: list[StoredResult], sections: list[Section], out: Path, opts: ReportOptions) -> list:
+    from usebench.report import plots
+
+    out.mkdir(parents=True, exist_ok=True)
+    made = [plots.seed_spread(s.built, out) for s in sections]
+    made.append(plots.loss_curves(results, out))
+    index = index_results(results, opts.split_configs)
+    made.append(plots.corpus_size_curve(index, out))
+    made.append(pretraining_figure(index, out))
+    made += _thesis_plots(results, sections, out, index)
+    return [p for p in made if p is not None]
+
+
+def _thesis_plots(results: list[StoredResult], sections: list[Section], out: Path, index: ResultIndex) -> list:
+    """R. Wang 2022's figures: R@k / P@k curves of its Fig. 5.3 / 5.4 tables (SimCSE NT-Xent rows, the figures'
+    setting), and the BM25 alpha sweep."""
+    from usebench.report.thesis import alpha_sweep, recall_precision_curves
+
+    curves = [recall_precision_curves(s.built, out, s.built.name, index) for s in sections
+              if s.built.name in ("thesis-fig5.3", "thesis-fig5.4")]
+    return [*curves, alpha_sweep(results, out)]
+
+
+def _break_even(results: list[StoredResult], out: Path, opts: ReportOptions) -> list[Path]:
+    """Table 10 (``pretraining-breakeven.md``/``.csv``) when the store has the supervised curve and an
+    unsupervised score on the same split; nothing otherwise."""
+    from usebench.report.plots import _write_csv
+    from usebench.report.reference import load_reference
+
+    rows = break_even(index_results(results, opts.split_configs))
+    if not rows:
+        return []
+    paper = load_reference()["tables"]["tsdae-table10"]["rows"][0]["values"]
+    md = _write(out / "pretraining-breakeven.md", break_even_markdown(rows, paper))
+    _write_csv(out / "pretraining-breakeven.csv", ("column", "unsupervised", "target", "precision", "found", "low",
+                                                   "high", "next_size"), break_even_csv(rows))
+    return [md, out / "pretraining-breakeven.csv"]
+
+
+def _write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+__all__ = ["COLUMNS", "Report", "ReportOptions", "build_sections", "make_report"]

@@ -1,0 +1,61 @@
+"""The single self-contained HTML page: every table, the published numbers, and the plots embedded as
+base64 PNG (no external file, no script, so it opens anywhere and offline)."""
+from __future__ import annotations
+
+import base64
+import html
+from collections.abc import Sequence
+from pathlib import Path
+
+from usebench import __version__
+from usebench.report.plots import Plot
+from usebench.report.sections import Section, section_html
+from usebench.store import now_iso
+
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 0.3em; font-size: 13px; }
+th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; }
+thead th { background: #dbe7f3; border-bottom: 2px solid #5b7fa6; }
+th.group { border-bottom: 1px solid #5b7fa6; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.missing { text-align: center; color: #999; }
+td.lead { white-space: nowrap; }
+tr.block td { background: #f3f3f3; font-style: italic; }
+.std, .aside { color: #666; font-size: 11px; }
+p.note { margin: 0.1em 0; font-size: 12px; color: #444; }
+section.table { margin-bottom: 1.5em; overflow-x: auto; }
+figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
+"""
+
+
+def _img(path: Path) -> str:
+    return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def render_page(sections: Sequence[Section], plots: Sequence[Plot], n_results: int, results_dir: Path) -> str:
+    """The page as one HTML string."""
+    nav = " · ".join(f'<a href="#{html.escape(s.built.name)}">{html.escape(s.built.name)}</a>'
+                     for s in sections)
+    body = ["<h1>usebench report</h1>",
+            (f'<p class="note">{n_results} result files from {html.escape(str(results_dir))}; '
+             f"usebench {__version__}; generated {now_iso()}. Values x100; mean ± sample std over seeds.</p>"),
+            f"<nav>{nav}</nav>"]
+    for s in sections:
+        body += [f'<h2 id="{html.escape(s.built.name)}-section">Table {html.escape(s.built.name)}</h2>',
+                 section_html(s)]
+    if plots:
+        body.append("<h2>Plots</h2>")
+        for p in plots:
+            body.append(f'<figure><img src="{_img(p.png)}" alt="{html.escape(p.caption)}">'
+                        f"<figcaption>{html.escape(p.caption)} (data: {html.escape(p.data.name)})</figcaption>"
+                        "</figure>")
+    return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+            "<link rel=\"icon\" href=\"data:,\">\n<title>usebench report</title>\n"
+            f"<style>{STYLE}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")
+
+
+def write_page(path: Path, sections: Sequence[Section], plots: Sequence[Plot], n_results: int,
+               results_dir: Path) -> Path:
+    path.write_text(render_page(sections, plots, n_results, results_dir), encoding="utf-8")
+    return path

@@ -1,0 +1,165 @@
+"""Plots for reports (matplotlib, Agg), each written as a PNG plus the CSV of the numbers drawn:
+per-seed spread per method and column, training-loss curves from ``<run>/log.jsonl``, and the corpus-size
+curve (TSDAE paper Fig. 3: score vs number of unlabeled training sentences) when such runs exist."""
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from usebench.errors import DataFormatError
+from usebench.report.build import Built
+from usebench.report.rows import ResultIndex, RowKey, row_label
+from usebench.report.tables import COLUMNS
+from usebench.store import StoredResult
+
+# Fig. 3 plots the main score of each USEB task (and we add STSb when present).
+CORPUS_COLUMNS = ("askubuntu", "cqadupstack", "twitterpara.avg", "scidocs.avg", "stsb")
+
+
+@dataclass(frozen=True)
+class Plot:
+    """A written plot: its PNG, the CSV behind it, and a caption."""
+
+    name: str
+    png: Path
+    data: Path
+    caption: str
+
+
+def _figure(n_panels: int, width: float = 3.6, height: float = 3.0):
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    cols = min(n_panels, 4)
+    rows = math.ceil(n_panels / cols)
+    fig = Figure(figsize=(width * cols, height * rows), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = [fig.add_subplot(rows, cols, i + 1) for i in range(n_panels)]
+    return fig, axes
+
+
+def _write_csv(path: Path, header: Iterable[str], rows: Iterable[Iterable]) -> None:
+    with path.open("w", newline="", encoding="utf-8") as fh:
+        w = csv.writer(fh, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def seed_spread(built: Built, out_dir: Path) -> Plot | None:
+    """One panel per column: every seed's value per row (dots) and the mean (bar)."""
+    cols = [c for c in built.columns if any(not r.cells[c.id].missing for r in built.rows)]
+    if not cols:
+        return None
+    fig, axes = _figure(len(cols))
+    data = []
+    for ax, col in zip(axes, cols):
+        rows = [r for r in built.rows if not r.cells[col.id].missing]
+        for x, r in enumerate(rows):
+            seeds = sorted(r.cells[col.id].per_seed.items())
+            color = f"C{built.rows.index(r) % 10}"  # one colour per row in every panel
+            ax.scatter([x] * len(seeds), [v for _, v in seeds], s=14, alpha=0.7, color=color)
+            ax.hlines(r.cells[col.id].mean, x - 0.3, x + 0.3, colors="black", linewidth=1.5)
+            data += [(built.name, r.label, col.id, s, v) for s, v in seeds]
+        ax.set_xticks(range(len(rows)), [r.label for r in rows], rotation=35, ha="right", fontsize=7)
+        ax.set_title(f"{col.group} {col.header}".strip(), fontsize=9)
+        ax.tick_params(axis="y", labelsize=7)
+    fig.suptitle(f"{built.name}: per-seed values (x100), bar = mean", fontsize=10)
+    png, csv_path = out_dir / f"{built.name}-seeds.png", out_dir / f"{built.name}-seeds.csv"
+    fig.savefig(png)
+    _write_csv(csv_path, ("table", "row", "column", "seed", "value"), data)
+    return Plot(f"{built.name}-seeds", png, csv_path, f"{built.title}: spread over seeds")
+
+
+def read_log(path: Path) -> list[tuple[int, float]]:
+    """(step, loss) pairs from a ``log.jsonl``; lines without a loss (e.g. evaluations) are not losses."""
+    points = []
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except json.JSONDecodeError:
+            raise DataFormatError(path, lineno, "one JSON object per line", line) from None
+        if isinstance(entry, dict) and "loss" in entry and "step" in entry and entry["loss"] is not None:
+            points.append((int(entry["step"]), float(entry["loss"])))
+    return points
+
+
+def loss_curves(results: list[StoredResult], out_dir: Path) -> Plot | None:
+    """Training loss against step for every run directory with a ``log.jsonl``, one line per run."""
+    runs: dict[Path, dict] = {}
+    for r in results:
+        log = r.path.parent.parent / "log.jsonl"
+        if log.is_file():
+            runs.setdefault(log, r.record)
+    curves = [(log, rec, read_log(log)) for log, rec in sorted(runs.items())]
+    curves = [c for c in curves if c[2]]
+    if not curves:
+        return None
+    fig, (ax,) = _figure(1, width=7.0, height=4.0)
+    data = draw_loss_curves(ax, curves)
+    png, csv_path = out_dir / "loss-curves.png", out_dir / "loss-curves.csv"
+    fig.savefig(png)
+    _write_csv(csv_path, ("run", "method", "seed", "step", "loss"), data)
+    return Plot("loss-curves", png, csv_path, "Training loss per run (from log.jsonl)")
+
+
+# A run logged at fewer points than this is drawn with markers: a line through one point is invisible, and a
+# sparse log (short smoke runs, large log_every) should show where its values actually are.
+MARKER_BELOW = 30
+
+
+def draw_loss_curves(ax, curves: list[tuple[Path, dict, list[tuple[int, float]]]]) -> list[tuple]:
+    """One line per run on ``ax`` (markers where a run has few points); returns the CSV rows drawn."""
+    data = []
+    for log, rec, points in curves:
+        label = f"{rec['method']['name']} s{rec['seed']}"
+        style = {"marker": "o", "markersize": 4} if len(points) < MARKER_BELOW else {}
+        ax.plot([p[0] for p in points], [p[1] for p in points], linewidth=1, label=label, **style)
+        data += [(log.parent.name, rec["method"]["name"], rec["seed"], s, v) for s, v in points]
+    ax.set_xlabel("step")
+    ax.set_ylabel("training loss")
+    ax.legend(fontsize=7)
+    return data
+
+
+def _corpus_split(index: ResultIndex, key: RowKey, task: str) -> str:
+    # Fig. 3 uses the development sets (TwitterPara has none, so its test set).
+    return "dev" if index.results(key, task, "dev") else "test"
+
+
+def corpus_size_curve(index: ResultIndex, out_dir: Path) -> Plot | None:
+    """Score (mean ± std over seeds) against training-corpus size, one panel per task, one line per method."""
+    keys = [k for k in index.rows if k.corpus_size]
+    cols = [COLUMNS[c] for c in CORPUS_COLUMNS]
+    data = []
+    for k in keys:
+        for col in cols:
+            split = _corpus_split(index, k, col.task or "")
+            stats = index.cell(k, col, split).scaled(100.0)
+            if stats.n:
+                std = stats.std
+                data.append((col.id, split, k.method, row_label(replace(k, corpus_size=None), False),
+                             k.corpus_size, stats.mean, "" if math.isnan(std) else std, stats.n))
+    if not data:
+        return None
+    shown = [c for c in cols if any(d[0] == c.id for d in data)]
+    fig, axes = _figure(len(shown))
+    for ax, col in zip(axes, shown):
+        for label in sorted({d[3] for d in data if d[0] == col.id}):
+            pts = sorted((d[4], d[5], d[6] or 0.0) for d in data if d[0] == col.id and d[3] == label)
+            ax.errorbar([p[0] for p in pts], [p[1] for p in pts], yerr=[p[2] for p in pts], marker="o", ms=3,
+                        capsize=2, label=label)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("training sentences", fontsize=8)
+        ax.set_title(f"{col.group} {col.header}".strip(), fontsize=9)
+        ax.legend(fontsize=6)
+    fig.suptitle("Score (x100) vs unlabeled corpus size (TSDAE paper Fig. 3)", fontsize=10)
+    png, csv_path = out_dir / "corpus-size.png", out_dir / "corpus-size.csv"
+    fig.savefig(png)
+    _write_csv(csv_path, ("column", "split", "method", "row", "corpus_size", "mean", "std", "n"), data)
+    return Plot("corpus-size", png, csv_path, "Influence of corpus size (mean ± std over seeds)")

@@ -1,0 +1,189 @@
+"""A table's skeleton is the paper's: its blocks, rows and columns in the paper's order, each row named as the
+paper prints it, every slot filled with our row of that setting or shown as "—" with the reason.
+
+A report table that reproduces a published table names it (``TableSpec.skeleton``). Each published row is a slot;
+our rows are slotted by what the row is (method, setting block, pooling, the evaluated model of an untrained row,
+and the config keys that tell the table's rows of one method apart, e.g. ``loss`` in the thesis' Table 5.9),
+never by a label. A slot's label is the paper's, with our marks where our row differs from it in something a
+reader must see (a variant of the preset, another backbone, another training corpus). Our rows that fit no slot
+follow the skeleton in blocks of their own, marked as not in the paper's table. Whether the paper's *number* may
+stand beside ours is a separate, stricter question (:mod:`usebench.report.reference`).
+
+:func:`table_status` says, slot by slot, whether a table was made: what `bench reproduce` reports and exits on.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from usebench.report.build import Built, Cell, Row, build_table
+from usebench.report.reference import RefEntry, entries, matches, same_model
+from usebench.report.rows import UNTRAINED, ResultIndex, RowKey, index_results, row_marks  # noqa: F401
+from usebench.report.tables import TABLES, TableSpec
+
+NOT_IN_PAPER = " (not in the paper's table)"
+
+
+@dataclass(frozen=True)
+class SlotStatus:
+    """One published row of a reproduced table: whether our table has it, and why not."""
+
+    table: str  # report table name, e.g. "paper-table2"
+    block: str  # the paper's block title
+    label: str  # the paper's row label
+    made: bool  # our row for this slot has a value in every column
+    reason: str  # "" when made; else why (no results, missing columns, or why it can never be made here)
+    never: bool  # can never be made here (USE-large, Sent2Vec, eBay-internal data)
+
+
+def _row_configs(index: ResultIndex, key: RowKey) -> list[Mapping[str, Any]]:
+    """The stage configs of the row's own method in every result of the row (a chain's other stages aside)."""
+    out = []
+    for results in index.rows.get(key, {}).values():
+        for r in results:
+            config = r.record.get("config") or {}
+            stages = config.get("stages") if isinstance(config.get("stages"), list) else [config]
+            own = [s for s in stages if isinstance(s, dict) and s.get("method") == key.method] or stages[-1:]
+            out += [s.get("config") or {} for s in own if isinstance(s, dict)]
+    return out
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)) and not isinstance(a, bool | str) \
+            and not isinstance(b, bool | str):
+        return math.isclose(float(a), float(b), rel_tol=1e-9, abs_tol=1e-12)
+    return a == b
+
+
+def distinguishing_keys(slots: Sequence[RefEntry]) -> dict[int, dict[str, Any]]:
+    """Per slot, the config values that set it apart from the table's other slots of the same method (the keys
+    whose published values differ among them): what a row of ours must have to be that slot's."""
+    out: dict[int, dict[str, Any]] = {}
+    for i, slot in enumerate(slots):
+        if not slot.match:
+            continue
+        same = [s for s in slots if s.match == slot.match]
+        mine = (slot.settings or {}).get("config") or {}
+        out[i] = {k: v for k, v in mine.items()
+                  if any(not _same(((s.settings or {}).get("config") or {}).get(k), v) for s in same)}
+    return out
+
+
+def table_backbones(slots: Sequence[RefEntry]) -> frozenset[str]:
+    """The backbones the published table's trained rows start from (bert-base-uncased): an untrained row of that
+    model is "the backbone", which a run's own backbone (--model) stands in for, marked in its label."""
+    return frozenset(str(e.model) for e in slots if e.match and e.match.get("method") not in UNTRAINED and e.model)
+
+
+def fits(slot: RefEntry, key: RowKey, wanted: Mapping[str, Any], configs: Sequence[Mapping[str, Any]],
+         backbones: frozenset[str] = frozenset()) -> bool:
+    """Whether our row is the slot's kind of row. A slot that names no block holds the unsupervised rows of a
+    trained method (the STS tables list methods, not settings)."""
+    if not slot.match or not matches(slot, key):
+        return False
+    model = slot.match.get("model")
+    if key.method in UNTRAINED and model and model not in backbones and not same_model(key.model, model):
+        return False  # an untrained row of a published checkpoint is that checkpoint: a tiny BERT is no SBERT row
+    if "group" not in slot.match and key.method not in UNTRAINED and key.group != "unsupervised":
+        return False
+    if not _data_kind_fits((slot.settings or {}).get("train_data"), key):
+        return False
+    if not wanted:
+        return True
+    return bool(configs) and all(all(_same(c.get(k), v) for c in configs) for k, v in wanted.items())
+
+
+def _data_kind_fits(train_data: Any, key: RowKey) -> bool:
+    """The kind of training data the slot's row had: the evaluated task's own (``in-domain``: our row has no
+    corpus of its own), or a corpus of its own (Table 11's TSDAE on Wikipedia sentences: a file, a named corpus, or
+    the evaluated task's own sample; never another target task's sentences scored elsewhere). Which corpus exactly, and whether it is
+    the published one, is the pairing's question (:mod:`usebench.report.pairing`), decided by content."""
+    from usebench.data.nli_sentences import is_named_corpus
+
+    if key.method in UNTRAINED or train_data in (None, "none"):
+        return True
+    if train_data == "in-domain":
+        return not key.corpus
+    if isinstance(train_data, Mapping) and train_data.get("from_task"):  # a sample of the evaluated task's own
+        return not key.corpus                                            # corpus (the thesis' Quora titles 100k)
+    # a corpus of its own (a file or a named corpus), never a target task's own sentences scored elsewhere
+    return key.corpus.startswith("file:") or is_named_corpus(key.corpus)
+
+
+def slot_label(slot: RefEntry, key: RowKey) -> str:
+    """The paper's label, with our marks where our row is not the published row's setting in plain sight."""
+    label = slot.label
+    if slot.model and key.model and not same_model(key.model, slot.model):
+        label += f" · {key.model.rstrip('/').rsplit('/', 1)[-1]}"
+    return label + row_marks(key)
+
+
+def _why_not(slot: RefEntry) -> tuple[str, bool]:
+    """(reason, never) for an empty slot."""
+    if not slot.match:
+        note = (slot.settings or {}).get("note") or slot.note or "no counterpart in the suite"
+        return f"cannot be made here: {note}", True
+    where = f" in the {slot.match['group']} setting" if "group" in slot.match else ""
+    return f"no results of {slot.match.get('method')}{where} in this store", False
+
+
+def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:
+    """``built`` laid out on the published table ``spec.skeleton``: every slot in the paper's order (our rows of
+    it, or a "—" row saying why not), then our rows that fit no slot, in blocks marked as not in the paper."""
+    if not spec.skeleton:
+        return built
+    slots = entries(spec.skeleton)
+    wanted, backbones = distinguishing_keys(slots), table_backbones(slots)
+    configs = {r.key: _row_configs(index, r.key) for r in built.rows if r.key is not None}
+    placed: set[int] = set()
+    rows: list[Row] = []
+    missing_notes = []
+    for i, slot in enumerate(slots):
+        mine = [(n, r) for n, r in enumerate(built.rows) if n not in placed and r.key is not None
+                and fits(slot, r.key, wanted.get(i, {}), configs[r.key], backbones)]
+        for n, r in mine:
+            placed.add(n)
+            rows.append(replace(r, label=slot_label(slot, r.key), block=slot.block, slot=i))
+        if not mine:
+            reason, _ = _why_not(slot)
+            rows.append(Row(label=slot.label, block=slot.block, cells={c.id: Cell(None, n=0) for c in built.columns},
+                            slot=i, note=reason))
+            missing_notes.append(f"— {slot.block} / {slot.label}: {reason}.")
+    rows += [replace(r, block=r.block + NOT_IN_PAPER) for n, r in enumerate(built.rows) if n not in placed]
+    source = slots[0].source if slots else spec.skeleton
+    notes = list(built.notes) + [f"Rows and blocks in the order of {source}; a row of ours carries the paper's "
+                                 "label and our marks (backbone, corpus, variant) where it differs."]
+    if missing_notes:
+        notes.append(f"Rows of {source} not made here:")
+        notes += missing_notes
+    return replace(built, rows=tuple(rows), notes=tuple(notes))
+
+
+def build_with_skeleton(spec: TableSpec, index: ResultIndex, split: str | None = None) -> Built:
+    """:func:`usebench.report.build.build_table`, laid out on the paper's table where the spec names one."""
+    return apply_skeleton(build_table(spec, index, split), spec, index)
+
+
+def table_status(table: str, index: ResultIndex) -> list[SlotStatus]:
+    """Slot by slot, whether report table ``table`` has the published table's row, and why not."""
+    spec = TABLES.get(table)
+    if not spec.skeleton:
+        return []
+    slots = entries(spec.skeleton)
+    built = build_with_skeleton(spec, index)
+    out = []
+    for i, slot in enumerate(slots):
+        ours = [r for r in built.rows if r.slot == i and r.key is not None]
+        full = [r for r in ours if not any(c.missing for c in r.cells.values())]
+        if full:
+            out.append(SlotStatus(table, slot.block, slot.label, True, "", False))
+        elif ours:
+            gaps = sorted({c.header if not c.group else f"{c.group} {c.header}" for r in ours for c in built.columns
+                           if r.cells[c.id].missing})
+            out.append(SlotStatus(table, slot.block, slot.label, False, "no results for " + ", ".join(gaps), False))
+        else:
+            reason, never = _why_not(slot)
+            out.append(SlotStatus(table, slot.block, slot.label, False, reason, never))
+    return out

@@ -1,0 +1,275 @@
+"""Evaluate a model on a list of tasks and store the results (the engine behind `bench eval`).
+
+Before a model is loaded: the options are checked, the results directory must be writable, tasks without the
+split or the data are set aside, and a stored result is reused only if it was made with the same configuration,
+precision and data (its ``config_hash``, ``scorer.dtype`` and ``task.data_sha256``) and has a finite main score.
+The model is loaded only when some task is left to evaluate. ``log`` gets one line per task as it starts and
+ends (task, split, items, seconds, main score), whether or not stdout is a terminal.
+"""
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from usebench.errors import MissingDataError, NonFiniteScoreError
+from usebench.eval.evaluate import Evaluation, evaluate, to_record
+from usebench.eval.scorer import DenseScorer, Scorer
+from usebench.store import check_finite_main_score, check_writable, config_hash, result_path, run_id, save_result
+
+Log = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class EvalOptions:
+    """How to build the scorer for `bench eval` (checked on creation: a bad value never reaches a model)."""
+
+    model: str = "minilm"
+    pooling: str | None = None
+    max_length: int | None = None
+    batch_size: int = 64
+    device: str | None = None
+    cache_dir: Path | None = None
+    precision: str = "fp32"  # fp32 on every device; "bf16" (autocast) only when asked for
+    allow_partial: bool = False  # evaluate data that is not the full release (recorded in each result)
+    show_progress: bool = True  # the encoder's progress bar (usebench.evaluate(show_progress=False) turns it off)
+
+    def __post_init__(self) -> None:
+        from usebench.eval.encoder import check_positive, check_precision
+
+        check_positive(self.batch_size, "--batch-size")
+        check_positive(self.max_length, "--max-length")
+        check_precision(self.precision)
+
+
+@dataclass
+class EvalOutcome:
+    run_id: str
+    split: str = "test"
+    evaluations: list[Evaluation] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (task, reason)
+    reused: list[str] = field(default_factory=list)
+    failed: list[tuple[str, str]] = field(default_factory=list)  # (task, reason): nothing stored for them
+
+
+def describe_model(opts: EvalOptions) -> tuple[dict[str, Any], dict[str, Any], str | None]:
+    """(method description, run config, precision) of ``opts.model`` without loading its weights."""
+    from usebench.eval.bm25 import MODEL_NAMES, bm25_method
+
+    if opts.model in MODEL_NAMES:  # lexical baseline: `--model bm25 | bm25-elasticsearch | bm25-anserini`
+        _, method, config = bm25_method(opts.model)
+        return method, config, None
+    if opts.model.startswith("wordvec:"):  # bag of words: `--model wordvec:PATH` (the paper's Avg. GloVe row)
+        from usebench.eval.wordvec import WordVecEncoder, vectors_sha256
+
+        method = {"name": "wordvec", "base_model": opts.model, "pooling": WordVecEncoder.pooling,
+                  "max_length": WordVecEncoder.max_length}
+        return method, {**method, "vectors_sha256": vectors_sha256(opts.model.removeprefix("wordvec:"))[:16]}, None
+    from usebench.eval.encoder import pick_device, precision_label, resolve_settings
+    from usebench.eval.models import model_fingerprint, resolve_model
+
+    pick_device(opts.device)  # a device this machine lacks fails here, before any work
+    info = resolve_model(opts.model)
+    pooling, max_length = resolve_settings(info, opts.pooling, opts.max_length)
+    method = {"name": info.method.get("method", "base"), "base_model": opts.model, "pooling": pooling,
+              "max_length": max_length}
+    # The precision is in the config, hence in the run id: a bf16 result is never reused or averaged as fp32.
+    config = {**method, "model_fingerprint": model_fingerprint(info)[:16], "precision": opts.precision}
+    if not info.method and info.pooling and Path(info.path, "modules.json").is_file():
+        method["sentence_encoder"] = True  # an out-of-the-box sentence-transformers model (report block)
+    from usebench.eval.models import recorded_backbone
+
+    # By content, for the report's pairing with a published row; not in the config (the run id is unchanged).
+    method["backbone"] = recorded_backbone(opts.model)
+    return method, config, precision_label(opts.precision)
+
+
+def build_scorer(opts: EvalOptions) -> tuple[Scorer, dict, dict]:
+    """The scorer for ``opts.model`` plus its method description and config (for the run id and records)."""
+    from usebench.eval.bm25 import MODEL_NAMES, bm25_method
+
+    if opts.model in MODEL_NAMES:
+        return bm25_method(opts.model)
+    if opts.model.startswith("wordvec:"):  # bag of words: `--model wordvec:PATH` (the paper's Avg. GloVe row)
+        from usebench.eval.wordvec import WordVecEncoder
+
+        method, config, _ = describe_model(opts)
+        return DenseScorer(WordVecEncoder(opts.model.removeprefix("wordvec:"))), method, config
+    from usebench.eval.encoder import load_encoder
+
+    encoder = load_encoder(opts.model, pooling=opts.pooling, max_length=opts.max_length,
+                           batch_size=opts.batch_size, device=opts.device,
+                           cache_dir=str(opts.cache_dir) if opts.cache_dir else None, precision=opts.precision,
+                           show_progress=opts.show_progress)
+    method, config, _ = describe_model(opts)
+    return DenseScorer(encoder), method, config
+
+
+@dataclass(frozen=True)
+class Prebuilt:
+    """A scorer built by the caller (the Python API's in-memory encoders: a SentenceTransformer object or a
+    function), with the method description and config its records carry; ``model`` names it in the run id."""
+
+    scorer: Scorer
+    method: dict[str, Any]
+    config: dict[str, Any]
+    model: str
+    precision: str | None = None  # None: no stored precision to compare (nothing fingerprinted, never reused)
+
+
+@dataclass(frozen=True)
+class ReuseKey:
+    """What a stored result must share with this evaluation to be reused (besides its run id and data hash)."""
+
+    config: dict[str, Any]
+    precision: str | None  # None: the scorer has no precision (BM25)
+    allow_partial: bool = False
+
+
+def stale_reason(path: Path, config: dict[str, Any], precision: str | None, data_sha256: str,
+                 allow_partial: bool = False) -> str | None:
+    """Why the stored result at ``path`` may not be reused for this evaluation; None when it may.
+
+    `bench run` can ask the same of its own stored results (config, precision and the task's data_sha256).
+    """
+    import json
+
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        check_finite_main_score(record)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return "the stored result is not valid JSON"
+    except NonFiniteScoreError:
+        return "the stored result has a non-finite main score"
+    stored_sha = record.get("task", {}).get("data_sha256")
+    if stored_sha != data_sha256:
+        return f"the task's data changed (sha256 {str(stored_sha)[:12]}... when stored, {data_sha256[:12]}... now)"
+    if record.get("config_hash") != config_hash(config):
+        return "the stored result was made with another configuration"
+    stored_precision = record.get("scorer", {}).get("dtype")
+    if precision is not None and stored_precision != precision:
+        return f"the stored result was computed in {stored_precision}, this run computes in {precision}"
+    if record.get("task", {}).get("partial") and not allow_partial:
+        return "the stored result was made with --allow-partial on data that is not the release"
+    return missing_metrics(record)
+
+
+def missing_metrics(record: dict[str, Any]) -> str | None:
+    """Why a stored result is stale because its task now computes metrics it lacks (e.g. BEIR's recall@1..1000,
+    added in task version 2); None when it has them all (or its task is not registered here)."""
+    from usebench.registry import TASKS
+
+    try:
+        task = TASKS.get(str(record.get("task", {}).get("name")))
+    except Exception:  # noqa: BLE001  an unknown or unloadable task: nothing to compare with
+        return None
+    lacking = [m for m in task.metric_names if m not in record.get("scores", {})]
+    return f"the stored result lacks {', '.join(lacking)} (task version {task.version})" if lacking else None
+
+
+def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Path, results_dir: Path,
+                   strict: bool = False, force: bool = False, seed: int = 0, log: Log | None = None,
+                   prebuilt: Prebuilt | None = None) -> EvalOutcome:
+    """Evaluate on every task of ``task_spec``; a task with missing data is skipped (or an error if strict).
+
+    ``prebuilt`` (the Python API, usebench/api.py) replaces the model that ``opts.model`` names: its scorer,
+    method and config are used as they are; ``opts`` then only carries ``allow_partial``.
+    """
+    from usebench import tasks  # noqa: F401  (enrols the adapters)
+    from usebench.eval.models import model_slug
+    from usebench.tasks import expand_tasks
+
+    say = log or (lambda _line: None)
+    names = expand_tasks(task_spec)
+    check_writable(results_dir, "results directory", "--results-dir")
+    if prebuilt is not None:
+        method, config, precision, model = prebuilt.method, prebuilt.config, prebuilt.precision, prebuilt.model
+    else:
+        (method, config, precision), model = describe_model(opts), opts.model
+    # The method name comes from a checkpoint's method.json: slug it so the run id is always a safe folder name.
+    outcome = EvalOutcome(run_id=run_id(model_slug(method["name"]), model_slug(model), config, seed), split=split)
+    todo = _plan(names, split, data_root, results_dir, outcome, ReuseKey(config, precision, opts.allow_partial),
+                 strict, force, say)
+    if todo:
+        scorer, method, config = (prebuilt.scorer, method, config) if prebuilt is not None else build_scorer(opts)
+        for i, name in enumerate(todo, 1):
+            try:
+                _evaluate_one(name, f"[{i}/{len(todo)}]", scorer, method, config, opts, split, data_root,
+                              results_dir, seed, outcome, say)
+            except MissingDataError as e:  # data found missing only at load (an MTEB dataset not in the HF cache)
+                if strict:
+                    raise
+                outcome.skipped.append((name, str(e)))
+                say(f"{name} ({split}): skipped: {e}")
+    return outcome
+
+
+def _plan(names: list[str], split: str, data_root: Path, results_dir: Path, outcome: EvalOutcome,
+          key: ReuseKey, strict: bool, force: bool, say: Log) -> list[str]:
+    """The tasks left to evaluate; skips and reuses are recorded in ``outcome`` (and said once per task)."""
+    from usebench.registry import TASKS
+
+    todo = []
+    for name in names:
+        task = TASKS.get(name)
+        if split not in task.splits and not strict:  # e.g. `--split dev` over a group that includes TwitterPara
+            outcome.skipped.append((name, f"task {name!r} has no {split!r} split (it has: {', '.join(task.splits)})"))
+            say(f"{name} ({split}): skipped: {outcome.skipped[-1][1]}")
+            continue
+        try:
+            sha = task.data_sha256(data_root, split)
+        except MissingDataError as e:
+            if strict:
+                raise
+            outcome.skipped.append((name, str(e)))
+            say(f"{name} ({split}): skipped: {e}")
+            continue
+        path = result_path(results_dir, outcome.run_id, name, split)
+        if path.is_file() and not force:
+            reason = stale_reason(path, key.config, key.precision, sha, allow_partial=key.allow_partial)
+            if reason is None:
+                outcome.reused.append(name)
+                say(f"{name} ({split}): reused {path} (same model, configuration and data; --force re-runs)")
+                continue
+            say(f"{name} ({split}): not reusing {path}: {reason}; evaluating again")
+        todo.append(name)
+    return todo
+
+
+def _evaluate_one(name: str, counter: str, scorer: Scorer, method: dict[str, Any], config: dict[str, Any],
+                  opts: EvalOptions, split: str, data_root: Path, results_dir: Path, seed: int,
+                  outcome: EvalOutcome, say: Log) -> None:
+    """Evaluate and store one task; a non-finite main score fails the task (nothing stored) and goes on."""
+    from usebench.registry import TASKS
+
+    say(f"{counter} {name} ({split}): evaluating ...")
+    t0 = time.perf_counter()
+    try:
+        ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial)
+        save_result(results_dir, to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
+                                           config=config))
+    except NonFiniteScoreError as e:
+        outcome.failed.append((name, str(e)))
+        say(f"{counter} {name} ({split}): FAILED: {e}")
+        return
+    outcome.evaluations.append(ev)
+    unit = "pairs" if TASKS.get(name).family == "pairs" else "queries"
+    partial = "  [partial data: --allow-partial]" if ev.partial else ""
+    say(f"{counter} {name} ({split}): {ev.n_queries} {unit}, {time.perf_counter() - t0:.1f} s, "
+        f"{ev.main_metric} {ev.main_score * 100:.2f}{partial}")
+
+
+def nothing_evaluated_reason(outcome: EvalOutcome, n_tasks: int) -> str | None:
+    """Why a `bench eval` that evaluated and reused nothing did nothing (None when it did something)."""
+    if outcome.evaluations or outcome.reused:
+        return None
+    if outcome.failed:
+        return f"all {len(outcome.failed)} evaluated task(s) failed: {outcome.failed[0][1]}"
+    return f"nothing was evaluated: all {n_tasks} task(s) were skipped ({outcome.skipped[0][1]})" \
+        if outcome.skipped else "nothing was evaluated"
+
+
+__all__ = ["EvalOptions", "EvalOutcome", "Prebuilt", "ReuseKey", "build_scorer", "describe_model", "evaluate_model",
+           "nothing_evaluated_reason", "stale_reason"]

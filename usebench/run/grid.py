@@ -1,0 +1,126 @@
+"""The engine behind `bench run`: plan every unit, evaluate the untrained baselines, run the units, and
+collect what `bench run` tabulates.
+
+A run unit is (chain of methods, target task, seed); see :mod:`usebench.run.plan` for how units are built
+and validated up front and :mod:`usebench.run.unit` for what one unit does and writes. Units are handed to an
+``execute`` function: in this process one after the other by default (the `local` launcher); the launchers in
+:mod:`usebench.launch` hand the same :class:`~usebench.run.plan.UnitSpec` objects to Ray or SLURM. With
+``--corpus`` every task shares that corpus, so each method/seed trains once and is evaluated on all tasks.
+"""
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from usebench.store import StoredResult, result_path
+from usebench.run.baseline_job import baseline_job
+from usebench.run.plan import BaselineSpec, Plan, RunOptions, UnitSpec, method_overrides, plan_run
+from usebench.run.stages import force_reset, stage_usage, usage_totals
+from usebench.run.unit import UnitResult, finished_unit, run_unit, say
+
+__all__ = ["RunOptions", "RunOutcome", "method_overrides", "plan_run", "run_benchmark", "run_sequentially"]
+
+Execute = Callable[[Sequence[UnitSpec], Path, Path], list[UnitResult]]
+
+
+@dataclass
+class RunOutcome:
+    """Results of this invocation: (row label, task) -> stored results over seeds; skips with reasons."""
+
+    cells: dict[tuple[str, str], list[StoredResult]] = field(default_factory=dict)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    run_dirs: list[Path] = field(default_factory=list)
+    units: list[UnitResult] = field(default_factory=list)
+
+    def add(self, row: str, task: str, path: Path) -> None:
+        """Record a stored result once (with --corpus, several train tasks share one unit)."""
+        cell = self.cells.setdefault((row, task), [])
+        if all(r.path != path for r in cell):
+            cell.append(StoredResult(path, json.loads(path.read_text(encoding="utf-8"))))
+
+
+def run_sequentially(units: Sequence[UnitSpec], data_root: Path, results_dir: Path) -> list[UnitResult]:
+    """The `local` launcher: each unit in this process, in plan order; the first failure stops the run."""
+    out = []
+    for i, unit in enumerate(units, 1):
+        say(f"unit {i}/{len(units)} {unit.run_id} ({unit.label}, seed {unit.seed})")
+        out.append(run_unit(unit, data_root, results_dir))
+    return out
+
+
+def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute: Execute | None = None,
+                  plan: Plan | None = None) -> RunOutcome:
+    """Plan (unless given), evaluate the baselines, run every unit that is not finished yet through ``execute``
+    (finished ones are collected from the store); returns the table."""
+    plan = plan or plan_run(opts, Path(data_root))
+    outcome = RunOutcome(skipped=list(plan.skipped))
+    for note in plan.notes:
+        say(note)
+    remote = bool(getattr(execute, "remote", False))  # Ray / SLURM: the baselines encode on the cluster too
+    for baseline in [] if remote else plan.baselines:
+        _run_baseline(baseline, opts, plan.split, Path(data_root), Path(results_dir), outcome)
+    todo: list = [baseline_job(b, opts, plan.split) for b in plan.baselines] if remote else []
+    if opts.force and int(os.environ.get("RANK", "0")) == 0:
+        # once, here, for every unit and stage home: a retried or requeued attempt must resume, not start over
+        force_reset(plan.units, Path(results_dir), say)
+    say_stages(plan.units, Path(results_dir))
+    hashes: dict[tuple[str, str], str | None] = {}
+    for unit in plan.units:
+        if unit.force:  # applied above (force_reset); the unit's attempts, retries and requeues only resume
+            unit = replace(unit, force=False)
+        done = finished_unit(unit, data_root, results_dir, hashes)
+        if done is None:
+            todo.append(unit)
+        else:
+            collect(outcome, done)
+    baseline_ids = {u.run_id for u in todo if not isinstance(u, UnitSpec)}
+    n_todo = len(todo) - len(baseline_ids)
+    if n_todo < len(plan.units):
+        say(f"{len(plan.units) - n_todo} of {len(plan.units)} unit(s) already done (results kept); "
+            f"{n_todo} to run")
+    if todo:
+        for result in (execute or run_sequentially)(todo, Path(data_root), Path(results_dir)):
+            if result.run_id in baseline_ids and result.state == "done":
+                outcome.skipped.extend(result.skipped)  # a baseline row, not a unit
+                for task, path in result.results:
+                    outcome.add(result.row, task, path)
+            else:
+                collect(outcome, result)
+    return outcome
+
+
+def say_stages(units: Sequence[UnitSpec], results_dir: Path) -> None:
+    """The log's account of the plan: per unit, which stages it trains and which it reuses from where."""
+    usage = stage_usage(units, results_dir)
+    for unit, uses in zip(units, usage):
+        say(f"plan {unit.run_id}: " + " > ".join(u.text() for u in uses))
+    if units:
+        say("plan: " + usage_totals(usage))
+
+
+def collect(outcome: RunOutcome, result: UnitResult) -> None:
+    """Add one unit's results and skips to the outcome."""
+    outcome.units.append(result)
+    outcome.skipped.extend(result.skipped)
+    if result.state == "done":
+        outcome.run_dirs.append(result.run_dir)
+    for task, path in result.results:
+        outcome.add(result.row, task, path)
+
+
+def _run_baseline(spec: BaselineSpec, opts: RunOptions, split: str, data_root: Path, results_dir: Path,
+                  outcome: RunOutcome) -> None:
+    from usebench.run.evaluation import EvalOptions, evaluate_model
+
+    ev_opts = EvalOptions(model=spec.model, pooling=spec.pooling, batch_size=opts.batch_size, device=opts.device)
+    res = evaluate_model(ev_opts, ",".join(spec.evals), split, data_root, results_dir, strict=opts.strict,
+                         force=opts.force)
+    outcome.skipped.extend(res.skipped)
+    row = f"{spec.name} ({spec.model})"
+    for task in spec.evals:
+        path = result_path(results_dir, res.run_id, task, split)
+        if path.is_file():
+            outcome.add(row, task, path)

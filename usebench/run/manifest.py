@@ -1,0 +1,103 @@
+"""What the results store knows about planned and submitted units, so `bench status` can show the whole grid
+(units not started yet included) from the store alone.
+
+Launcher state lives in the hidden folder ``<results>/.launch/`` (the store's readers skip hidden folders):
+
+- ``grid-<id>.json``: written atomically by `bench run` when it starts, one per distinct grid (``<id>`` hashes the
+  sorted run ids, so re-running the same command rewrites the same file): the command line, the launcher, and
+  per unit its run id, chain, seed, target task, evaluations and stages (method and home).
+- ``jobs/<run_id>.json``: written by the Ray and SLURM launchers when they hand a unit out: the launcher, its
+  job id, where the launcher's own log of the job is, and when (the latest submission of that unit); for a Ray
+  task also its driver's host and pid (a Ray task ends with its driver). A rerun of `bench run --launcher slurm`
+  reattaches to the jobs these name that are still pending or running.
+- ``ray/`` (a local Ray's logs, copied from its temp dir) and ``slurm/`` (submitit's folder: job scripts, pickles,
+  stdout/stderr); ``baselines/`` (the log of a baseline evaluated as a Ray task or SLURM job).
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from usebench.store import now_iso, write_json_atomic
+from usebench.run.plan import Plan, UnitSpec
+
+LAUNCH_DIR = ".launch"
+SCHEMA = "usebench-grid/1"
+
+
+@dataclass(frozen=True)
+class PlannedUnit:
+    """One unit as a grid manifest lists it."""
+
+    run_id: str
+    label: str
+    seed: int
+    task: str
+    grid: str  # the manifest it comes from
+    stages: tuple[dict[str, Any], ...] = ()  # {"method", "home"} per stage
+
+
+def launch_dir(results_dir: str | Path) -> Path:
+    """``<results>/.launch``: the launchers' state and files."""
+    return Path(results_dir) / LAUNCH_DIR
+
+
+def grid_id(units: list[UnitSpec]) -> str:
+    """A short name for a set of units (the same units give the same name)."""
+    return hashlib.sha256("\n".join(sorted(u.run_id for u in units)).encode()).hexdigest()[:10]
+
+
+def write_manifest(plan: Plan, results_dir: str | Path, launcher: str, argv: list[str] | None = None) -> Path:
+    """Record the planned units of this invocation (atomically); returns the manifest's path."""
+    path = launch_dir(results_dir) / f"grid-{grid_id(plan.units)}.json"
+    write_json_atomic(path, {
+        "schema": SCHEMA, "written_at": now_iso(), "argv": list(sys.argv if argv is None else argv),
+        "launcher": launcher, "units": [_unit_entry(u) for u in plan.units],
+    })
+    return path
+
+
+def _unit_entry(unit: UnitSpec) -> dict[str, Any]:
+    return {"run_id": unit.run_id, "label": unit.label, "seed": unit.seed, "task": unit.task,
+            "evals": list(unit.evals), "stages": [{"method": s.method, "home": s.home} for s in unit.stages]}
+
+
+def planned_units(results_dir: str | Path) -> list[PlannedUnit]:
+    """Every unit of every grid manifest in the store, oldest manifest first, each run id once."""
+    manifests = []
+    for path in launch_dir(results_dir).glob("grid-*.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, json.JSONDecodeError):
+            continue  # a manifest is a convenience for status; run directories remain the truth
+        if isinstance(data, dict) and data.get("schema") == SCHEMA:
+            manifests.append((str(data.get("written_at", "")), path.stem, data))
+    out: dict[str, PlannedUnit] = {}
+    for _, name, data in sorted(manifests):
+        for u in data.get("units", []):
+            out.setdefault(u["run_id"], PlannedUnit(u["run_id"], u.get("label", ""), int(u.get("seed", 0)),
+                                                    u.get("task", ""), name, tuple(u.get("stages", ()))))
+    return list(out.values())
+
+
+def record_job(results_dir: str | Path, run_id: str, launcher: str, job_id: str, log: str | Path | None,
+               driver: dict[str, Any] | None = None) -> None:
+    """Note that ``run_id`` was handed to a launcher as ``job_id`` (its own log of the job at ``log``; ``driver``:
+    the host and pid of the process the job depends on, for Ray tasks, which end with their driver)."""
+    entry = {"launcher": launcher, "job_id": job_id, "log": None if log is None else str(log),
+             "submitted_at": now_iso()}
+    if driver:
+        entry["driver"] = driver
+    write_json_atomic(launch_dir(results_dir) / "jobs" / f"{run_id}.json", entry)
+
+
+def read_job(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
+    """The latest submission of ``run_id`` (see :func:`record_job`), or None."""
+    try:
+        return json.loads((launch_dir(results_dir) / "jobs" / f"{run_id}.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None

@@ -1,0 +1,432 @@
+"""Running one unit: train its chain stage by stage, then evaluate the final encoder on the unit's tasks.
+
+:func:`run_unit` is the one function every launcher calls (in this process, a Ray worker or a SLURM job). It
+reads its inputs from the data root and writes only into its own run directory ``<results>/<run_id>/``:
+
+- ``config.json``, ``env.json``; ``method.json`` (the final stage's) and ``<task>/<split>.json`` per evaluation;
+  ``stages.json``: each stage's id and home;
+- each stage trains in its home (:mod:`usebench.run.stages`), once for every unit that needs it: a single
+  unsupervised method's home is the run directory itself (``log.jsonl``, ``checkpoint/``, ``train_state/``, as
+  ever), every other stage's is ``<results>/.stages/<method>__<id>__s<seed>/`` with its own ``config.json``,
+  log and checkpoint; stage k+1 starts from stage k's exported checkpoint;
+- ``.lock`` while a process runs the unit (:mod:`usebench.run.lock`), ``<home>/.stage/.lock`` while one trains a
+  stage; ``failed.json`` when it failed (the error and where to look), removed by the next successful run;
+  ``unit.log``, everything the unit printed, every attempt appended (:mod:`usebench.run.console`).
+A killed unit resumes: finished stages are reused (their export is checked against the stage's config hash),
+the stage that was running continues from its last train state, and finished evaluations are kept.
+"""
+from __future__ import annotations
+
+import json
+import platform
+import shutil
+import sys
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from usebench.errors import BenchError, MissingDataError
+from usebench.store import now_iso, result_path, save_result, write_json_atomic
+from usebench.run.console import UNIT_LOG, unit_console
+from usebench.run.faults import fault_point
+from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
+from usebench.run.plan import StageSpec, UnitSpec
+from usebench.run.stages import STAGES_HOME, finished, stage_id, stage_lock
+
+FAILED_FILE = "failed.json"
+STAGES_DIR = "stages"  # the layout before stages had homes of their own (read by `bench status`)
+STAGES_FILE = "stages.json"
+
+
+@dataclass
+class UnitResult:
+    """What a unit did: its results, skips, how its training went, and how long it took."""
+
+    run_id: str
+    run_dir: Path
+    row: str
+    state: str = "done"  # done | locked (another process holds it) | failed
+    results: list[tuple[str, Path]] = field(default_factory=list)  # (task, result file)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    training: list[str] = field(default_factory=list)  # per stage: trained | resumed at N | reused
+    seconds: float = 0.0
+    error: str | None = None
+    log: Path | None = None  # the unit's console log (a launcher's own log when the unit never started)
+    attempts: int = 1
+
+
+def say(message: str) -> None:
+    """A progress line on stderr (flushed, so logs show it when output is not a terminal)."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> UnitResult:
+    """Train (or resume, or reuse) and evaluate one unit; a unit another process holds is skipped."""
+    from usebench import methods  # noqa: F401  (enrols the plugins: a launcher's worker process starts with none)
+    from usebench import tasks  # noqa: F401
+    from usebench.train.runtime import init_distributed
+
+    data_root, run_dir = Path(data_root), Path(results_dir) / spec.run_id
+    result = UnitResult(spec.run_id, run_dir, spec.row)
+    t0 = time.perf_counter()
+    dist = init_distributed()  # under torchrun every rank trains; rank 0 alone writes, locks and evaluates
+    lock = UnitLock(run_dir) if dist.world == 1 else None
+    try:
+        if lock is not None:
+            lock.acquire()
+    except UnitLockedError as e:
+        result.state, result.error = "locked", str(e)
+        result.skipped.append((spec.run_id, str(e)))
+        return result
+    try:
+        fault_point("unit-locked")  # crash tests: killed holding the unit's lock
+        with unit_console(run_dir, enabled=dist.main) as log:
+            result.log = log
+            _prepare_dir(spec, run_dir, dist)
+            checkpoint = _train_chain(spec, data_root, Path(results_dir), dist, result, lock)
+            if dist.main:
+                _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
+                (run_dir / FAILED_FILE).unlink(missing_ok=True)
+    except UnitLockLostError as e:  # another process holds the unit now: it is not this process's to mark
+        result.state, result.error = "locked", str(e)
+        return result
+    except BaseException as e:
+        if dist.main:
+            mark_failed(run_dir, e)
+        raise
+    finally:
+        if lock is not None:
+            lock.release()
+    result.seconds = time.perf_counter() - t0
+    return result
+
+
+def finished_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
+                  data_hashes: dict[tuple[str, str], str | None] | None = None) -> UnitResult | None:
+    """The unit's stored outcome when there is nothing left to do (trained, not failed, not held by a process,
+    and every evaluation stored on the data now in the data root), else None. Launchers hand out only units
+    for which this is None, so re-running a command runs only what is missing."""
+    from usebench.registry import TASKS
+
+    run_dir = Path(results_dir) / spec.run_id
+    if spec.force or not (run_dir / "method.json").is_file() or (run_dir / FAILED_FILE).exists() \
+            or (run_dir / LOCK_FILE).exists():
+        return None
+    result = UnitResult(spec.run_id, run_dir, spec.row, training=["done earlier"], log=run_dir / UNIT_LOG)
+    hashes = {} if data_hashes is None else data_hashes
+    for name in spec.evals:
+        task = TASKS.get(name)
+        split = task_split(spec, task)
+        if split not in task.splits and not spec.strict:
+            result.skipped.append((name, f"task {name!r} has no {split!r} split (it has: "
+                                         f"{', '.join(task.splits)})"))
+            continue
+        path = result_path(results_dir, spec.run_id, name, split)
+        if (name, split) not in hashes:
+            try:
+                hashes[name, split] = task.data_sha256(Path(data_root), split)
+            except MissingDataError:
+                hashes[name, split] = None
+        stored = _stored_hash(path)
+        if stored is None or stored != hashes[name, split]:
+            return None
+        result.results.append((name, path))
+    return result
+
+
+def task_split(spec: UnitSpec, task: Any) -> str:
+    """The split ``task`` is evaluated on: the unit's, or test for a task without a dev split where dev was the
+    default (``--labeled-sizes``: the paper scores Fig. 2 on the dev sets and TwitterPara, which has none, on
+    test)."""
+    if spec.split not in task.splits and spec.test_where_no_dev and "test" in task.splits:
+        return "test"
+    return spec.split
+
+
+def _stored_hash(path: Path) -> str | None:
+    """The data sha256 a stored result was computed on (None when the file is absent or unreadable)."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))["task"]["data_sha256"]
+    except (OSError, KeyError, ValueError):
+        return None
+
+
+def _prepare_dir(spec: UnitSpec, run_dir: Path, dist: Any) -> None:
+    """config.json, env.json and stages.json (--force is applied by the driver: usebench.run.stages.force_reset)."""
+    if dist.main:
+        run_dir.mkdir(parents=True, exist_ok=True)
+        write_json_atomic(run_dir / "config.json", {**spec.config, "seed": spec.seed, "run_id": spec.run_id})
+        write_json_atomic(run_dir / STAGES_FILE, [
+            {"stage": k + 1, "method": s.method, "stage_id": stage_id(s.identity), "home": s.home,
+             "pooling": s.pooling} for k, s in enumerate(spec.stages)])
+        if not (run_dir / "env.json").is_file():
+            write_json_atomic(run_dir / "env.json", {**env_info(spec.device), "world_size": dist.world})
+    if dist.world > 1:
+        import torch.distributed
+
+        torch.distributed.barrier()
+
+
+def _train_chain(spec: UnitSpec, data_root: Path, results_dir: Path, dist: Any, result: UnitResult,
+                 lock: UnitLock | None = None) -> Path:
+    """Train or reuse every stage in order, each in its home under its lock; returns the final checkpoint.
+    Training stops after the step in which the unit's or the stage's lock was found taken over
+    (:meth:`UnitLock.check`)."""
+    from usebench.train.loop import CHECKPOINT_DIR
+
+    previous: Path | None = None
+    data: dict[str, Any] = {}  # the unit's corpus, loaded once if a stage trains on it
+    for k, stage in enumerate(spec.stages):
+        home = results_dir / stage.home
+        with stage_lock(home, say, enabled=dist.world == 1) as held:
+            checks = [x for x in (lock, held) if x is not None]
+            fault_point("stage-locked")
+            result.training.append(_stage(spec, k, previous, home, data_root, dist, data, checks))
+        previous = home / CHECKPOINT_DIR
+    assert previous is not None
+    fault_point("exported")  # the last stage exported, the unit's method.json and results not written
+    if dist.main:
+        shutil.copyfile(previous / "method.json", results_dir / spec.run_id / "method.json")
+    return previous
+
+
+def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root: Path, dist: Any,
+           data: dict[str, Any], locks: list[UnitLock] | None = None) -> str:
+    """Train stage ``k`` in ``home`` (or resume it, or reuse its finished export); returns what happened."""
+    from usebench.registry import METHODS
+    from usebench.store import config_hash
+    from usebench.train.checkpoint import finished_checkpoint
+    from usebench.train.loop import CHECKPOINT_DIR, STATE_DIR, train
+
+    stage = spec.stages[k]
+    method = METHODS.get(stage.method)
+    values = {**stage.values, "model": str(previous)} if previous is not None else dict(stage.values)
+    cfg = method.config(stage.preset, values)
+    note = _training_note(home, CHECKPOINT_DIR, STATE_DIR)
+    where = "" if stage.home == spec.run_id else f" [{stage.home}]"
+    say(f"  stage {k + 1}/{len(spec.stages)} {stage.method}: {note}{where}" if len(spec.stages) > 1
+        else f"  {stage.method}: {note}{where}")
+    if finished(home):  # an export found in the home must be this stage's (else a ConfigError names both)
+        finished_checkpoint(home / CHECKPOINT_DIR, stage.method, config_hash(stage.identity))
+        return note
+    if previous is not None:
+        repair_dropout(previous)
+    if stage.data["kind"] == "corpus":
+        data.setdefault("corpus", _load_corpus(spec, data_root))
+        examples = data["corpus"].examples
+    else:
+        examples = _load_labeled(method, cfg, spec, stage, data_root)
+    if "dev_corpus_sha256" in stage.data:  # the validation sentences the plan hashed are still those
+        from usebench.train.validation import corpus_sha256, read_dev_corpus
+
+        _check_same(stage.data["dev_corpus_sha256"], corpus_sha256(read_dev_corpus(cfg, cfg.batch_size)),
+                    f"dev_corpus {cfg.dev_corpus}")
+    if dist.main:
+        _write_stage_files(spec, stage, home, values)
+    dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every and cfg.dev_task else None
+    held = list(locks or ())
+
+    def still_held(_step: int) -> None:  # a lock taken over (this process frozen past the timeout): stop
+        for lk in held:
+            lk.check()
+        fault_point("train-step")
+
+    train(method, cfg, examples, home, seed=spec.seed, device=spec.device, resume=True,
+          show_progress=spec.show_progress, run_config=stage.identity, dev_eval=dev_eval,
+          on_step=still_held if held else None)
+    return note
+
+
+def repair_dropout(checkpoint: Path) -> None:
+    """An export written before exports carried the backbone's dropout rates (CT and ConSERT wrote zeros) gets
+    them back before a later stage trains from it."""
+    from usebench.train.checkpoint import read_method_json, restore_dropout
+
+    meta = read_method_json(checkpoint) or {}
+    if meta and "dropout_restored_from" not in meta and meta.get("base_model"):
+        try:
+            restore_dropout(checkpoint, str(meta["base_model"]))
+        except (BenchError, OSError, ValueError) as e:
+            say(f"  warning: could not restore the dropout rates of {checkpoint} from {meta['base_model']}: {e}")
+            return
+        write_json_atomic(checkpoint / "method.json", {**meta, "dropout_restored_from": meta["base_model"]})
+
+
+def _write_stage_files(spec: UnitSpec, stage: StageSpec, home: Path, values: dict[str, Any]) -> None:
+    """A stage home's config.json (written once, by the first unit that trains it) and env.json. A first stage
+    whose home is a single-method unit's run directory gets that unit's config.json."""
+    home.mkdir(parents=True, exist_ok=True)
+    if not (home / "config.json").is_file():
+        if stage.home.startswith(STAGES_HOME):
+            config = {"stage_id": stage_id(stage.identity), "method": stage.method, "preset": stage.preset,
+                      "values": values, "data": stage.data, "seed": spec.seed, "pooling": stage.pooling,
+                      "identity": stage.identity, "first_trained_by": spec.run_id}
+        else:
+            config = {**stage.identity, "run_id": home.name}
+        write_json_atomic(home / "config.json", config)
+    if not (home / "env.json").is_file():
+        write_json_atomic(home / "env.json", env_info(spec.device))
+
+
+def _training_note(out: Path, checkpoint_dir: str, state_dir: str) -> str:
+    """What is about to happen to a stage: reused (finished export), resumed (a train state), or trained."""
+    if (out / checkpoint_dir / "method.json").is_file():
+        return "reusing its finished checkpoint"
+    state = out / state_dir / "state.pt"
+    if state.is_file():
+        return "resuming from its last train state"
+    return "training"
+
+
+def _load_corpus(spec: UnitSpec, data_root: Path):
+    from usebench.run.corpus import load_corpus
+
+    corpus = load_corpus(spec.task, spec.corpus_files, spec.corpus_size, data_root)
+    expected = spec.stages[0].data if spec.stages[0].data["kind"] == "corpus" else next(
+        s.data for s in spec.stages if s.data["kind"] == "corpus")
+    _check_same(expected["sha256"], corpus.sha256, corpus.label)
+    return corpus
+
+
+def _load_labeled(method: Any, cfg: Any, spec: UnitSpec, stage: StageSpec, data_root: Path) -> list[Any]:
+    data = method.training_data(cfg, spec.task, data_root, spec.seed)
+    _check_same(stage.data.get("subset_sha256", stage.data["sha256"]), data.sha256, data.label)
+    return data.examples
+
+
+def _check_same(planned: str, found: str, label: str) -> None:
+    if planned != found:
+        raise BenchError(f"training data {label} changed since the run was planned (sha256 {planned[:12]} -> "
+                         f"{found[:12]}); re-run the command so the run id names the data it trains on")
+
+
+def _dev_evaluator(cfg: Any, spec: UnitSpec, data_root: Path):
+    """checkpoint dir -> ``cfg.dev_metric`` (default: the main score) on ``cfg.dev_task``'s dev split (several
+    tasks: the mean of their scores)."""
+    from usebench.eval.encoder import HFEncoder
+    from usebench.eval.evaluate import evaluate
+    from usebench.eval.scorer import DenseScorer
+    from usebench.train.config import dev_tasks
+
+    def score(ckpt: Path) -> float:
+        scorer = DenseScorer(HFEncoder(str(ckpt), batch_size=spec.batch_size, device=spec.device, show_progress=False))
+        scores = []
+        for name in dev_tasks(cfg.dev_task):
+            ev = evaluate(name, scorer, "dev", data_root)
+            scores.append(ev.scores[cfg.dev_metric] if cfg.dev_metric else ev.main_score)
+        return sum(scores) / len(scores)
+
+    return score
+
+
+def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Path, result: UnitResult) -> None:
+    """Evaluate the final checkpoint on every task of the unit (finished results of the same data are kept)."""
+    from usebench.registry import TASKS
+
+    scorer = None
+    for task_name in spec.evals:
+        task = TASKS.get(task_name)
+        split = task_split(spec, task)
+        if split not in task.splits and not spec.strict:
+            result.skipped.append((task_name, f"task {task_name!r} has no {split!r} split "
+                                              f"(it has: {', '.join(task.splits)})"))
+            continue
+        path = result_path(results_dir, spec.run_id, task_name, split)
+        if not (path.is_file() and _same_data(path, task, split, data_root)):
+            scorer = scorer or _scorer(checkpoint, spec)
+            if not _evaluate_one(spec, task_name, split, scorer, data_root, results_dir, result):
+                continue
+        result.results.append((task_name, path))
+
+
+def _same_data(path: Path, task: Any, split: str, data_root: Path) -> bool:
+    """Whether a stored result was computed on the data now in the data root (else it is re-computed)."""
+    from usebench.run.evaluation import missing_metrics
+
+    stored = _stored_hash(path)
+    if stored is not None and missing_metrics(json.loads(path.read_text(encoding="utf-8"))):
+        return False  # the task now computes more metrics than the stored result holds: evaluate again
+    try:
+        return stored is not None and stored == task.data_sha256(data_root, split)
+    except (OSError, MissingDataError):
+        return False
+
+
+def _scorer(checkpoint: Path, spec: UnitSpec) -> Any:
+    from usebench.eval.encoder import HFEncoder
+    from usebench.eval.scorer import DenseScorer
+
+    return DenseScorer(HFEncoder(str(checkpoint), batch_size=spec.batch_size, device=spec.device,
+                                 show_progress=spec.show_progress))
+
+
+def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root: Path, results_dir: Path,
+                  result: UnitResult) -> bool:
+    """Evaluate and store one result; a task whose data is missing is skipped (an error with --strict)."""
+    from usebench.eval.evaluate import evaluate, to_record
+
+    t0 = time.perf_counter()
+    try:
+        ev = evaluate(task, scorer, split, data_root)
+    except MissingDataError as e:
+        if spec.strict:
+            raise
+        result.skipped.append((task, str(e)))
+        return False
+    first_cfg = spec.config["config"] if "config" in spec.config else spec.config["stages"][0]["config"]
+    meta = {"name": spec.label, "base_model": first_cfg["model"], "pooling": scorer.encoder.pooling,
+            "max_length": scorer.encoder.max_length, "preset": spec.stages[0].preset,
+            "train_corpus": spec.train_corpus or spec.stages[0].data["label"]}
+    if "setting" in spec.config:
+        meta["setting"] = spec.config["setting"]
+    variant = stage_variant(spec)
+    if variant:
+        meta["variant"] = variant
+    if spec.start:
+        meta["nli_sts_model"] = spec.start
+    from usebench.eval.models import recorded_backbone  # cached per model: hashed once per unit
+
+    meta["backbone"] = recorded_backbone(str(first_cfg["model"]))  # what pairs it with a published row
+    save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
+                                       config=spec.config))
+    fault_point("evaluated")
+    say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
+        f"{time.perf_counter() - t0:.1f} s)")
+    return True
+
+
+def stage_variant(spec: UnitSpec) -> str:
+    """How the unit departs from its stages' presets, as report rows name it (planned:
+    :func:`usebench.run.plan.stage_variant`): "paper + max_steps=10", the preset alone when it is not the
+    method's default, "" for none. Values the planner derives (a dev task "target", an inherited pooling, the
+    backbone) are no part of it, so one experiment on four tasks stays one row."""
+    return spec.variant
+
+
+def mark_failed(run_dir: Path, error: BaseException) -> None:
+    """Record why the unit failed, so `bench status` and reports can tell a failed unit from a running one."""
+    if not run_dir.is_dir():
+        return
+    kind = "interrupted" if isinstance(error, KeyboardInterrupt) else "failed"
+    tail = "".join(traceback.format_exception(type(error), error, error.__traceback__)[-3:])
+    try:
+        write_json_atomic(run_dir / FAILED_FILE, {"state": kind, "error": f"{type(error).__name__}: {error}",
+                                                  "traceback_tail": tail, "at": now_iso()})
+    except OSError:
+        pass  # the original error matters more than the marker
+
+
+def env_info(device: str | None) -> dict[str, Any]:
+    """Machine and library facts recorded per run (env.json)."""
+    import torch
+
+    from usebench.store import git_sha
+    from usebench.train.checkpoint import versions
+
+    cuda = torch.cuda.is_available()
+    return {"versions": versions(), "platform": platform.platform(), "python_executable": sys.executable,
+            "argv": sys.argv, "device": device or ("cuda" if cuda else "cpu"),
+            "gpu": torch.cuda.get_device_name(0) if cuda else None, "cpu_threads": torch.get_num_threads(),
+            "git_sha": git_sha(), "created_at": now_iso()}

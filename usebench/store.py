@@ -1,0 +1,235 @@
+"""The results store: one JSON per (run, task, split), written atomically; reports read only these files.
+
+Layout: ``<results-dir>/<run_id>/<task>/<split>.json`` with run_id ``<method>__<model-slug>__<cfg8>__s<seed>``.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterator
+
+from usebench import __version__
+from usebench.errors import BenchError, NonFiniteScoreError
+
+SCHEMA_VERSION = 1
+
+
+def config_hash(config: dict[str, Any]) -> str:
+    """Stable hash of a JSON-able config (key order does not matter)."""
+    return hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def run_id(method: str, model_slug: str, config: dict[str, Any], seed: int) -> str:
+    return f"{method}__{model_slug}__{config_hash(config)[:8]}__s{seed}"
+
+
+_UMASK_LOCK = threading.Lock()
+
+
+def current_umask() -> int:
+    """The process umask (Linux: read from /proc, which does not change it; elsewhere set and restored)."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    with _UMASK_LOCK:
+        mask = os.umask(0o022)
+        os.umask(mask)
+    return mask
+
+
+def mkstemp_shared(dir: str | Path, prefix: str = "", suffix: str = ".tmp") -> tuple[int, str]:
+    """``tempfile.mkstemp`` whose file gets the mode an ordinary ``open()`` would give (0666 minus the umask).
+
+    mkstemp creates files 0600 whatever the umask; renamed into a shared results directory, data root or
+    embedding cache such a file would be unreadable by the group that the umask means to let in.
+    """
+    fd, tmp = tempfile.mkstemp(dir=dir, prefix=prefix, suffix=suffix)
+    try:
+        os.fchmod(fd, 0o666 & ~current_umask())
+    except BaseException:
+        os.close(fd)
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return fd, tmp
+
+
+def honour_umask(root: str | Path) -> None:
+    """Give every file under ``root`` the mode an ordinary ``open()`` would (0666 minus the umask), folders
+    0777 minus it: libraries that write through private temp files (safetensors weights are written 0600)
+    would otherwise keep a shared checkpoint unreadable by the group."""
+    mask = current_umask()
+    root = Path(root)
+    for p in [root, *root.rglob("*")]:
+        if p.is_symlink():
+            continue
+        p.chmod((0o777 if p.is_dir() else 0o666) & ~mask)
+
+
+def check_writable(directory: str | Path, what: str, option: str) -> Path:
+    """Fail now, before any expensive work, if files cannot be written in ``directory``. Nothing is left
+    behind: a folder that does not exist yet is not created, its nearest existing parent is tried instead.
+
+    The error names the folder, the reason and the option that chooses another one.
+    """
+    directory = Path(directory)
+    probe = directory
+    while not probe.exists() and probe.parent != probe:
+        probe = probe.parent
+    if not probe.is_dir():
+        reason = f"{probe} is not a folder"
+    else:
+        try:  # a real write: permission bits, read-only mounts, quotas and root's exceptions all show here
+            fd, tmp = tempfile.mkstemp(dir=probe, prefix=".usebench-write-test-")
+            os.close(fd)
+            os.unlink(tmp)
+            return directory
+        except OSError as e:
+            reason = f"cannot write in {probe}: {e.strerror or e}"
+    raise BenchError(f"{what} {directory} is not writable ({reason}); choose another with {option}")
+
+
+def write_json_atomic(path: str | Path, payload: Any) -> Path:
+    """Write JSON to a temp file in the same folder, fsync, then rename: readers never see half a file.
+    The file gets the umask's mode (see :func:`mkstemp_shared`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = mkstemp_shared(path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            json.dump(payload, fh, indent=2, sort_keys=True, default=_json_default)
+            fh.write("\n")
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _json_default(obj: Any) -> Any:
+    import numpy as np
+
+    if isinstance(obj, (np.floating, np.integer)):
+        return obj.item()
+    if isinstance(obj, Path):
+        return str(obj)
+    raise TypeError(f"not JSON serialisable: {type(obj).__name__}")
+
+
+def git_sha() -> str | None:
+    try:
+        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5,
+                             cwd=Path(__file__).parent)
+        return out.stdout.strip() or None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def result_path(results_dir: str | Path, run: str, task: str, split: str) -> Path:
+    return Path(results_dir) / run / task / f"{split}.json"
+
+
+def check_finite_main_score(record: dict[str, Any]) -> None:
+    """A result whose main score is NaN, infinite or not a number is an error, never a stored number."""
+    value = record.get("main_score")
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        task = record.get("task", {})
+        raise NonFiniteScoreError(
+            f"{task.get('name')} ({task.get('split')}): main score {record.get('main_metric')} = {value!r} is not a "
+            f"finite number; nothing was stored for run {record.get('run_id')} (a degenerate encoder output or "
+            "an invalid option produces this: check --batch-size, --max-length and the model)")
+
+
+def save_result(results_dir: str | Path, record: dict[str, Any]) -> Path:
+    """Write one result record (see :func:`make_record`) to its place in the store; a non-finite main score
+    raises :class:`~usebench.errors.NonFiniteScoreError` and writes nothing."""
+    check_finite_main_score(record)
+    path = result_path(results_dir, record["run_id"], record["task"]["name"], record["task"]["split"])
+    return write_json_atomic(path, record)
+
+
+def make_record(
+    *, run: str, task: dict[str, Any], method: dict[str, Any], seed: int, scores: dict[str, float],
+    main_metric: str, subsets: dict[str, dict[str, float]], scorer: dict[str, Any], timings: dict[str, float],
+    config: dict[str, Any],
+) -> dict[str, Any]:
+    """A result in the schema of DESIGN.md (scores unrounded, 0-1)."""
+    if main_metric not in scores:
+        raise BenchError(f"main metric {main_metric!r} missing from scores {sorted(scores)}")
+    record = {
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run,
+        "task": task,
+        "method": method,
+        "seed": seed,
+        "scores": scores,
+        "main_metric": main_metric,
+        "main_score": scores[main_metric],
+        "subsets": subsets,
+        "scorer": scorer,
+        "timings": timings,
+        "config": config,
+        "config_hash": config_hash(config),
+        "suite_version": __version__,
+        "git_sha": git_sha(),
+        "created_at": now_iso(),
+    }
+    check_finite_main_score(record)
+    return record
+
+
+@dataclass(frozen=True)
+class StoredResult:
+    path: Path
+    record: dict[str, Any]
+
+    @property
+    def task(self) -> str:
+        return self.record["task"]["name"]
+
+    @property
+    def split(self) -> str:
+        return self.record["task"]["split"]
+
+
+# Folders of a run directory that hold model files, not results (usebench/train/loop.py writes them).
+MODEL_DIRS = frozenset({"checkpoint", "train_state", "dev_best"})
+
+
+def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
+    """Every result file in the store; a corrupt file is an error naming it (never silently skipped). Hidden
+    folders (``.launch/``: the launchers' state) hold no results."""
+    root = Path(results_dir)
+    for path in sorted(root.glob("*/*/*.json")):
+        # hidden folders hold no results: .launch/ (launchers' state), a run's .dev_probe/ (an export mid-run)
+        if path.parent.name in MODEL_DIRS or any(p.startswith(".") for p in path.relative_to(root).parts[:2]):
+            continue
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as e:
+            raise BenchError(f"{path}:{e.lineno}: corrupt result file ({e.msg}); delete it and re-run") from None
+        if not isinstance(record, dict) or record.get("schema_version") != SCHEMA_VERSION:
+            raise BenchError(f"{path}: not a usebench result (schema_version {SCHEMA_VERSION} expected)")
+        try:
+            check_finite_main_score(record)
+        except NonFiniteScoreError:
+            raise BenchError(f"{path}: stored main score {record.get('main_score')!r} is not a finite number "
+                             "(written before usebench refused such results); delete it and re-run") from None
+        yield StoredResult(path, record)

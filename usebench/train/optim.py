@@ -1,0 +1,155 @@
+"""Optimizers and learning-rate schedules named by a :class:`~usebench.train.config.TrainConfig`.
+
+- ``adamw``: ``torch.optim.AdamW`` (HF Trainer / sentence-transformers default).
+- ``rmsprop``: ``torch.optim.RMSprop`` (CT; the official TF code uses Keras defaults rho 0.9, eps 1e-7, which
+  its presets set via ``rmsprop_alpha``/``eps``; Keras adds eps inside the square root, torch outside, which
+  only matters for near-zero second moments).
+- ``bert_adam``: BERT's ``AdamWeightDecay`` (no bias correction, decoupled weight decay), as the BERT-flow code.
+Weight decay never applies to biases and LayerNorm weights (the BERT / HF convention).
+Schedules are multipliers of ``lr`` per optimizer step (``LambdaLR``): constant, linear warm-up + linear
+decay to 0, warm-up then constant, and piecewise-constant (CT: factors at milestones).
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable
+
+import torch
+from torch import nn
+
+from usebench.train.config import TrainConfig
+from usebench.errors import ConfigError
+
+NO_DECAY = ("bias", "LayerNorm.weight", "LayerNorm.bias", "layer_norm.weight", "layer_norm.bias", "norm.weight")
+
+
+def param_groups(named: Iterable[tuple[str, nn.Parameter]], weight_decay: float) -> list[dict]:
+    """Two groups: decayed weights and the rest (biases, LayerNorm)."""
+    decay, no_decay = [], []
+    for name, p in named:
+        (no_decay if weight_decay == 0 or name.endswith(NO_DECAY) or p.ndim < 2 else decay).append(p)
+    groups = [{"params": decay, "weight_decay": weight_decay}, {"params": no_decay, "weight_decay": 0.0}]
+    return [g for g in groups if g["params"]]
+
+
+class BertAdam(torch.optim.Optimizer):
+    """BERT's AdamWeightDecay: Adam moments without bias correction, decoupled weight decay.
+
+    The update is computed in one scratch buffer reused for every parameter and step: the same float operations
+    in the same order as ``m / (v.sqrt() + eps) + wd * p`` written out of place (so the same bits), without
+    allocating parameter-sized temporaries each step, which on a CPU cost more than the arithmetic (fresh pages
+    from the OS for every large tensor)."""
+
+    def __init__(self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
+                 weight_decay: float = 0.0, foreach: bool | None = None):
+        super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
+        self._scratch: torch.Tensor | None = None
+        # None: the multi-tensor path for parameters on a GPU, where the per-parameter loop's ~1,200 small kernel
+        # launches per BERT-base step dominate; the loop on a CPU, where it avoids parameter-sized temporaries
+        self.foreach = foreach
+
+    def _buffers(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Two views shaped like ``p`` into the scratch buffer (grown to twice the largest parameter once)."""
+        n = p.numel()
+        if self._scratch is None or self._scratch.numel() < 2 * n or self._scratch.device != p.device \
+                or self._scratch.dtype != p.dtype:
+            largest = max(q.numel() for g in self.param_groups for q in g["params"] if q.device == p.device)
+            self._scratch = torch.empty(2 * max(largest, n), device=p.device, dtype=p.dtype)
+        return self._scratch[:n].view_as(p), self._scratch[n : 2 * n].view_as(p)
+
+    @torch.no_grad()
+    def step(self, closure: Callable | None = None):
+        """One update: m, v moving averages; p -= lr * (m / (sqrt(v) + eps) + wd * p)."""
+        loss = closure() if closure is not None else None
+        for group in self.param_groups:
+            b1, b2 = group["betas"]
+            params = [p for p in group["params"] if p.grad is not None]
+            if params and (self.foreach if self.foreach is not None else params[0].is_cuda):
+                self._step_foreach(group, params)
+                continue
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    state["exp_avg"] = torch.zeros_like(p)
+                    state["exp_avg_sq"] = torch.zeros_like(p)
+                m, v = state["exp_avg"], state["exp_avg_sq"]
+                m.mul_(b1).add_(p.grad, alpha=1 - b1)
+                v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
+                update, decay = self._buffers(p)
+                torch.sqrt(v, out=update)
+                update.add_(group["eps"])
+                torch.div(m, update, out=update)  # m / (sqrt(v) + eps)
+                if group["weight_decay"]:
+                    torch.mul(p, group["weight_decay"], out=decay)  # wd * p, rounded, then added (as written)
+                    update.add_(decay)
+                p.add_(update, alpha=-group["lr"])
+        return loss
+
+    def _step_foreach(self, group: dict, params: list[torch.Tensor]) -> None:
+        """The same update with torch's multi-tensor kernels: the same elementwise operations in the same order as
+        the loop (so the same bits), a handful of launches per group instead of ~10 per parameter."""
+        b1, b2 = group["betas"]
+        for p in params:
+            if not self.state[p]:
+                self.state[p]["exp_avg"] = torch.zeros_like(p)
+                self.state[p]["exp_avg_sq"] = torch.zeros_like(p)
+        grads = [p.grad for p in params]
+        ms = [self.state[p]["exp_avg"] for p in params]
+        vs = [self.state[p]["exp_avg_sq"] for p in params]
+        torch._foreach_mul_(ms, b1)
+        torch._foreach_add_(ms, grads, alpha=1 - b1)
+        torch._foreach_mul_(vs, b2)
+        torch._foreach_addcmul_(vs, grads, grads, value=1 - b2)
+        update = torch._foreach_sqrt(vs)
+        torch._foreach_add_(update, group["eps"])
+        update = torch._foreach_div(ms, update)  # m / (sqrt(v) + eps)
+        if group["weight_decay"]:
+            torch._foreach_add_(update, torch._foreach_mul(params, group["weight_decay"]))  # + wd * p, rounded first
+        torch._foreach_add_(params, update, alpha=-group["lr"])
+
+
+def build_optimizer(cfg: TrainConfig, named: Iterable[tuple[str, nn.Parameter]]) -> torch.optim.Optimizer:
+    """The optimizer ``cfg.optimizer`` over ``named`` parameters."""
+    groups = param_groups(named, cfg.weight_decay)
+    if not groups:
+        raise ConfigError("no trainable parameters (every parameter has requires_grad=False)")
+    # foreach: the multi-tensor kernels, the same updates bit for bit as the per-parameter loop torch picks on a
+    # CPU (tests/train/test_step_path.py); torch's fused kernels round differently, so they are not used.
+    if cfg.optimizer == "adamw":
+        return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps, foreach=True)
+    if cfg.optimizer == "rmsprop":
+        return torch.optim.RMSprop(groups, lr=cfg.lr, alpha=cfg.rmsprop_alpha, eps=cfg.eps, foreach=True)
+    if cfg.optimizer == "bert_adam":
+        return BertAdam(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps)
+    raise ConfigError(f"unknown optimizer {cfg.optimizer!r}")
+
+
+def lr_multiplier(cfg: TrainConfig, total_steps: int) -> Callable[[int], float]:
+    """step (0-based, the step about to be taken) -> factor of ``cfg.lr``."""
+    warmup = cfg.warmup_steps or math.ceil(cfg.warmup_ratio * total_steps)
+    if cfg.scheduler == "constant":
+        return lambda step: 1.0
+    if cfg.scheduler == "warmup_constant":
+        return lambda step: min(1.0, step / warmup) if warmup else 1.0  # as HF get_constant_schedule_with_warmup
+    if cfg.scheduler == "linear":
+        def linear(step: int) -> float:
+            if step < warmup:
+                return step / warmup  # as HF get_linear_schedule_with_warmup (the first step has lr 0)
+            return max(0.0, (total_steps - step) / max(1, total_steps - warmup))
+        return linear
+    if cfg.scheduler == "piecewise":
+        milestones, factors = list(cfg.lr_milestones), list(cfg.lr_factors)
+
+        def piecewise(step: int) -> float:
+            # milestones count 1-based steps as the CT paper does: steps 1-500 -> factors[0], 501-1000 -> [1]...
+            return factors[sum(step + 1 > m for m in milestones)]
+        return piecewise
+    raise ConfigError(f"unknown scheduler {cfg.scheduler!r}")
+
+
+def build_scheduler(cfg: TrainConfig, optimizer: torch.optim.Optimizer,
+                    total_steps: int) -> torch.optim.lr_scheduler.LambdaLR:
+    """A ``LambdaLR`` stepping once per optimizer step."""
+    return torch.optim.lr_scheduler.LambdaLR(optimizer, lr_multiplier(cfg, total_steps))

@@ -72,3 +72,37 @@ def test_bench_retrieval_runs_without_beir(tiny_bert_dir):
         assert "BEIR DenseRetrievalExactSearch" not in stdout
     if importlib.util.find_spec("faiss") is not None:
         assert "suite faiss-cpu" in stdout
+
+
+def test_the_offline_node_scripts_parse_and_explain_themselves():
+    """stage_offline.sh and gpu_check.sh: valid bash; without arguments each prints its usage and exits 2."""
+    for name in ("stage_offline.sh", "gpu_check.sh"):
+        script = ROOT / "scripts" / name
+        assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0, name
+        out = subprocess.run(["bash", str(script)], capture_output=True, text=True, cwd=ROOT, timeout=60)
+        assert out.returncode == 2 and "Usage: scripts/" + name in out.stdout, (name, out.stdout, out.stderr)
+
+
+def test_gpu_check_runs_the_deterministic_pair_with_the_cli_s_own_flags(tiny_bert_dir, tmp_path, monkeypatch):
+    """Every `usebench run` command line in gpu_check.sh is one the CLI accepts and plans (a renamed option would
+    otherwise show only on a GPU node): dry-run here with the CPU for CUDA and the tiny BERT for its small one."""
+    from click.testing import CliRunner
+
+    from tests.methods.helpers import toy_corpus
+    from usebench.cli.main import main
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("\n".join(toy_corpus(400)) + "\n", encoding="utf-8")
+    swap = {"cuda": "cpu", "/tmp/usebench-tiny": str(tiny_bert_dir), "/tmp/usebench-corpus.txt": str(corpus)}
+    text = (ROOT / "scripts" / "gpu_check.sh").read_text(encoding="utf-8").replace("\\\n", " ")
+    runs = [line.split("-m usebench run", 1)[1].split(">")[0] for line in text.splitlines() if "-m usebench run" in line]
+    assert runs
+    monkeypatch.chdir(ROOT)  # --data-root tests/assets
+    monkeypatch.delenv("BENCH_DETERMINISTIC", raising=False)
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    for tail in runs:
+        args = [swap.get(a, a) for a in tail.split()]
+        args = [str(tmp_path / "results") if a.startswith('"/tmp/usebench-det-') else a for a in args]
+        result = CliRunner().invoke(main, ["run", *args, "--dry-run"])
+        assert result.exit_code == 0, result.output
+        assert all(m in result.output for m in ("simcse", "tsdae", "ct"))

@@ -141,19 +141,14 @@ def _st_pooling(model: Any) -> str:
 def _run(opts: EvalOptions, spec: str, split: str, root: Path, results: Path, strict: bool, force: bool,
          show_progress: bool, prebuilt: Prebuilt | None) -> pd.DataFrame:
     """`bench eval`'s runner, then the stored records of this run (new and reused) as a frame."""
-    from usebench.run.evaluation import evaluate_model, nothing_evaluated_reason
+    from usebench.run.evaluation import evaluate_model, raise_unless_done
     from usebench.tasks import expand_tasks
 
     log = _progress_log() if show_progress else None
     outcome = evaluate_model(opts, spec, split, root, results, strict=strict, force=force, log=log,
                              prebuilt=prebuilt)
     names = expand_tasks(spec)
-    reason = nothing_evaluated_reason(outcome, len(names))
-    if reason:
-        raise NothingDoneError(reason) if not outcome.failed else BenchError(reason)
-    if outcome.failed:
-        raise BenchError(f"{len(outcome.failed)} task(s) failed and stored nothing: "
-                         f"{'; '.join(f'{t}: {why}' for t, why in outcome.failed)}")
+    raise_unless_done(outcome, len(names), "; ".join(f"{t}: {why}" for t, why in outcome.failed))
     if outcome.skipped:
         warnings.warn(f"usebench.evaluate skipped {len(outcome.skipped)} task(s): "
                       + "; ".join(why if why.startswith(task) else f"{task}: {why}" for task, why in outcome.skipped),

@@ -37,8 +37,8 @@ if TYPE_CHECKING:
 def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, precision, cache, strict, force,
              allow_partial, data_root, results_dir) -> None:
     """Evaluate an existing encoder (or a lexical baseline) and store one result per task."""
-    from usebench.errors import BenchError, NothingDoneError
-    from usebench.run.evaluation import EvalOptions, evaluate_model, nothing_evaluated_reason
+    from usebench.errors import NothingDoneError
+    from usebench.run.evaluation import EvalOptions, evaluate_model, raise_unless_done
     from usebench.tasks import expand_tasks
 
     opts = EvalOptions(model=model, pooling=pooling, max_length=max_length, batch_size=batch_size, device=device,
@@ -52,12 +52,7 @@ def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, p
     outcome = evaluate_model(opts, task_spec, split, root, results, strict=strict, force=force,
                              log=lambda line: click.echo(line))
     print_summary(outcome, results)
-    reason = nothing_evaluated_reason(outcome, len(names))
-    if reason:
-        raise NothingDoneError(reason) if not outcome.failed else BenchError(reason)
-    if outcome.failed:
-        raise BenchError(f"{len(outcome.failed)} task(s) failed and stored nothing: "
-                         f"{', '.join(t for t, _ in outcome.failed)} (see above)")
+    raise_unless_done(outcome, len(names), f"{', '.join(t for t, _ in outcome.failed)} (see above)")
 
 
 def print_summary(outcome: EvalOutcome, results_dir: Path | None = None) -> None:

@@ -271,5 +271,18 @@ def nothing_evaluated_reason(outcome: EvalOutcome, n_tasks: int) -> str | None:
         if outcome.skipped else "nothing was evaluated"
 
 
+def raise_unless_done(outcome: EvalOutcome, n_tasks: int, failure_detail: str) -> None:
+    """The exit rule of `bench eval` and ``usebench.evaluate``: nothing done is a :class:`NothingDoneError` (a
+    failure behind it: :class:`BenchError`), and any failed task is a :class:`BenchError` after the others ran.
+    ``failure_detail``: what follows the failed tasks' count in that error."""
+    from usebench.errors import BenchError, NothingDoneError
+
+    reason = nothing_evaluated_reason(outcome, n_tasks)
+    if reason:
+        raise NothingDoneError(reason) if not outcome.failed else BenchError(reason)
+    if outcome.failed:
+        raise BenchError(f"{len(outcome.failed)} task(s) failed and stored nothing: {failure_detail}")
+
+
 __all__ = ["EvalOptions", "EvalOutcome", "Prebuilt", "ReuseKey", "build_scorer", "describe_model", "evaluate_model",
-           "nothing_evaluated_reason", "stale_reason"]
+           "nothing_evaluated_reason", "raise_unless_done", "stale_reason"]

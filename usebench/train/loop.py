@@ -12,12 +12,14 @@ continues to the same final weights as an uninterrupted one on deterministic har
 message on a NaN/inf loss or gradient; optional dev evaluation with best-checkpoint selection; and, when
 launched by ``torchrun``/``accelerate launch`` (``WORLD_SIZE`` > 1), torch DistributedDataParallel.
 Finally the plugin's export module is written by :func:`usebench.train.checkpoint.export_checkpoint`.
+
+This module is the loop itself (corpus preparation, :func:`train`, the step loop); what a run holds and
+writes (setup, train state, dev-best, exports) is in :mod:`usebench.train.loop_state`, one optimizer step
+and its fp16/readback bookkeeping in :mod:`usebench.train.loop_step`.
 """
 from __future__ import annotations
 
 import json
-import math
-import os
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -28,39 +30,39 @@ from typing import Any
 import numpy as np
 import torch
 
-from usebench.train.checkpoint import (
-    builtin_writer,
-    export_checkpoint,
-    load_train_state,
-    rng_state,
-    save_train_state,
-    set_rng_state,
-)
-from usebench.train.config import VALIDATION_LOSS, TrainConfig, config_to_dict
 from usebench.errors import BenchError
-from usebench.train.optim import build_optimizer, build_scheduler
-from usebench.train.plugin import Method, unique_parameters
 from usebench.store import config_hash
+from usebench.train.batches import StepBatches, default_workers, step_batches
+from usebench.train.checkpoint import load_train_state
+from usebench.train.config import VALIDATION_LOSS, TrainConfig, config_to_dict
+from usebench.train.loop_state import (
+    CHECKPOINT_DIR,
+    LOG_FILE,
+    STATE_DIR,
+    RunState,
+    dev_step,
+    eval_max_length,
+    finish,
+    restore,
+    save_state,
+    setup_run,
+)
+from usebench.train.loop_step import StepDone, TrainingDivergedError, one_step, settle, track_scale
+from usebench.train.plugin import Method
 from usebench.train.runtime import (
-    Dist,
     autocast_context,
     deterministic_mode,
     deterministic_requested,
     grad_scaler,
     init_distributed,
     pick_device,
-    seed_everything,
-    to_device,
 )
-from usebench.train.batches import StepBatches, default_workers, step_batches
 from usebench.train.trainlog import TrainLog
 from usebench.train.validation import loss_evaluator, read_dev_corpus
 
-CHECKPOINT_DIR, STATE_DIR, LOG_FILE, BEST_DIR = "checkpoint", "train_state", "log.jsonl", "dev_best"
-
-
-class TrainingDivergedError(BenchError):
-    """The loss or the gradient norm became NaN/inf."""
+# Names other modules and tests import from here (the run state and the step live in loop_state and loop_step).
+__all__ = ["CHECKPOINT_DIR", "LOG_FILE", "STATE_DIR", "TrainResult", "TrainingDivergedError", "autocast_context",
+           "check_trainable", "eval_max_length", "prepare_corpus", "train"]
 
 
 @dataclass
@@ -91,27 +93,6 @@ def prepare_corpus(corpus: Sequence[str], cfg: TrainConfig, min_sentences: int) 
     return texts
 
 
-def _split_output(out: Any) -> tuple[torch.Tensor, dict[str, Any]]:
-    """(loss, extras); tensor extras stay on the device (detached) until the next log point reads them."""
-    if isinstance(out, torch.Tensor):
-        return out, {}
-    if isinstance(out, dict) and "loss" in out:
-        return out["loss"], {k: v.detach() if isinstance(v, torch.Tensor) else float(v)
-                             for k, v in out.items() if k != "loss"}
-    raise BenchError("TrainModule.forward must return a loss tensor or a dict with a 'loss' entry")
-
-
-def _guard(method: str, step: int, loss: float, grad_norm: float | None, cfg: TrainConfig, state_dir: Path) -> None:
-    bad = None if math.isfinite(loss) else f"loss is {loss}"
-    if bad is None and grad_norm is not None and not math.isfinite(grad_norm):
-        bad = f"gradient norm is {grad_norm}"
-    if bad:
-        where = f"; the last train state is in {state_dir}" if (state_dir / "state.pt").is_file() else ""
-        raise TrainingDivergedError(
-            f"{method}: {bad} at step {step} (lr {cfg.lr}, amp {cfg.amp}, batch {cfg.batch_size}){where}. "
-            f"Lower lr (--set lr=...), set amp=off, or check the corpus for degenerate lines.")
-
-
 def check_trainable(method: Method, cfg: TrainConfig, corpus: Sequence[Any], seed: int = 0, world: int = 1) -> int:
     """What :func:`train` checks about the corpus, without building a model: the examples survive cleaning,
     fill a batch, and the first batch can be drawn (e.g. BERT-flow's larger init batch). Returns the step
@@ -138,178 +119,6 @@ def _corpus_fingerprint(examples: Sequence[Any]) -> str:
         line = t if isinstance(t, str) else json.dumps(t, sort_keys=True, default=str)
         h.update(line.encode("utf-8", "surrogatepass") + b"\n")
     return h.hexdigest()
-
-
-@dataclass
-class _Run:
-    """Everything one training call holds (keeps the step function short)."""
-
-    method: Method
-    cfg: TrainConfig
-    texts: list[str]
-    seed: int
-    dist: Dist
-    device: torch.device
-    module: Any
-    forward: Any  # the module, or its DDP wrapper
-    params: list[torch.nn.Parameter]
-    optimizer: torch.optim.Optimizer
-    scheduler: Any
-    total: int
-    state_dir: Path
-    run_hash: str
-    scaler: Any = None  # torch.amp.GradScaler: active with amp=fp16 only
-    last_scale: float | None = None  # the scaler's scale after the previous step (fp16: a drop = a skipped step)
-    dev_best: dict[str, Any] | None = None
-    dev_stale: int = 0  # dev evaluations since the last new best (early stopping)
-    workers: int = 0  # collate worker processes (usebench.train.batches); the weights do not depend on it
-
-
-@dataclass
-class _Done:
-    """A finished step whose numbers are still on the device: read at the next log, dev or save point (one
-    host synchronisation there, none per step)."""
-
-    step: int  # 1-based
-    loss: torch.Tensor
-    grad_norm: torch.Tensor | None
-    extras: dict[str, Any]
-    lr: float
-
-
-def _one_step(run: _Run, step: int, batch: Any) -> _Done:
-    """One optimizer step on ``batch`` (0-based ``step``), without reading any number back from the device."""
-    cfg = run.cfg
-    batch = to_device(batch, run.device)
-    with autocast_context(cfg, run.device):
-        loss, extras = _split_output(run.forward(batch))
-    run.scaler.scale(loss).backward()
-    run.scaler.unscale_(run.optimizer)  # no-op unless fp16: clipping sees the true gradients
-    grad_norm = None
-    if cfg.grad_clip is not None:
-        grad_norm = torch.nn.utils.clip_grad_norm_(run.params, cfg.grad_clip, foreach=True)
-        if run.scaler.is_enabled():
-            # Under fp16 an overflowing step is expected: the scaler skips it and lowers the scale (as the
-            # references do), so only the loss is guarded.
-            grad_norm = None
-    lr = run.optimizer.param_groups[0]["lr"]
-    run.scaler.step(run.optimizer)
-    run.scaler.update()
-    if _optimizer_stepped(run):
-        run.scheduler.step()
-    run.optimizer.zero_grad(set_to_none=True)
-    return _Done(step + 1, loss.detach(), grad_norm, extras, lr)
-
-
-def _optimizer_stepped(run: _Run) -> bool:
-    """Whether the last ``scaler.step`` stepped the optimizer. Under fp16 the GradScaler skips a step whose
-    gradients overflowed and halves its scale; the LR schedule must not advance then (as torch's AMP recipe and
-    the references' loops do), else the skipped steps shorten warm-up. Reading the scale costs one host sync per
-    step, under fp16 only."""
-    if not run.scaler.is_enabled():
-        return True
-    scale = run.scaler.get_scale()
-    stepped = run.last_scale is None or scale >= run.last_scale
-    run.last_scale = scale
-    return stepped
-
-
-def _settle(run: _Run, pending: list[_Done], log: TrainLog) -> float | None:
-    """Read the pending steps' numbers back (one synchronisation), stop at the first non-finite loss or
-    gradient norm with its step, and log them in order. Returns the last loss (None when nothing pended)."""
-    if not pending:
-        return None
-    values = torch.stack([d.loss.float() for d in pending]).tolist()
-    norms = [d.grad_norm for d in pending]
-    norm_values = torch.stack([n.float() for n in norms]).tolist() if norms[0] is not None else [None] * len(norms)
-    extras = [{k: float(v) for k, v in d.extras.items()} for d in pending]
-    for d, value, norm, extra in zip(pending, values, norm_values, extras):
-        _guard(run.method.name, d.step, value, norm, run.cfg, run.state_dir)
-        log.add(d.step, value, extra, d.lr)
-    pending.clear()
-    return values[-1]
-
-
-def _save_state(run: _Run, step: int) -> None:
-    if run.dist.main:
-        save_train_state(run.state_dir, {
-            "method": run.method.name, "config_hash": run.run_hash, "step": step,
-            "module": run.module.state_dict(), "optimizer": run.optimizer.state_dict(),
-            "scheduler": run.scheduler.state_dict(), "rng": rng_state(run.device), "dev_best": run.dev_best,
-            "scaler": run.scaler.state_dict(),
-            "dev_stale": run.dev_stale,
-            # The data position is a function of the step (see Method.batch_indices); stored for readers.
-            "data_position": {"step": step, "sentences_seen": step * run.method.sentences_per_step(run.cfg)
-                              * run.dist.world},
-        })
-    if run.dist.world > 1:
-        torch.distributed.barrier()
-
-
-def _restore(run: _Run, state: dict[str, Any]) -> int:
-    run.module.load_state_dict(state["module"])
-    run.optimizer.load_state_dict(state["optimizer"])
-    run.scheduler.load_state_dict(state["scheduler"])
-    if state.get("scaler"):
-        run.scaler.load_state_dict(state["scaler"])
-    set_rng_state(state["rng"], run.device)
-    run.dev_best = state.get("dev_best")
-    run.dev_stale = int(state.get("dev_stale", 0))
-    return int(state["step"])
-
-
-def _export(run: _Run, target: Path, run_config: dict[str, Any], extra: dict[str, Any],
-            pooling: str | None = None) -> Path:
-    """Export the current weights with the method's pooling, or with the stateless ``pooling`` (a dev probe)."""
-    method, cfg = run.method, run.cfg
-    model, tokenizer = method.export_module(run.module)
-    own = pooling is None or pooling == method.eval_pooling(cfg)
-    return export_checkpoint(model, tokenizer, target, method=method.name,
-                             pooling=method.eval_pooling(cfg) if own else pooling,
-                             max_length=eval_max_length(cfg, model), config=run_config, base_model=cfg.model,
-                             extra={**(method.method_json(cfg) if own else {}), **extra},
-                             write_extra=(lambda d: method.export_extra(run.module, cfg, d)) if own else None,
-                             pooling_writer=method.pooling_writer(cfg) if own else builtin_writer(pooling),
-                             dropout_from=cfg.model)
-
-
-def eval_max_length(cfg: TrainConfig, model: Any) -> int:
-    """Max tokens at evaluation: ``cfg.eval_max_length``, else the base checkpoint's declared limit (e.g. 256
-    for MiniLM), else 512, never above the position table. Training lengths (SimCSE 32, CT 75) are a training
-    choice: the reference evaluations do not truncate there."""
-    from usebench.eval.models import resolve_model
-
-    declared = cfg.eval_max_length or resolve_model(cfg.model).max_length or 512
-    return int(min(declared, getattr(model.config, "max_position_embeddings", declared)))
-
-
-def _dev_step(run: _Run, step: int, out_dir: Path, run_config: dict[str, Any],
-              dev_eval: Callable[[Path], float]) -> bool:
-    """Export, score on the dev task with the method's dev pooling, keep the encoder (exported with its own
-    pooling) if it is the best so far (main rank only). Returns whether patience ran out (early stop)."""
-    stop = torch.zeros(1)
-    if run.dist.main:
-        info = {"seed": run.seed, "steps": step}
-        dev_pooling = run.method.dev_pooling(run.cfg)
-        probe = _export(run, out_dir / ".dev_probe", run_config, info, pooling=dev_pooling)
-        score = float(dev_eval(probe))
-        if run.dev_best is None or score > run.dev_best["score"]:
-            run.dev_best = {"task": run.cfg.dev_task, "step": step, "score": score, "pooling": dev_pooling,
-                            "metric": run.cfg.dev_metric or "main score"}  # loss: score = -validation loss
-            run.dev_stale = 0
-            shutil.rmtree(out_dir / BEST_DIR, ignore_errors=True)
-            if dev_pooling == run.method.eval_pooling(run.cfg):
-                os.replace(probe, out_dir / BEST_DIR)
-            else:  # the same weights, exported with the pooling the checkpoint declares
-                _export(run, out_dir / BEST_DIR, run_config, info)
-        else:
-            run.dev_stale += 1
-        shutil.rmtree(probe, ignore_errors=True)
-        stop[0] = float(run.cfg.dev_patience is not None and run.dev_stale >= run.cfg.dev_patience)
-    if run.dist.world > 1:
-        stop = stop.to(run.device)
-        torch.distributed.broadcast(stop, src=0)  # every rank stops at the same step
-    return bool(stop.item())
 
 
 def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str | Path, *, seed: int = 0,
@@ -362,26 +171,26 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
         dev_texts = read_dev_corpus(cfg, method.sentences_per_step(cfg))
     elif dev_eval is None and cfg.dev_every:
         raise BenchError(f"dev_every={cfg.dev_every} needs a dev evaluator (bench run builds one for dev_task)")
-    run = _setup(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash)
+    run = setup_run(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash, grad_scaler(cfg, dev))
     run.workers = default_workers(dev) if workers is None else workers
     if dev_texts is not None:
         dev_eval = loss_evaluator(method, cfg, run.module, dev_texts, dev)
     state = load_train_state(run.state_dir, method.name, run_hash) if resume else None
-    start = _restore(run, state) if state else 0
-    run.last_scale = run.scaler.get_scale() if run.scaler.is_enabled() else None  # fp16: see _optimizer_stepped
+    start = restore(run, state) if state else 0
+    track_scale(run)
     if dist.world > 1:  # dropout must differ between ranks; one stream per (seed, start, rank)
         torch.manual_seed(int(np.random.default_rng([seed, start, dist.rank]).integers(2**62)))
     if dist.main:
         out_dir.mkdir(parents=True, exist_ok=True)
     log = TrainLog(out_dir / LOG_FILE, cfg.log_every, start, dist.main, device=str(dev))
     value, done = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
-    ckpt = _finish(run, out_dir, run_config, dev_eval, done)
+    ckpt = finish(run, out_dir, run_config, dev_eval, done)
     seconds = time.perf_counter() - t_start
     return TrainResult(ckpt, done, start or None, value, seconds, (done - start) / max(seconds, 1e-9),
                        run.dev_best, log.lines, run.module)
 
 
-def _loop(run: _Run, start: int, log: TrainLog, out_dir: Path, run_config: dict[str, Any],
+def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: dict[str, Any],
           dev_eval: Callable[[Path], float] | None, on_step: Callable[[int], None] | None,
           show_progress: bool) -> tuple[float | None, int]:
     """Steps ``start`` .. ``total``: step, log, dev-evaluate, save state; returns (last loss, steps trained),
@@ -393,68 +202,30 @@ def _loop(run: _Run, start: int, log: TrainLog, out_dir: Path, run_config: dict[
                disable=not (show_progress and run.dist.main))
     run.module.train()
     value, lr, done = None, cfg.lr, run.total
-    pending: list[_Done] = []
+    pending: list[StepDone] = []
     data = StepBatches(run.method, cfg, run.module.tokenizer, run.texts, run.seed, run.dist.rank, run.dist.world,
                        start, run.total)
     batches = step_batches(data, run.workers, pin=run.device.type == "cuda")
     try:
         for step, batch in batches:
-            pending.append(_one_step(run, step, batch))
+            pending.append(one_step(run, step, batch))
             lr = pending[-1].lr
             bar.update(1)
             dev_due = dev_eval is not None and run.method.dev_due(cfg, step + 1, len(run.texts), run.dist.world)
             save_due = bool(cfg.save_every) and (step + 1) % cfg.save_every == 0 and step + 1 < run.total
             if (step + 1) % cfg.log_every == 0 or dev_due or save_due or step + 1 == run.total:
-                value = _settle(run, pending, log)  # the only places numbers come back from the device
+                value = settle(run, pending, log)  # the only places numbers come back from the device
                 bar.set_postfix(loss=f"{value:.4f}", refresh=False)
-            if dev_due and _dev_step(run, step + 1, out_dir, run_config, dev_eval):  # type: ignore[arg-type]
+            if dev_due and dev_step(run, step + 1, out_dir, run_config, dev_eval):  # type: ignore[arg-type]
                 done = step + 1  # early stop: patience ran out
                 break
             if save_due:
-                _save_state(run, step + 1)
+                save_state(run, step + 1)
             if on_step is not None:
                 on_step(step + 1)
     finally:
         batches.close()  # stops the collate workers
     bar.close()
-    value = _settle(run, pending, log) if pending else value
+    value = settle(run, pending, log) if pending else value
     log.flush(done, lr)
     return value, done
-
-
-def _setup(method: Method, cfg: TrainConfig, texts: list[str], seed: int, dist: Dist, dev: torch.device,
-           total: int, out_dir: Path, run_hash: str) -> _Run:
-    seed_everything(seed)  # before build: new heads (decoder cross-attention, MLP) initialise reproducibly
-    module = method.build(cfg, dev).to(dev)
-    named = unique_parameters(method.trainable_parameters(module))
-    optimizer = build_optimizer(cfg, named)
-    scheduler = build_scheduler(cfg, optimizer, total)
-    forward = module
-    if dist.world > 1:
-        from torch.nn.parallel import DistributedDataParallel
-
-        forward = DistributedDataParallel(module, device_ids=[dev.index] if dev.type == "cuda" else None,
-                                          find_unused_parameters=method.ddp_find_unused_parameters)
-    return _Run(method, cfg, texts, seed, dist, dev, module, forward, [p for _, p in named], optimizer, scheduler,
-                total, out_dir / STATE_DIR, run_hash, grad_scaler(cfg, dev))
-
-
-def _finish(run: _Run, out_dir: Path, run_config: dict[str, Any], dev_eval: Any, done: int) -> Path:
-    """Export the final (or dev-best) encoder after ``done`` steps, then drop the train state."""
-    target = out_dir / CHECKPOINT_DIR
-    if run.dist.main:
-        best = out_dir / BEST_DIR
-        if dev_eval is not None and run.dev_best is not None and best.is_dir():
-            from usebench.store import write_json_atomic
-
-            meta = json.loads((best / "method.json").read_text(encoding="utf-8"))
-            meta.update({"dev": run.dev_best, "steps": run.dev_best["step"], "steps_trained": done})
-            write_json_atomic(best / "method.json", meta)
-            shutil.rmtree(target, ignore_errors=True)
-            os.replace(best, target)
-        else:
-            _export(run, target, run_config, {"seed": run.seed, "steps": done})
-        shutil.rmtree(run.state_dir, ignore_errors=True)
-    if run.dist.world > 1:
-        torch.distributed.barrier()
-    return target

@@ -1,0 +1,60 @@
+"""``bench doctor``: what a new machine can do before a grid runs on it (issue 30).
+
+Sections (each a dict of JSON-able numbers; a section that fails records ``error`` and the others still run):
+
+- ``versions``: Python, torch (+ CUDA), transformers, sentence-transformers, numpy, faiss, bm25s, the device;
+- ``precision``: bf16, fp16 and TF32 support on the device;
+- ``faiss``: installed, GPU build, visible GPUs;
+- ``matmul``: warmed-up square matmul TFLOP/s at bf16 and fp32 (fp16 and TF32 too on a GPU);
+- ``training``: one timed step per trainer at BERT-base width (a random ``BertConfig()``, the packaged MiniLM's
+  tokenizer, nothing downloaded) in bf16 and fp32, its model FLOPs counted from the batch's shapes
+  (:mod:`usebench.run.flops`), MFU against the measured matmul rate and against the datasheet peak
+  (:mod:`usebench.run.hardware`), peak GPU memory;
+- ``search``: exact top-100 at Quora's scale (522,931 x 768, 10,000 queries) per available backend on random unit
+  vectors, and on an anisotropic set (mean cosine ~0.9, an untuned BERT's) the unsure-row fraction, peak GPU
+  memory; CPU backends search a query sample on a GPU host (said in the row);
+- ``encode``: encoder throughput (texts/s) of the random BERT-base on the device;
+- ``determinism``: max abs weight difference between two identical runs and between a run and its
+  crash-and-resume twin, with and without deterministic kernels.
+
+``quick=True`` runs every section at toy size (CI runs it on the CPU in seconds).
+
+The modules: ``common`` (sizes, trainer list, device helpers), ``probes`` (versions, precision, FAISS, matmul),
+``trainers`` (the random BERT, timed steps with MFU, determinism), ``retrieval`` (search, encode), ``report``
+(the section runner, the finite-number check, the summary). The names below are the package's interface.
+"""
+from __future__ import annotations
+
+from usebench.run.doctor.common import (
+    FULL,
+    QUICK,
+    QUORA_DIM,
+    QUORA_DOCS,
+    QUORA_QUERIES,
+    SECTIONS,
+    TRAINERS,
+    WORDS,
+    Size,
+    device_name,
+    toy_sentences,
+)
+from usebench.run.doctor.probes import faiss_info, matmul, matmul_tflops, precision, versions
+from usebench.run.doctor.report import finite_numbers, run_doctor, summary
+from usebench.run.doctor.retrieval import encode, search, unit_vectors
+from usebench.run.doctor.trainers import (
+    determinism,
+    max_abs_difference,
+    method_config,
+    random_bert,
+    step_flops,
+    timed_step,
+    training,
+    training_data,
+)
+
+__all__ = [
+    "FULL", "QUICK", "QUORA_DIM", "QUORA_DOCS", "QUORA_QUERIES", "SECTIONS", "TRAINERS", "WORDS", "Size",
+    "determinism", "device_name", "encode", "faiss_info", "finite_numbers", "matmul", "matmul_tflops",
+    "max_abs_difference", "method_config", "precision", "random_bert", "run_doctor", "search", "step_flops",
+    "summary", "timed_step", "toy_sentences", "training", "training_data", "unit_vectors", "versions",
+]

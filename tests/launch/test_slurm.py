@@ -76,9 +76,19 @@ def test_a_preempted_job_gives_its_lock_up_before_it_is_requeued(tmp_path):
     from usebench.run.lock import UnitLock
     from usebench.run.unit import run_unit
 
-    spec = type("Spec", (), {"run_id": "simcse__x__1__s0"})()
+    from usebench.run.stages import STAGE_LOCK_DIR
+
+    stage = type("Stage", (), {"home": ".stages/nli__ab__s0"})()
+    other = type("Stage", (), {"home": ".stages/stsb__cd__s0"})()
+    spec = type("Spec", (), {"run_id": "simcse__x__1__s0", "stages": (stage, other)})()
     UnitLock(tmp_path / spec.run_id).acquire()  # as run_unit holds it while training
+    UnitLock(tmp_path / stage.home / STAGE_LOCK_DIR).acquire()  # and the lock of the stage it is training
+    foreign = tmp_path / other.home / STAGE_LOCK_DIR  # a stage another job is training: its lock stays
+    foreign.mkdir(parents=True)
+    (foreign / ".lock").write_text('{"host": "node-7", "pid": 1, "job": "slurm:99"}', encoding="utf-8")
     job = UnitJob(run_unit, threads=1)
     resubmission = job.checkpoint(spec, tmp_path, tmp_path)
     assert not (tmp_path / spec.run_id / ".lock").exists()
+    assert not (tmp_path / stage.home / STAGE_LOCK_DIR / ".lock").exists()
+    assert (foreign / ".lock").exists()
     assert resubmission.function is job and resubmission.args == (spec, tmp_path, tmp_path)

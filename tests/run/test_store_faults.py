@@ -18,11 +18,12 @@ import subprocess
 import sys
 import time
 from collections import Counter
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
 
-from usebench.run.faults import FAULT_ENV, POINTS
+from usebench.run.faults import FAULT_ENV, POINTS, SHARED_ENV
 from usebench.run.grid import RunOptions, plan_run
 from usebench.run.stages import STAGES_HOME, WAIT_ENV, stage_usage
 from usebench.run.status import grid_status
@@ -50,29 +51,31 @@ def two_task_root(grid_root, tmp_path_factory) -> Path:
     return root
 
 
-def _command(model: Path, root: Path, results: Path, reverse: bool = False) -> list[str]:
+def _command(model: Path, root: Path, results: Path, reverse: bool = False, extra: Sequence[str] = ()) -> list[str]:
     tasks = ",".join(reversed(TASKS) if reverse else TASKS)  # the same units, planned in another order
     return [sys.executable, "-m", "usebench.cli", "run", "--methods", METHODS, "--tasks", tasks,
             "--model", str(model), "--preset", "smoke", "--max-steps", "2", "--device", "cpu", "--data-root",
-            str(root), "--results-dir", str(results), *sum((["--set", s] for s in SMALL), [])]
+            str(root), "--results-dir", str(results), *sum((["--set", s] for s in SMALL), []), *extra]
 
 
-def _start(model: Path, root: Path, results: Path, fault: str | None, log: Path,
-           reverse: bool = False) -> subprocess.Popen:
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
-           WAIT_ENV: "0.2", "HF_HUB_OFFLINE": "1"}
-    env.pop(FAULT_ENV, None)
+def _start(model: Path, root: Path, results: Path, fault: str | None, log: Path, reverse: bool = False,
+           extra: Sequence[str] = (), env: Mapping[str, str] | None = None) -> subprocess.Popen:
+    """`bench run` of the grid as a process of its own (``extra``: more options, e.g. a launcher's; ``env``: more
+    variables), with ``USEBENCH_FAULT=fault`` when given, its output appended to ``log``."""
+    environ = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
+               WAIT_ENV: "0.2", "HF_HUB_OFFLINE": "1", **(env or {})}
+    environ.pop(FAULT_ENV, None)
     if fault:
-        env[FAULT_ENV] = fault
-    return subprocess.Popen(_command(model, root, results, reverse), env=env, stdout=log.open("ab"), stderr=subprocess.STDOUT,
-                            cwd=Path(__file__).resolve().parents[2])
+        environ[FAULT_ENV] = fault
+    return subprocess.Popen(_command(model, root, results, reverse, extra), env=environ, stdout=log.open("ab"),
+                            stderr=subprocess.STDOUT, cwd=Path(__file__).resolve().parents[2])
 
 
 def _reap(procs: list[subprocess.Popen], timeout: float = 300) -> list[int]:
     """Exit codes of ``procs``, each collected as soon as it exits: a killed process not yet waited for is a
     zombie whose pid still answers, so the others would wait on its lock (no shell or SLURM leaves one)."""
     deadline = time.monotonic() + timeout
-    while any(p.poll() is None for p in procs):
+    while [p.poll() for p in procs].count(None):  # poll every one each time (any() would stop at the first alive)
         if time.monotonic() > deadline:
             for p in procs:
                 p.kill()
@@ -127,7 +130,13 @@ def test_a_grid_killed_at_every_point_and_restarted_equals_a_clean_run(tiny_bert
           f"exit codes per fault: {outcome}")
     assert kills >= 4  # most faults fired (a process may find its point's work done by another)
 
-    # the same units, every score, the same weights, no lock left, all done, nothing left to plan
+    assert_same_as_clean(faulty, clean, tiny_bert_dir, two_task_root, log.read_text())
+
+
+def assert_same_as_clean(faulty: Path, clean: Path, model: Path, root: Path, output: str) -> None:
+    """The store the faulty processes left equals the clean one: the same units, every score, the same weights,
+    no lock left, all done, nothing left to plan, and (from ``output``, everything the processes of the faulty
+    store printed) no stage trained from scratch twice."""
     assert store_digest(faulty) == store_digest(clean)
     assert len(store_digest(clean)) == 4
     assert _weights(faulty) == _weights(clean)
@@ -135,17 +144,23 @@ def test_a_grid_killed_at_every_point_and_restarted_equals_a_clean_run(tiny_bert
     assert not [p for p in faulty.rglob(".lock*")], "orphan lock"
     assert {u.state for u in grid_status(faulty)} == {"done"}
     opts = RunOptions(methods=tuple(METHODS.split(",")), tasks=",".join(TASKS), preset="smoke",
-                      model=str(tiny_bert_dir), max_steps=2, overrides=SMALL, device="cpu")
-    plan = plan_run(opts, two_task_root)
-    assert all(finished_unit(u, two_task_root, faulty) is not None for u in plan.units)
+                      model=str(model), max_steps=2, overrides=SMALL, device="cpu")
+    plan = plan_run(opts, root)
+    assert all(finished_unit(u, root, faulty) is not None for u in plan.units)
     assert {use.action for uses in stage_usage(plan.units, faulty) for use in uses} == {"done"}
     # no stage trained twice: each of the 6 started from scratch once (a killed attempt was resumed, said so)
-    fresh = re.findall(r"^ +(?:stage \d/\d )?(\S+): training(?: \[(\S+)\])?$", log.read_text(), re.M)
+    fresh = fresh_trainings(output)
     assert len(fresh) == 6 and Counter(home for _, home in fresh if home) == \
-        Counter(k.split("/checkpoint")[0] for k in _weights(clean) if k.startswith(STAGES_HOME))
+        Counter(k.split("/checkpoint")[0] for k in _weights(clean) if k.startswith(STAGES_HOME)), fresh
     for unit in plan.units:  # every unit records the same stage homes as in the clean store
         assert json.loads((faulty / unit.run_id / "stages.json").read_text()) == \
             json.loads((clean / unit.run_id / "stages.json").read_text())
+
+
+def fresh_trainings(output: str) -> list[tuple[str, str]]:
+    """(method, home; empty for a unit's own run directory) of every stage a unit started from scratch, from its
+    ``stage k/n <method>: training [<home>]`` line (a resumed or reused stage says so instead)."""
+    return re.findall(r"^ +(?:stage \d/\d )?(\S+): training(?: \[(\S+)\])?$", output, re.M)
 
 
 def test_a_fault_point_kills_only_at_the_visit_asked_for(monkeypatch):
@@ -162,3 +177,13 @@ def test_a_fault_point_kills_only_at_the_visit_asked_for(monkeypatch):
     monkeypatch.setenv(FAULT_ENV, "nowhere:1")
     with pytest.raises(ValueError, match="unknown point 'nowhere'"):
         faults.fault_point("train-step")
+
+
+def test_shared_visits_kill_one_process_of_the_whole_run(tmp_path):
+    """``USEBENCH_FAULT_SHARED``: processes that each visit the point once count together, so ``point:2`` kills the
+    second of three, not every one (each unit of a Ray or submitit run is a process of its own)."""
+    env = {**os.environ, FAULT_ENV: "train-step:2", SHARED_ENV: str(tmp_path / "visits")}
+    visit = [sys.executable, "-c", "from usebench.run.faults import fault_point; fault_point('train-step')"]
+    codes = [subprocess.run(visit, env=env, cwd=Path(__file__).resolve().parents[2]).returncode for _ in range(3)]
+    assert codes == [0, -signal.SIGKILL, 0]
+    assert sorted(p.name for p in (tmp_path / "visits").iterdir()) == [f"train-step.{k}" for k in (1, 2, 3)]

@@ -14,9 +14,10 @@ from typing import Iterator
 from usebench.errors import BenchError
 from usebench.run.console import UNIT_LOG
 from usebench.run.baseline_job import BaselineJob, run_baseline_job
-from usebench.run.lock import JOB_ENV
+from usebench.run.lock import JOB_ENV, release_job
 from usebench.run.manifest import launch_dir
 from usebench.run.plan import UnitSpec
+from usebench.run.stages import STAGE_LOCK_DIR
 from usebench.run.unit import FAILED_FILE, UnitResult, say
 
 UnitFn = Callable[[UnitSpec, Path, Path], UnitResult]  # run_unit, or a wrapper of it (tests)
@@ -88,6 +89,18 @@ def attempt_log(spec: UnitSpec | BaselineJob, results_dir: Path) -> Path:
     if isinstance(spec, BaselineJob):
         return launch_dir(results_dir) / "baselines" / f"{spec.run_id}.log"
     return Path(results_dir) / spec.run_id / UNIT_LOG
+
+
+def release_attempt(spec: UnitSpec | BaselineJob, results_dir: Path, job: str) -> list[Path]:
+    """Remove every lock that job ``job`` holds for ``spec``: the unit's, and that of each stage the unit trains
+    (``<home>/.stage``). Called by a driver that knows the attempt is over (its Ray worker died, its job ended
+    without a result, it was cancelled): a process killed in a stage leaves that stage's lock too, and on another
+    host nothing can tell its holder is gone, so every unit needing the stage, and the next run, would wait for it
+    to be judged stale (``STALE_AFTER_S``). A lock another job holds is left alone. Returns the folders freed."""
+    results_dir = Path(results_dir)
+    folders = [results_dir / spec.run_id,
+               *(results_dir / stage.home / STAGE_LOCK_DIR for stage in getattr(spec, "stages", ()))]
+    return [folder for folder in folders if release_job(folder, job)]
 
 
 def failure(spec: UnitSpec, results_dir: Path, error: BaseException | str, attempts: int, since: float,

@@ -7,8 +7,9 @@ A unit asks for ``gpus_per_unit`` GPUs (default: 1 where it trains on a GPU: ``-
 hold a unit; CPU units share the CPUs of the cluster), which is also its number of torch threads. Every task runs
 in a fresh worker process (``max_calls=1``: a reused worker would keep the CUDA context of its first GPU while Ray
 assigns it another). ``max_parallel`` caps the units in flight. A failed or killed task is retried by Ray up to
-``retries`` times and resumes from the unit's train state; the retry takes the unit's lock over from the dead
-attempt by the task id the lock records. A unit another live process holds is waited for
+``retries`` times and resumes from the unit's train state; the retry takes the unit's lock (and its stage's) over
+from the dead attempt by the task id the lock records, and once its attempts are over the driver removes the locks
+its task held (:func:`~usebench.launch.common.release_attempt`). A unit another live process holds is waited for
 (:mod:`usebench.launch.held`). The workers' output is not streamed to this terminal (parallel progress bars would
 interleave): this process prints one line per unit event, and each unit's output is in ``<run_dir>/unit.log``
 (with the stack of a native crash, and, on a local Ray, the tail of the worker's own stderr).
@@ -39,13 +40,12 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from usebench.launch.common import LaunchError, UnitFn, announce, failure, isolated_attempt
+from usebench.launch.common import LaunchError, UnitFn, announce, failure, isolated_attempt, release_attempt
 from usebench.launch.held import HeldUnits
 from usebench.launch.options import LaunchOptions
 from usebench.launch.preflight import forwarded_env, ray_preflight
 from usebench.launch.signals import fault_handlers_kept
 from usebench.run.console import UNIT_LOG
-from usebench.run.lock import release_job
 from usebench.run.manifest import launch_dir, record_job
 from usebench.run.plan import UnitSpec
 from usebench.run.unit import UnitResult, run_unit, say
@@ -143,7 +143,7 @@ class _Run:
         try:
             result = ray.get(ref)
         except Exception as e:  # noqa: BLE001  (the unit's error, or its worker's death, after all retries)
-            release_job(self.results_dir / spec.run_id, f"ray:{ref.task_id().hex()}")  # its attempts are over
+            release_attempt(spec, self.results_dir, f"ray:{ref.task_id().hex()}")  # its attempts are over
             append_native_output(self.results_dir / spec.run_id / UNIT_LOG, self.launcher.logs)
             result = failure(spec, self.results_dir, e, self.opts.retries + 1, since)
         if result.state == "locked":
@@ -162,7 +162,7 @@ class _Run:
             ray.cancel(ref, force=True)
         ray.wait(list(self.inflight), num_returns=len(self.inflight), timeout=10.0)
         for ref, (i, _) in self.inflight.items():
-            release_job(self.results_dir / self.units[i - 1].run_id, f"ray:{ref.task_id().hex()}")
+            release_attempt(self.units[i - 1], self.results_dir, f"ray:{ref.task_id().hex()}")
 
 
 def _outcome(result: UnitResult) -> str:

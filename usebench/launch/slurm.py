@@ -9,10 +9,11 @@ memory, account, QoS, constraint, setup lines and any other sbatch option of the
 reaches its time limit is requeued by submitit (the unit is a ``Checkpointable``, up to ``slurm.max_requeues``
 times) and resumes from its train state, recorded as ``requeued``, not failed; a job preempted with SIGTERM alone
 (which submitit ignores) is SIGKILLed and, requeued by SLURM, takes its unit's lock over as a later attempt of the
-same job. A job that fails is submitted again up to ``retries`` times, its lock released first. This command
-waits for the jobs and then prints the table; if it stops, the jobs go on, `bench status` follows them, and
-running the command again reattaches to the jobs still pending or running (from their records in
-``.launch/jobs/``) instead of submitting them twice.
+same job. A job that ends without a result (it failed, or its process was killed) gives up the locks it held, its
+unit's and its stage's (:func:`~usebench.launch.common.release_attempt`), and is submitted again up to ``retries``
+times. This command waits for the jobs and then prints the table; if it stops, the jobs go on, `bench status`
+follows them, and running the command again reattaches to the jobs still pending or running (from their records
+in ``.launch/jobs/``) instead of submitting them twice.
 
 Without SLURM nothing runs unless submitit's local executor is chosen (``--slurm-executor local``): it runs the same
 jobs as processes on this machine, GPU units at most one per GPU, each job shown only its own GPU, CPU units at
@@ -29,11 +30,14 @@ from typing import Any
 
 import submitit
 
-from usebench.launch.common import LaunchError, UnitFn, announce, failure, isolated_attempt, usable_cpus
+from usebench.launch.common import (
+    LaunchError, UnitFn, announce, failure, isolated_attempt, release_attempt, usable_cpus,
+)
 from usebench.launch.held import HeldUnits
 from usebench.launch.options import LaunchOptions
 from usebench.launch.slurm_jobs import ACTIVE, attach, job_label, local_gpus, mark_requeued, max_array_size
-from usebench.run.lock import release_if_mine, release_job
+from usebench.run.lock import release_if_mine
+from usebench.run.stages import STAGE_LOCK_DIR
 from usebench.run.manifest import launch_dir, read_job, record_job
 from usebench.run.plan import UnitSpec
 from usebench.run.unit import UnitResult, run_unit, say
@@ -62,11 +66,15 @@ class UnitJob(submitit.helpers.Checkpointable):
             raise
 
     def checkpoint(self, spec: UnitSpec, data_root: Path, results_dir: Path) -> Any:
-        """Called in the job when SLURM signals the time limit: give the unit's lock up (the requeued job may
-        start on another node, which could not tell this process is gone), then requeue."""
+        """Called in the job when SLURM signals the time limit: give up the unit's lock and those of the stages it
+        trains (the requeued job may start on another node, which could not tell this process is gone; a unit of
+        another job waiting for the stage would wait until the lock is judged stale), then requeue."""
         global _REQUEUEING
         _REQUEUEING = True
-        release_if_mine(Path(results_dir) / spec.run_id)
+        results_dir = Path(results_dir)
+        for folder in (results_dir / spec.run_id,
+                       *(results_dir / stage.home / STAGE_LOCK_DIR for stage in getattr(spec, "stages", ()))):
+            release_if_mine(folder)
         return super().checkpoint(spec, data_root, results_dir)
 
 
@@ -208,7 +216,7 @@ class _Run:
             return False
         job, state = attach(self.executor.folder, self.cluster, str(record["job_id"]))
         if state not in ACTIVE:
-            release_job(self.results_dir / spec.run_id, f"{self.cluster}:{record['job_id']}")
+            release_attempt(spec, self.results_dir, f"{self.cluster}:{record['job_id']}")
             return False
         self.attempts[i] = 1
         self.inflight[i] = (job, time.time())
@@ -260,7 +268,7 @@ class _Run:
                 result = job.result()
                 result.attempts = self.attempts[i]
             except Exception as e:  # noqa: BLE001  (the job failed: the unit raised, or the job died)
-                release_job(self.results_dir / spec.run_id, job_label(self.cluster, job))  # the job is over
+                release_attempt(spec, self.results_dir, job_label(self.cluster, job))  # the job is over
                 result = failure(spec, self.results_dir, e, self.attempts[i], since, Path(job.paths.stderr))
                 if self.attempts[i] <= self.opts.retries:
                     announce(i, len(self.units), spec, f"job {job.job_id} failed ({result.error}); retrying")

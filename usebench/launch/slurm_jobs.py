@@ -29,14 +29,31 @@ def job_label(cluster: str, job: Any) -> str:
     return f"{cluster}:{job.job_id}"
 
 
+CONTROLLER = "submitit.local._local"  # the module a local-executor job's controller process runs
+
+
 class ReattachedLocalJob(LocalJob):
-    """A local-executor job started by an earlier driver: followed by its controller's pid."""
+    """A local-executor job started by an earlier driver: followed by its controller's pid, as long as that pid
+    still runs submitit's controller (pids wrap around: once the controller is gone its pid may name any process,
+    which a rerun would otherwise wait for, and interrupt on Ctrl-C)."""
 
     def done(self, force_check: bool = False) -> bool:  # noqa: ARG002  (submitit's signature)
-        return self.paths.result_pickle.exists() or not owner_alive({"host": socket.gethostname(),
-                                                                     "pid": int(self.job_id)})
+        return self.paths.result_pickle.exists() or not self.controller_alive()
+
+    def controller_alive(self) -> bool:
+        """Whether the job's pid is alive and runs submitit's controller (where /proc shows its command line)."""
+        if not owner_alive({"host": socket.gethostname(), "pid": int(self.job_id)}):
+            return False
+        try:
+            command = Path(f"/proc/{int(self.job_id)}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace")
+        except OSError:
+            return True  # no /proc (macOS), or gone this instant: the pid is all there is to go by
+        return CONTROLLER in command
 
     def cancel(self, check: bool = True) -> None:  # noqa: ARG002
+        if not self.controller_alive():
+            return
         try:
             os.kill(int(self.job_id), signal.SIGINT)
         except (ProcessLookupError, ValueError):

@@ -21,7 +21,7 @@ from usebench.launch.options import SlurmOptions
 from usebench.run.lock import LOCK_FILE
 from usebench.run.manifest import read_job, record_job
 from tests.launch import fakeslurm
-from tests.launch.helpers import fake_spec, grid_args, record_unit
+from tests.launch.helpers import fake_spec, grid_args, record_unit, segfault_unit
 
 submitit = pytest.importorskip("submitit", reason="the slurm extra is not installed (pip install -e '.[slurm]')")
 
@@ -239,3 +239,19 @@ def test_a_rerun_reattaches_to_a_running_local_executor_job(tmp_path):
     (result,) = second.until_done()
     assert result.state == "done" and read_job(results, "unit0")["job_id"] == job_id  # nothing submitted again
     assert json.loads((results / "unit0" / "seen.json").read_text())["job"] == f"local:{job_id}"
+
+
+def test_a_native_crash_of_a_job_is_in_the_units_log(tmp_path):
+    """A job that dies of a native crash (a NULL read, as a CUDA or tokenizer bug would) is a failed unit whose
+    `unit.log` holds the Python stack of the crash (faulthandler, set up in the job by isolated_attempt), and its
+    lock does not outlive it: the same path a SLURM job takes, run by submitit's local executor."""
+    from usebench.launch.slurm import SlurmLauncher
+
+    opts = LaunchOptions(launcher="slurm", cpus_per_unit=1, gpus_per_unit=0, slurm=SlurmOptions(executor="local"))
+    (result,) = SlurmLauncher(opts, unit_fn=segfault_unit)([fake_spec("crash", device="cpu")], tmp_path,
+                                                             tmp_path / "results")
+    log = tmp_path / "results" / "crash" / "unit.log"
+    text = log.read_text()
+    assert result.state == "failed" and result.log == log
+    assert "about to crash" in text and "Fatal Python error: Segmentation fault" in text and "segfault_unit" in text
+    assert not (tmp_path / "results" / "crash" / LOCK_FILE).exists()

@@ -16,3 +16,4 @@ def grid_root(tmp_path_factory) -> Path:
     shutil.copytree(ASSETS, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("labeled_root"))
     shutil.copytree(ASSETS / "labeled_root", root, dirs_exist_ok=True)
     return root
+

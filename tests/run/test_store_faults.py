@@ -12,7 +12,6 @@ import json
 import os
 import random
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -29,26 +28,18 @@ from usebench.run.stages import STAGES_HOME, WAIT_ENV, stage_usage
 from usebench.run.status import grid_status
 from usebench.run.unit import finished_unit
 from tests.launch.helpers import store_digest
+from tests.run.grid_roots import root_with_train_corpora
 
 TASKS = ("twitterpara", "askubuntu")
 METHODS = "tsdae,nli-sts>tsdae"
 SMALL = ("lr=1e-3", "batch_size=2", "max_length=16", "log_every=1", "save_every=1")
-WORDS = "river house dog night ocean piano queen sun tree kite lemon grape island jungle kernel driver".split()
 SEED = 32  # the fault schedule's
 
 
 @pytest.fixture(scope="module")
 def two_task_root(grid_root, tmp_path_factory) -> Path:
     """The grid fixtures plus a small unlabeled train.txt for each of the two target tasks."""
-    root = tmp_path_factory.mktemp("faults-root")
-    shutil.copytree(grid_root, root, dirs_exist_ok=True)
-    for task in TASKS:
-        rng = random.Random(task)
-        folder = root / "useb" / "data-train" / task / "unsupervised"
-        folder.mkdir(parents=True, exist_ok=True)
-        lines = [" ".join(rng.choice(WORDS) for _ in range(rng.randint(5, 10))) for _ in range(24)]
-        (folder / "train.txt").write_text("\n".join(dict.fromkeys(lines)) + "\n", encoding="utf-8")
-    return root
+    return root_with_train_corpora(grid_root, tmp_path_factory.mktemp("faults-root"), TASKS)
 
 
 def _command(model: Path, root: Path, results: Path, reverse: bool = False, extra: Sequence[str] = ()) -> list[str]:

@@ -6,8 +6,6 @@ target), and the dry run prints the split each task is read on. The end-to-end t
 from __future__ import annotations
 
 import json
-import random
-import shutil
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from usebench.cli.main import main
 from usebench.report.rows import index_results, row_key
 from usebench.store import iter_results
 from usebench.run.grid import RunOptions, plan_run
+from tests.run.grid_roots import root_with_train_corpora
 
 SMALL = ("batch_size=2", "max_length=16")
 USEB = ("askubuntu", "cqadupstack", "twitterpara", "scidocs")
@@ -25,16 +24,7 @@ USEB = ("askubuntu", "cqadupstack", "twitterpara", "scidocs")
 @pytest.fixture(scope="module")
 def useb_root(grid_root, tmp_path_factory) -> Path:
     """The grid fixtures plus a small unlabeled train.txt per USEB task (the release's layout)."""
-    root = tmp_path_factory.mktemp("useb-root")
-    shutil.copytree(grid_root, root, dirs_exist_ok=True)
-    words = "river house dog night ocean piano queen sun tree kite lemon grape island jungle kernel driver".split()
-    for task in USEB:
-        rng = random.Random(task)
-        folder = root / "useb" / "data-train" / task / "unsupervised"
-        folder.mkdir(parents=True, exist_ok=True)
-        lines = [" ".join(rng.choice(words) for _ in range(rng.randint(5, 10))) for _ in range(24)]
-        (folder / "train.txt").write_text("\n".join(dict.fromkeys(lines)) + "\n", encoding="utf-8")
-    return root
+    return root_with_train_corpora(grid_root, tmp_path_factory.mktemp("useb-root"), USEB)
 
 
 def _plan(model, root, **kw):

@@ -97,10 +97,15 @@ def release_attempt(spec: UnitSpec | BaselineJob, results_dir: Path, job: str) -
     without a result, it was cancelled): a process killed in a stage leaves that stage's lock too, and on another
     host nothing can tell its holder is gone, so every unit needing the stage, and the next run, would wait for it
     to be judged stale (``STALE_AFTER_S``). A lock another job holds is left alone. Returns the folders freed."""
+    return [folder for folder in lock_folders(spec, results_dir) if release_job(folder, job)]
+
+
+def lock_folders(spec: UnitSpec | BaselineJob, results_dir: Path) -> list[Path]:
+    """The folders whose locks an attempt at ``spec`` may hold: the unit's run directory and each of its stages'
+    ``<home>/.stage`` (a baseline job has no stages)."""
     results_dir = Path(results_dir)
-    folders = [results_dir / spec.run_id,
-               *(results_dir / stage.home / STAGE_LOCK_DIR for stage in getattr(spec, "stages", ()))]
-    return [folder for folder in folders if release_job(folder, job)]
+    return [results_dir / spec.run_id,
+            *(results_dir / stage.home / STAGE_LOCK_DIR for stage in getattr(spec, "stages", ()))]
 
 
 def failure(spec: UnitSpec, results_dir: Path, error: BaseException | str, attempts: int, since: float,

@@ -31,13 +31,12 @@ from typing import Any
 import submitit
 
 from usebench.launch.common import (
-    LaunchError, UnitFn, announce, failure, isolated_attempt, release_attempt, usable_cpus,
+    LaunchError, UnitFn, announce, failure, isolated_attempt, lock_folders, release_attempt, usable_cpus,
 )
 from usebench.launch.held import HeldUnits
 from usebench.launch.options import LaunchOptions
 from usebench.launch.slurm_jobs import ACTIVE, attach, job_label, local_gpus, mark_requeued, max_array_size
 from usebench.run.lock import release_if_mine
-from usebench.run.stages import STAGE_LOCK_DIR
 from usebench.run.manifest import launch_dir, read_job, record_job
 from usebench.run.plan import UnitSpec
 from usebench.run.unit import UnitResult, run_unit, say
@@ -71,9 +70,7 @@ class UnitJob(submitit.helpers.Checkpointable):
         another job waiting for the stage would wait until the lock is judged stale), then requeue."""
         global _REQUEUEING
         _REQUEUEING = True
-        results_dir = Path(results_dir)
-        for folder in (results_dir / spec.run_id,
-                       *(results_dir / stage.home / STAGE_LOCK_DIR for stage in getattr(spec, "stages", ()))):
+        for folder in lock_folders(spec, results_dir):
             release_if_mine(folder)
         return super().checkpoint(spec, data_root, results_dir)
 

@@ -118,10 +118,8 @@ def finished_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path
     hashes = {} if data_hashes is None else data_hashes
     for name in spec.evals:
         task = TASKS.get(name)
-        split = task_split(spec, task)
-        if split not in task.splits and not spec.strict:
-            result.skipped.append((name, f"task {name!r} has no {split!r} split (it has: "
-                                         f"{', '.join(task.splits)})"))
+        split = evaluable_split(spec, name, task, result)
+        if split is None:
             continue
         path = result_path(results_dir, spec.run_id, name, split)
         if (name, split) not in hashes:
@@ -143,6 +141,16 @@ def task_split(spec: UnitSpec, task: Any) -> str:
     if spec.split not in task.splits and spec.test_where_no_dev and "test" in task.splits:
         return "test"
     return spec.split
+
+
+def evaluable_split(spec: UnitSpec, name: str, task: Any, result: UnitResult) -> str | None:
+    """:func:`task_split`, or None after recording the skip when the task has no such split (``--strict``: the split
+    is returned, and evaluating it fails loudly)."""
+    split = task_split(spec, task)
+    if split not in task.splits and not spec.strict:
+        result.skipped.append((name, f"task {name!r} has no {split!r} split (it has: {', '.join(task.splits)})"))
+        return None
+    return split
 
 
 def _stored_hash(path: Path) -> str | None:
@@ -328,10 +336,8 @@ def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Pa
     scorer = None
     for task_name in spec.evals:
         task = TASKS.get(task_name)
-        split = task_split(spec, task)
-        if split not in task.splits and not spec.strict:
-            result.skipped.append((task_name, f"task {task_name!r} has no {split!r} split "
-                                              f"(it has: {', '.join(task.splits)})"))
+        split = evaluable_split(spec, task_name, task, result)
+        if split is None:
             continue
         path = result_path(results_dir, spec.run_id, task_name, split)
         if not (path.is_file() and _same_data(path, task, split, data_root)):

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ REAL_DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[2
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+# The planner's digests (usebench/data/digests.py) go to a folder of this test session, never the user's cache.
+os.environ.setdefault("BENCH_DIGESTS", str(Path(tempfile.mkdtemp(prefix="usebench-test-digests-")) / "digests.json"))
 
 
 @pytest.fixture(scope="session")

@@ -47,16 +47,24 @@ def main() -> None:
 
 
 def _quiet_libraries() -> None:
+    """transformers at error level, without its (and the hub's) progress bars. Before transformers is imported this
+    goes through the environment it reads then: importing it here would cost ~1.5 s on every command, also those
+    that never load a model (a dry run, `bench report`)."""
     import os
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-    try:
-        from transformers.utils import logging as hf_logging
+    if "transformers" not in sys.modules:
+        os.environ["TRANSFORMERS_VERBOSITY"] = "error"  # as set_verbosity_error()
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"  # as disable_progress_bar(), which turns off the hub's too
+        if "huggingface_hub" in sys.modules:  # it has read the variable already
+            from huggingface_hub.utils import disable_progress_bars
 
-        hf_logging.set_verbosity_error()
-        hf_logging.disable_progress_bar()
-    except ImportError:
-        pass
+            disable_progress_bars()
+        return
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
 
 
 for command in (eval_cmd, run, status, report, check, data, tasks_cmd, methods_cmd, config_search,

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from usebench.data.memo import remember_file
 from usebench.errors import BenchError, DataFormatError
 
 
@@ -21,6 +22,12 @@ def read_lines_lf(path: str | Path) -> list[str]:
 
 
 def _split_utf8(path: Path, universal_newlines: bool) -> list[str]:
+    """A copy of the file's lines (read once per planning session, :mod:`usebench.data.memo`)."""
+    return list(remember_file("lines", path, lambda: _read_split(path, universal_newlines), universal_newlines,
+                              announce=True))
+
+
+def _read_split(path: Path, universal_newlines: bool) -> list[str]:
     data = path.read_bytes()
     try:
         text = data.decode("utf-8")

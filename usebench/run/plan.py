@@ -17,6 +17,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from usebench.data.memo import planning, remember
 from usebench.errors import BenchError, ConfigError, MissingDataError
 from usebench.store import run_id
 from usebench.run.corpus import corpus_note, load_corpus
@@ -31,7 +32,7 @@ from usebench.run.settings import (
     parse_chain,
     pretraining_chains,
 )
-from usebench.run.stage_data import checked_data, forget_checked_data
+from usebench.run.stage_data import checked_data
 from usebench.run.variants import TARGET, stage_variant, target_corpus, target_dev, unit_variant
 from usebench.run.specs import BaselineSpec, Plan, RunOptions, StageSpec, UnitSpec
 from usebench.run.stages import shared_home, stage_id, stage_identity
@@ -46,10 +47,16 @@ def plan_run(opts: RunOptions, data_root: Path) -> Plan:
     """Resolve, build and validate every unit of ``opts`` (nothing is trained or written)."""
     from usebench import methods  # noqa: F401  (enrols the plugins)
     from usebench import tasks  # noqa: F401  (enrols the adapters)
-    from usebench.tasks import expand_tasks
 
     check_options(opts)
-    forget_checked_data()  # the data may have changed since an earlier plan of this process
+    with planning():  # each file read, each (method, config, data) checked once (usebench.data.memo)
+        return _plan(opts, data_root)
+
+
+def _plan(opts: RunOptions, data_root: Path) -> Plan:
+    """:func:`plan_run` inside its planning session."""
+    from usebench.tasks import expand_tasks
+
     fallback = opts.split is None and bool(opts.labeled_sizes)  # the paper reads Fig. 2 on dev (TwitterPara: test)
     opts = replace(opts, split=opts.split or ("dev" if opts.labeled_sizes else "test"))
     chains, baselines = parse_methods(opts.methods)
@@ -348,7 +355,8 @@ def _require_dev(cfg: Any, data_root: Path) -> str | None:
     from usebench.train.validation import corpus_sha256, read_dev_corpus
 
     if cfg.dev_metric == VALIDATION_LOSS:
-        return corpus_sha256(read_dev_corpus(cfg, cfg.batch_size))
+        return remember(("dev-corpus", cfg.dev_corpus, cfg.max_chars, cfg.batch_size),
+                        lambda: corpus_sha256(read_dev_corpus(cfg, cfg.batch_size)))
     for name in dev_tasks(cfg.dev_task):  # "stsb,sickr": each must have its dev files (and the metric)
         task = TASKS.get(name)
         task.require(data_root, "dev")

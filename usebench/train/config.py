@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import difflib
+import functools
 import types
 import typing
 from collections.abc import Mapping, Sequence
@@ -113,10 +114,12 @@ def dev_tasks(dev_task: str) -> tuple[str, ...]:
 
 # --- introspection -------------------------------------------------------------------------------------------
 
-def field_types(cls: type) -> dict[str, Any]:
-    """Resolved type of every field of a config dataclass."""
+@functools.lru_cache(maxsize=None)
+def field_types(cls: type) -> Mapping[str, Any]:
+    """Resolved type of every field of a config dataclass (read-only; resolved once per class: ``get_type_hints``
+    is the dearest part of building a config, which a plan does thousands of times)."""
     hints = typing.get_type_hints(cls)
-    return {f.name: hints[f.name] for f in dataclasses.fields(cls)}
+    return types.MappingProxyType({f.name: hints[f.name] for f in dataclasses.fields(cls)})
 
 
 def check_keys(cls: type, keys: Mapping[str, Any] | Sequence[str]) -> None:
@@ -131,13 +134,23 @@ def check_keys(cls: type, keys: Mapping[str, Any] | Sequence[str]) -> None:
 
 def check_literals(cfg: Any) -> None:
     """ConfigError when a ``Literal``-typed field holds a value outside its choices."""
-    for name, tp in field_types(type(cfg)).items():
-        choices = _literal_choices(tp)
+    for name, (choices, optional) in _literal_fields(type(cfg)).items():
         value = getattr(cfg, name)
-        if choices and value not in choices and not (value is None and _is_optional(tp)):
+        if value not in choices and not (value is None and optional):
             close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1, cutoff=0.5)
             hint = f"; did you mean {close[0]!r}?" if close else ""
             raise ConfigError(f"{name}={value!r} is not one of {', '.join(map(str, choices))}{hint}")
+
+
+@functools.lru_cache(maxsize=None)
+def _literal_fields(cls: type) -> dict[str, tuple[tuple[Any, ...], bool]]:
+    """{field: (its Literal choices, whether None is allowed)} for the ``Literal``-typed fields of ``cls``."""
+    out = {}
+    for name, tp in field_types(cls).items():
+        choices = _literal_choices(tp)
+        if choices:
+            out[name] = (choices, _is_optional(tp))
+    return out
 
 
 def _literal_choices(tp: Any) -> tuple[Any, ...]:
@@ -255,7 +268,14 @@ def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset:
 
 def config_to_dict(cfg: Any) -> dict[str, Any]:
     """JSON-able dict of a config (tuples become lists)."""
+    values = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}
+    if all(type(v) in _PLAIN or (type(v) is tuple and all(type(x) in _PLAIN for x in v)) for v in values.values()):
+        # what asdict gives for scalars and tuples of scalars, without its deep copies (a plan converts thousands)
+        return {k: list(v) if type(v) is tuple else v for k, v in values.items()}
     return {k: list(v) if isinstance(v, tuple) else v for k, v in dataclasses.asdict(cfg).items()}
+
+
+_PLAIN = (str, int, float, bool, type(None))  # immutable scalars: asdict returns them as they are
 
 
 def config_from_dict(cls: type[C], data: Mapping[str, Any]) -> C:

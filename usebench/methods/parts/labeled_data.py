@@ -25,6 +25,7 @@ from typing import Any, Literal
 import numpy as np
 
 from usebench.data import labeled as L
+from usebench.data.memo import remember, remember_file
 from usebench.errors import ConfigError, MissingDataError
 
 Kind = Literal["pairs", "graded"]
@@ -39,11 +40,30 @@ FETCH = {"useb": "bench data download useb", "allnli": "bench data download nli"
 
 
 def fingerprint(examples: Sequence[Any]) -> str:
-    """sha256 of examples in order, one JSON line each."""
-    h = hashlib.sha256()
-    for ex in examples:
-        h.update(json.dumps(ex, ensure_ascii=False).encode("utf-8", "surrogatepass") + b"\n")
-    return h.hexdigest()
+    """sha256 of examples in order, one JSON line each (``json.dumps(example, ensure_ascii=False)``)."""
+    lines = [_json_line(ex) for ex in examples]
+    if not lines:
+        return hashlib.sha256().hexdigest()
+    return hashlib.sha256(("\n".join(lines) + "\n").encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _json_line(example: Any) -> str:
+    """``json.dumps(example, ensure_ascii=False)``; a pair or triplet of strings (every NLI row, pair and triplet) is
+    written with json's own string encoder directly: the same text at a third of the per-call cost."""
+    kind = type(example)
+    if kind is tuple or kind is list:
+        if len(example) == 3:
+            a, b, c = example
+            if type(a) is str and type(b) is str and type(c) is str:
+                return f"[{_encode_string(a)}, {_encode_string(b)}, {_encode_string(c)}]"
+        elif len(example) == 2:
+            a, b = example
+            if type(a) is str and type(b) is str:
+                return f"[{_encode_string(a)}, {_encode_string(b)}]"
+    return json.dumps(example, ensure_ascii=False)
+
+
+_encode_string = json.encoder.encode_basestring  # what json.dumps(ensure_ascii=False) writes a str with
 
 
 def _need(path: Path, what: str, fetch: str) -> Path:
@@ -114,19 +134,57 @@ class Labeled:
 
 def load_labeled(source: str, task: str | None, data_root: Path, kind: Kind, *, hard_negatives: bool = False,
                  seed: int = 0) -> Labeled:
-    """The examples of ``source`` for a method of ``kind``; NLI triplets are drawn with ``seed``."""
+    """The examples of ``source`` for a method of ``kind``; NLI triplets are drawn with ``seed``. Loaded once per
+    planning session and draw (:mod:`usebench.data.memo`): the examples are shared, never to be changed."""
     root = Path(data_root)
     if source == "allnli":
         if kind == "graded":
             raise ConfigError("train_data=allnli has entailment labels, not similarity grades: use sbert-mnrl")
         path = _need(root / ALLNLI, "AllNLI (SNLI + MultiNLI)", FETCH["allnli"])
-        rows = L.read_allnli(path)
-        examples = L.nli_triplets(rows, np.random.default_rng([seed, 0x4E4C49])) if hard_negatives \
-            else L.nli_entailment_pairs(rows)
-        sha = fingerprint([["triplets" if hard_negatives else "entailment-pairs"], *rows])
-        return Labeled("allnli", examples, (str(path),), sha)
+        tag = "triplets" if hard_negatives else "entailment-pairs"
+        draw = seed if hard_negatives else None  # only the triplets' partners are drawn
+        return remember_file("allnli-examples", path, lambda: _allnli(path, hard_negatives, seed), tag, draw)
+    return remember(("labeled", source, task, str(root.resolve()), kind), lambda: _load_deterministic(
+        source, task, root, kind))
+
+
+def _allnli(path: Path, hard_negatives: bool, seed: int) -> Labeled:
+    rows = L.read_allnli(path)
+    examples = L.nli_triplets(rows, np.random.default_rng([seed, 0x4E4C49])) if hard_negatives \
+        else L.nli_entailment_pairs(rows)
+    return Labeled("allnli", examples, (str(path),), _allnli_sha(path, hard_negatives))
+
+
+def _allnli_sha(path: Path, hard_negatives: bool) -> str:
+    """The rows' fingerprint, tagged with what is drawn from them: the same for every seed."""
+    tag = "triplets" if hard_negatives else "entailment-pairs"
+    return remember_file("allnli-sha", path, lambda: fingerprint([[tag], *L.read_allnli(path)]), tag)
+
+
+def _load_deterministic(source: str, task: str | None, root: Path, kind: Kind) -> Labeled:
     label, examples, files = _deterministic(source, task, root, kind)
     return Labeled(label, examples, files, fingerprint(examples))
+
+
+@dataclass(frozen=True)
+class Census:
+    """What a source's examples are for every seed, known without drawing them (planning, issue 37)."""
+
+    label: str
+    count: int  # examples, whatever the seed
+    files: tuple[str, ...]
+    sha256: str  # as Labeled.sha256
+    clean: bool  # every text any draw can hold is non-blank (False: the draws must be checked one by one)
+
+
+def census_labeled(source: str, data_root: Path, kind: Kind, *, hard_negatives: bool = False) -> Census | None:
+    """The :class:`Census` of a source whose examples are drawn per seed (AllNLI's triplets), None for the others
+    (their examples do not depend on the seed: load them once)."""
+    if source != "allnli" or not hard_negatives or kind != "pairs":
+        return None
+    path = _need(Path(data_root) / ALLNLI, "AllNLI (SNLI + MultiNLI)", FETCH["allnli"])
+    count, clean = remember_file("allnli-census", path, lambda: L.nli_triplet_census(L.read_allnli(path)))
+    return Census("allnli", count, (str(path),), _allnli_sha(path, True), clean)
 
 
 def _deterministic(source: str, task: str | None, root: Path, kind: Kind) -> tuple[str, list[Any], tuple[str, ...]]:

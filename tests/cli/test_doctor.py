@@ -17,14 +17,17 @@ from usebench.run.hardware import datasheet_peak
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def _env() -> dict[str, str]:
+    return {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+
+
 @pytest.fixture(scope="module")
 def quick_report(tmp_path_factory) -> tuple[dict, str]:
     """`python -m usebench.cli doctor --quick --device cpu --json FILE` (no installed entry point needed)."""
     out = tmp_path_factory.mktemp("doctor") / "doctor.json"
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
-           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     done = subprocess.run([sys.executable, "-m", "usebench.cli", "doctor", "--quick", "--device", "cpu", "--json",
-                           str(out)], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
+                           str(out)], capture_output=True, text=True, cwd=ROOT, env=_env(), timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(out.read_text()), done.stdout
 
@@ -42,13 +45,126 @@ def test_quick_doctor_reports_every_section_with_finite_numbers(quick_report):
     assert "total" in stdout and "matmul TFLOP/s" in stdout
 
 
-def test_quick_doctor_times_every_trainer_in_bf16_and_fp32(quick_report):
-    rows = quick_report[0]["training"]["rows"]
-    assert {(r["method"], r["precision"]) for r in rows} == {(m, p) for m in D.TRAINERS for p in ("bf16", "fp32")}
+WITH_REFERENCE = {"tsdae", "simcse", "ct", "ct-ibn", "mlm", "sbert-mnrl", "sbert-nli", "sbert-cosine", "sbert-stsb"}
+
+
+def _timed(column: dict, steps: int) -> None:
+    """A timed column: the median of ``steps`` synced steps, the window mean, a warm-up over every shape."""
+    assert column["steps"] == steps == column["window_steps"], column
+    assert 0 < column["min_ms"] <= column["median_ms"] <= column["max_ms"], column
+    assert column["window_mean_ms"] > 0 and column["warmup_s"] > 0, column
+    assert column["warmup_steps"] >= column["distinct_shapes"] >= 1, column  # every shape met before the clock
+
+
+def test_quick_doctor_times_every_trainer_on_each_column(quick_report):
+    """Every trainer in fp32 and bf16 (the CPU's default precisions), ours on the old path (the CPU's default),
+    sentence-transformers' step where it has the loss (transformers' for MLM), the lean loop; the ratios; MFU;
+    real batch x seq batches (every row full but TSDAE's noisy encoder input)."""
+    training = quick_report[0]["training"]
+    assert training["paths"] == ["old"] and training["precisions"] == ["fp32", "bf16"]
+    assert training["timed_steps"] == D.QUICK.timed_steps and "note" in training  # quick says it is a smoke run
+    rows = training["rows"]
+    assert [(r["method"], r["precision"]) for r in rows] == [(m, p) for m in D.TRAINERS for p in ("fp32", "bf16")]
     for r in rows:
         assert "error" not in r, r
-        assert r["step_ms"] > 0 and r["gflop"] > 0 and 0 < r["mfu_measured"], r
-        assert r["mfu_datasheet"] is None  # a CPU has no datasheet peak in the table
+        for name in ("old", "lean"):
+            _timed(r[name], D.QUICK.timed_steps)
+        assert "new" not in r and r["ratios"]["new_over_lean"] is None
+        assert r["gflop"] > 0 and r["old"]["mfu_measured"] > 0 and r["old"]["mfu_datasheet"] is None, r
+        assert r["old"]["step_path"]["fast"] is False and r["old"]["optimizer"], r["old"]
+        assert r["lean"]["optimizer"].startswith("AdamW") and r["ratios"]["old_over_lean"] > 0
+        if r["method"] in WITH_REFERENCE:
+            _timed(r["st"], D.QUICK.timed_steps)
+            assert r["st"]["label"] and r["st"]["library"] in ("sentence-transformers", "transformers"), r["st"]
+            assert r["ratios"]["old_over_st"] > 0
+        else:
+            assert "no installable reference" in r["st"]["skipped"] and r["ratios"]["old_over_st"] is None
+        if r["method"] != "tsdae":  # every attention mask full (TSDAE's encoder reads the noisy, shorter text)
+            assert r["fill"] == 1.0 and max(s[-1] for s in r["batch_shapes"].values()) >= D.QUICK.seq, r
+    tsdae = next(r for r in rows if r["method"] == "tsdae")
+    assert tsdae["batch_shapes"]["target_ids"] == [D.QUICK.batch, D.QUICK.seq]
+    assert tsdae["old"]["distinct_shapes"] >= 1
+
+
+def test_quick_doctor_prints_the_training_table(quick_report):
+    stdout = quick_report[1]
+    assert "| trainer | prec | old ms | new ms | ST ms | lean ms | old/ST | new/ST | old/lean | new/lean" in stdout
+    assert "| tsdae | fp32 |" in stdout and "median of per-step times" in stdout
+
+
+def test_the_doctor_times_both_step_paths_side_by_side(tmp_path):
+    """--paths both on the CPU (the new path compiles with inductor there): one trainer, one precision, the
+    training section only. A new path that fails is a row note, not the end of the doctor."""
+    out = tmp_path / "doctor.json"
+    done = subprocess.run([sys.executable, "-m", "usebench.cli", "doctor", "--quick", "--device", "cpu", "--json",
+                           str(out), "--methods", "simcse", "--precisions", "fp32", "--paths", "both",
+                           "--sections", "matmul,training"], capture_output=True, text=True, cwd=ROOT,
+                          env=_env(), timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["versions"] == {"skipped": "not asked for (--sections)"}
+    (row,) = report["training"]["rows"]
+    assert report["training"]["paths"] == ["old", "new"]
+    _timed(row["old"], D.QUICK.timed_steps)
+    assert row["old"]["step_path"]["fast"] is False
+    if "error" in row["new"]:  # recorded, and the other columns still ran
+        assert row["lean"]["median_ms"] > 0 and f"new: {row['new']['error']}"[:40] in done.stdout.replace("|", "/")
+    else:
+        _timed(row["new"], D.QUICK.timed_steps)
+        assert row["new"]["step_path"]["fast"] is True and row["ratios"]["new_over_st"] > 0
+    assert D.finite_numbers(report) == []
+
+
+def test_the_warm_up_meets_every_shape_the_timed_steps_use():
+    import torch
+
+    from usebench.run.doctor.steptime import LoopHooks, shape_key, warmup_order
+
+    batches = [{"input_ids": torch.zeros(2, n)} for n in (5, 7, 5, 9, 7)]
+    assert warmup_order(batches, 1) == ([0, 1, 3], 3)
+    assert warmup_order(batches, 5) == ([0, 1, 3, 2, 4], 3)  # topped up with the other batches, in order
+    hooks = LoopHooks(n=5, min_warmup=2, device="cpu")
+    served = list(hooks.wrap_batches(lambda data, workers, pin=False: iter(enumerate(batches)))(None, 2, pin=False))
+    keys = [shape_key(b) for _, b in served]
+    assert hooks.warm == 3 and [s for s, _ in served] == list(range(3 + 5 + 5 + 1))
+    assert keys[3:8] == keys[8:13] == [shape_key(b) for b in batches]  # the timed passes: the same batches twice
+    assert set(keys[3:]) <= set(keys[:3])  # no timed step meets a new shape
+
+
+def test_ours_is_timed_with_collate_and_the_loss_read_back_off_the_clock(tiny_bert_dir, tmp_path, monkeypatch):
+    """The real loop: every batch is collated before the warm-up ends, no step reads its loss back (no settle: the
+    run stops before its last step), and the per-step and window times cover exactly n steps each."""
+    import time
+
+    import usebench.train.loop as loop
+    from usebench import methods  # noqa: F401
+    from usebench.registry import METHODS
+    from usebench.run.doctor.steptime import LoopHooks, time_train
+    from usebench.run.doctor.trainers import method_config
+
+    method = METHODS.get("simcse")
+    cfg = method_config(method, str(tiny_bert_dir), D.QUICK, "off", 4)
+    collated, boundaries, settled = [], [], []
+    real_collate, real_on_step = method.collate, LoopHooks.on_step
+    monkeypatch.setattr(method, "collate", lambda *a: collated.append(time.perf_counter()) or real_collate(*a))
+    monkeypatch.setattr(LoopHooks, "on_step", lambda self, done: boundaries.append((done, time.perf_counter(),
+                                                                                    self.warm))
+                        or real_on_step(self, done))
+    monkeypatch.setattr(loop, "settle", lambda *a, **k: settled.append(1))
+    timing, facts = time_train(method, cfg, D.training_data(method, 64, (20, 24)), "cpu", "off", 4, 2, tmp_path)
+    warm = boundaries[0][2]
+    end_of_warmup = next(t for done, t, _ in boundaries if done == warm)
+    assert len(collated) == 4 and max(collated) < end_of_warmup
+    assert settled == [] and [d for d, _, _ in boundaries] == list(range(1, warm + 2 * 4 + 1))
+    assert len(timing.per_step) == 4 and timing.window > 0 and timing.warmup_steps == warm >= 2
+    assert facts["step_path"]["fast"] is False and facts["optimizer"] == "AdamW" and not timing.notes
+
+
+def test_ratios_are_ours_over_the_other_medians():
+    from usebench.run.doctor.training import ratios
+
+    row = {"old": {"median_ms": 30.0}, "new": {"error": "x"}, "st": {"median_ms": 20.0}, "lean": {"median_ms": 10.0}}
+    assert ratios(row) == {"old_over_st": 1.5, "old_over_lean": 3.0, "new_over_st": None, "new_over_lean": None}
 
 
 def test_quick_doctor_searches_with_every_backend_and_the_same_answer(quick_report):

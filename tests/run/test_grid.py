@@ -43,6 +43,9 @@ def test_run_layout_results_and_table(tiny_bert_dir, corpus_file, tmp_path, caps
     record = json.loads((run / "twitterpara" / "test.json").read_text())
     assert record["config_hash"][:8] == run.name.split("__")[2]  # the run id names the config
     assert record["method"]["train_corpus"] == "file:corpus.txt" and record["config"]["corpus"]["sentences"] == 40
+    # how the steps ran: on the CPU the reference path (issue 36), recorded in the result as in the checkpoint
+    assert record["method"]["step_path"] == [json.loads((run / "checkpoint" / "method.json").read_text())["step_path"]]
+    assert record["method"]["step_path"][0]["fast"] is False
     cell = outcome.cells[("simcse (file:corpus.txt)", "stsb")]
     assert sorted(r.record["seed"] for r in cell) == [0, 1]
     print_run_table(outcome)

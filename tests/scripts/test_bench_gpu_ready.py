@@ -25,11 +25,23 @@ def run_script(name: str, *args: str, env: dict | None = None) -> str:
 def test_bench_train_fp16_trains_ours_and_the_references_with_a_scaler(tiny_bert_dir, tmp_path):
     saved = tmp_path / "fp16.json"
     stdout = run_script("bench_train.py", "--model", str(tiny_bert_dir), "--methods", "tsdae,simcse",
-                        "--batch-size", "8", "--max-length", "16", "--steps", "1", "--warmup", "1", "--repeats", "1",
+                        "--batch-size", "8", "--max-length", "16", "--steps", "2", "--warmup", "1", "--repeats", "1",
                         "--threads", "1", "--device", "cpu", "--amp", "fp16", "--json", str(saved))
     rows = {r["method"]: r for r in json.loads(saved.read_text())["rows"]}
-    assert rows["tsdae"]["ref_label"] == "ST DenoisingAutoEncoderLoss" and rows["tsdae"]["ref"][0] > 0
-    assert rows["simcse"]["ours"][0] > 0 and ", fp16, cpu" in stdout
+    assert rows["tsdae"]["st"]["label"] == "ST DenoisingAutoEncoderLoss" and rows["tsdae"]["st"]["median_ms"] > 0
+    assert rows["simcse"]["old"]["median_ms"] > 0 and ", fp16, cpu" in stdout
+
+
+def test_bench_train_takes_several_precisions_in_one_run(tiny_bert_dir, tmp_path):
+    """--amp fp32,tf32,bf16: a row per precision, each column warmed up on its own (TF32 is fp32 on a CPU)."""
+    saved = tmp_path / "amp.json"
+    run_script("bench_train.py", "--model", str(tiny_bert_dir), "--methods", "sbert-cosine", "--batch-size", "4",
+               "--max-length", "16", "--steps", "2", "--warmup", "1", "--threads", "1", "--device", "cpu",
+               "--amp", "fp32,tf32,bf16", "--json", str(saved))
+    rows = json.loads(saved.read_text())["rows"]
+    assert [r["precision"] for r in rows] == ["fp32", "tf32", "bf16"]
+    assert all(r[c]["median_ms"] > 0 for r in rows for c in ("old", "st", "lean"))
+    assert "TF32 is a CUDA mode" in " ".join(rows[1]["notes"])
 
 
 def test_ref_loop_fp16_unscales_before_clipping_and_steps(tiny_bert_dir):
@@ -40,7 +52,7 @@ def test_ref_loop_fp16_unscales_before_clipping_and_steps(tiny_bert_dir):
 
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
-        from bench_train_refs import RefLoop, reference
+        from bench_train_refs import RefLoop, reference  # the script's name for usebench.run.doctor.references
     finally:
         sys.path.remove(str(ROOT / "scripts"))
     from usebench import methods  # noqa: F401
@@ -81,6 +93,38 @@ def test_the_offline_node_scripts_parse_and_explain_themselves():
         assert subprocess.run(["bash", "-n", str(script)], capture_output=True).returncode == 0, name
         out = subprocess.run(["bash", str(script)], capture_output=True, text=True, cwd=ROOT, timeout=60)
         assert out.returncode == 2 and "Usage: scripts/" + name in out.stdout, (name, out.stdout, out.stderr)
+
+
+def _doctor_args() -> list[str]:
+    """gpu_check.sh's DOCTOR_ARGS with its defaults, as bash expands them."""
+    text = (ROOT / "scripts" / "gpu_check.sh").read_text(encoding="utf-8")
+    start = text.index("DOCTOR_ARGS=(")
+    block = text[start:text.index(")\n", start) + 1]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("DOCTOR_")}
+    out = subprocess.run(["bash", "-c", block + '\nprintf "%s\\n" "${DOCTOR_ARGS[@]}"'], capture_output=True,
+                         text=True, env=env, timeout=30)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.splitlines()
+
+
+def test_gpu_check_runs_the_doctor_on_both_step_paths_with_the_cli_s_own_flags(tmp_path):
+    """The doctor's command line in gpu_check.sh (both step paths side by side, three precisions, the sections
+    it keeps) is one the CLI accepts: run here with the CPU for CUDA and --quick, narrowed to one trainer and the
+    old path so it takes seconds (a repeated option's last value wins)."""
+    args = _doctor_args()
+    assert args[:4] == ["--device", "cuda", "--paths", "old,new"] and "fp32,tf32,bf16" in args
+    assert "training" in args[args.index("--sections") + 1]
+    out = tmp_path / "doctor.json"
+    cpu = ["cpu" if a == "cuda" else a for a in args]
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TOKENIZERS_PARALLELISM": "false",
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    done = subprocess.run([sys.executable, "-m", "usebench", "doctor", *cpu, "--quick", "--methods", "ct",
+                           "--paths", "old", "--precisions", "fp32", "--json", str(out)], capture_output=True,
+                          text=True, cwd=ROOT, env=env, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    report = json.loads(out.read_text())
+    assert report["search"] == {"skipped": "not asked for (--sections)"}
+    assert report["training"]["rows"][0]["old"]["median_ms"] > 0
 
 
 def test_gpu_check_runs_the_deterministic_pair_with_the_cli_s_own_flags(tiny_bert_dir, tmp_path, monkeypatch):

@@ -30,9 +30,9 @@ def positive(x: float | None) -> bool:
 
 
 def test_bench_train_times_every_trainer_and_its_reference(tiny_bert_dir, tmp_path):
-    """Every trainer (ours + FLOP floor) and every reference step (sentence-transformers' losses, HF's MLM, the
-    plain MLM loop) takes a step: a config field renamed in the suite (TSDAE's deletion_ratio became noise_ratio)
-    broke the TSDAE reference without any test noticing."""
+    """Every trainer (ours on the old path, the lean loop, the FLOP floor) and every reference step
+    (sentence-transformers' losses, transformers' MLM) takes timed steps: a config field renamed in the suite
+    (TSDAE's deletion_ratio became noise_ratio) broke the TSDAE reference without any test noticing."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
         from bench_train import ALL
@@ -40,23 +40,25 @@ def test_bench_train_times_every_trainer_and_its_reference(tiny_bert_dir, tmp_pa
         sys.path.remove(str(ROOT / "scripts"))
     saved = tmp_path / "bench.json"
     stdout = run_script("bench_train.py", "--model", str(tiny_bert_dir), "--batch-size", "8", "--max-length", "16",
-                        "--steps", "1", "--warmup", "1", "--repeats", "1", "--threads", "1", "--device", "cpu",
+                        "--steps", "2", "--warmup", "0", "--repeats", "1", "--threads", "1", "--device", "cpu",
                         "--json", str(saved))
-    rows = {(r["method"], r["plain"]): r for r in json.loads(saved.read_text())["rows"]}
-    assert set(rows) == {(m, False) for m in ALL} | {("mlm", True)}
+    rows = {r["method"]: r for r in json.loads(saved.read_text())["rows"]}
+    assert set(rows) == set(ALL) and {r["precision"] for r in rows.values()} == {"fp32"}
     for r in rows.values():
-        assert len(r["ours"]) == 1 and positive(r["ours"][0])
-        assert positive(r["flops"]) and positive(r["floor_s"]), r  # every row has a FLOP model
+        for name in ("old", "lean"):
+            assert r[name]["steps"] == 2 and positive(r[name]["median_ms"]) and positive(r[name]["window_mean_ms"])
+        assert "new" not in r  # the CPU's default: the old path only
+        assert positive(r["gflop"]) and positive(r["floor_ms"]), r  # every row has a FLOP model
     with_reference = {"tsdae", "simcse", "ct", "ct-ibn", "mlm", "sbert-mnrl", "sbert-nli", "sbert-cosine",
                       "sbert-stsb"}
-    for (method, plain), r in rows.items():
-        if method in with_reference or plain:
-            assert r["ref_label"] and positive(r["ref"][0]), r
+    for method, r in rows.items():
+        if method in with_reference:
+            assert r["st"]["label"] and positive(r["st"]["median_ms"]) and positive(r["ratios"]["old_over_st"]), r
         else:
-            assert r["ref"] == [], r
+            assert "skipped" in r["st"] and r["ratios"]["old_over_st"] is None, r
     table = {line.split("|")[1].strip(): line for line in stdout.splitlines() if line.startswith("| ")}
-    assert set(ALL) | {"mlm (plain)"} <= set(table)
-    assert "no reference" in table["clm-ae"] and "no FLOP model" not in stdout
+    assert set(ALL) <= set(table)
+    assert "no installable reference" in table["clm-ae"] and "no FLOP model" not in stdout
 
 
 def test_bench_retrieval_on_a_tiny_corpus(tiny_bert_dir):

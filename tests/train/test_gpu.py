@@ -78,34 +78,39 @@ def test_fp16_training_on_the_gpu_with_loss_scaling(tiny_bert_dir, tmp_path):
 def test_bench_train_fp16_with_sentence_transformers_references_on_the_gpu(tiny_bert_dir):
     """The ST references run on CUDA (sentence-transformers 6 left the model on the CPU) in fp16 with a scaler."""
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_train.py"), "--model", str(tiny_bert_dir),
-                          "--methods", "tsdae,simcse,sbert-cosine", "--steps", "1", "--warmup", "1", "--repeats",
-                          "1", "--device", "cuda", "--amp", "fp16"], capture_output=True, text=True, cwd=ROOT,
-                         timeout=900)
+                          "--methods", "tsdae,simcse,sbert-cosine", "--steps", "3", "--warmup", "1", "--repeats",
+                          "1", "--device", "cuda", "--amp", "fp16", "--paths", "old"], capture_output=True, text=True,
+                         cwd=ROOT, timeout=900)
     assert out.returncode == 0, out.stderr[-2000:]
     table = [line for line in out.stdout.splitlines() if line.startswith("| tsdae ")]
     assert table and "ST DenoisingAutoEncoderLoss" in table[0]
 
 
 def test_quick_doctor_on_the_gpu(tmp_path):
+    """Every section on CUDA; the training section with both step paths side by side (the new one compiles: one
+    trainer, one precision keeps it short), ST's step and the lean loop, each column with its peak memory."""
     import json
 
     out = tmp_path / "doctor.json"
     done = subprocess.run([sys.executable, "-m", "usebench.cli", "doctor", "--quick", "--device", "cuda", "--json",
-                           str(out), "--methods", "mlm,simcse,tsdae"], capture_output=True, text=True, cwd=ROOT,
-                          timeout=600)
+                           str(out), "--methods", "simcse", "--precisions", "bf16", "--paths", "old,new"],
+                          capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     report = json.loads(out.read_text())
     assert [name for name in ("matmul", "search", "encode", "determinism", "training") if "error" in report[name]] \
         == []
     assert {r["backend"] for r in report["search"]["rows"]} >= {"torch", "numpy"}
     assert all(r["same_top_k_as_first"] for r in report["search"]["rows"])
-    assert all(r["peak_gpu_mb"] is not None for r in report["training"]["rows"])
+    (row,) = report["training"]["rows"]
+    for name in ("old", "new", "st", "lean"):
+        assert row[name].get("median_ms", 0) > 0 and row[name]["peak_gpu_mb"] is not None, (name, row[name])
+    assert row["old"]["step_path"]["fast"] is False and row["new"]["step_path"]["fast"] is True
 
 
 def test_bench_train_runs_on_the_gpu_and_reports_mfu(tiny_bert_dir):
     out = subprocess.run([sys.executable, str(ROOT / "scripts" / "bench_train.py"), "--model", str(tiny_bert_dir),
-                          "--methods", "mlm,simcse", "--steps", "1", "--warmup", "1", "--repeats", "1",
-                          "--device", "cuda", "--amp", "bf16", "--peak-tflops", "100"],
+                          "--methods", "mlm,simcse", "--steps", "3", "--warmup", "1", "--repeats", "1",
+                          "--device", "cuda", "--amp", "bf16", "--paths", "old", "--peak-tflops", "100"],
                          capture_output=True, text=True, cwd=ROOT, timeout=900)
     assert out.returncode == 0, out.stderr[-2000:]
-    assert "| MFU |" in out.stdout and "| mlm (plain) |" in out.stdout
+    assert "| MFU old |" in out.stdout and "| mlm | bf16 |" in out.stdout

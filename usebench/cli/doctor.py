@@ -13,21 +13,29 @@ import click
 @click.option("--json", "json_file", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Also write the full report here.")
 @click.option("--methods", "trainers", default=None, help="Comma-separated trainers to time (default: all).")
-def doctor(device: str | None, quick: bool, json_file: Path | None, trainers: str | None) -> None:
-    """Check this machine before a grid: about 8 minutes on a GPU, seconds with --quick."""
+@click.option("--paths", default=None, help="Our step paths to time: old (fast_path=off), new (fast_path=on), or "
+              "old,new = both (default: both on a GPU, old on a CPU, where the new path compiles with inductor).")
+@click.option("--precisions", default=None, help="Comma-separated of fp32, tf32, bf16 (default: all three on a "
+              "GPU, fp32,bf16 on a CPU).")
+@click.option("--sections", default=None, help="Comma-separated sections to run (default: all): versions, "
+              "precision, faiss, matmul, training, search, encode, determinism.")
+def doctor(device: str | None, quick: bool, json_file: Path | None, trainers: str | None, paths: str | None,
+           precisions: str | None, sections: str | None) -> None:
+    """Check this machine before a grid: minutes on a GPU (the training section's size is set by --methods,
+    --paths and --precisions), about a minute with --quick on a CPU."""
     from usebench.train.runtime import prepare_deterministic_env
 
     prepare_deterministic_env()  # before any cuBLAS handle: the determinism section needs a fixed workspace
-    from usebench.errors import ConfigError
     from usebench.eval.encoder import pick_device
-    from usebench.run.doctor import TRAINERS, run_doctor, summary
+    from usebench.run.doctor import PATHS, SECTIONS, TRAINERS, run_doctor, summary
+    from usebench.run.doctor.report import Choice
 
     dev = pick_device(device)
     where = f"cuda:{dev.index or 0}" if dev.type == "cuda" else "cpu"
-    chosen = tuple(t.strip() for t in trainers.split(",")) if trainers else TRAINERS
-    unknown = sorted(set(chosen) - set(TRAINERS))
-    if unknown:
-        raise ConfigError(f"--methods: unknown trainers {unknown} (known: {', '.join(TRAINERS)})")
+    choice = Choice(trainers=_listed(trainers, "--methods", TRAINERS) or TRAINERS,
+                    paths=_listed(paths and paths.replace("both", "old,new"), "--paths", tuple(PATHS)),
+                    precisions=_listed(precisions, "--precisions", ("fp32", "tf32", "bf16")),
+                    sections=_listed(sections, "--sections", SECTIONS))
     save = None
     if json_file:
         json_file.parent.mkdir(parents=True, exist_ok=True)
@@ -37,6 +45,19 @@ def doctor(device: str | None, quick: bool, json_file: Path | None, trainers: st
 
             write_json_atomic(json_file, report)
 
-    report = run_doctor(where, quick=quick, trainers=chosen, log=lambda line: click.echo(line, err=True), save=save)
+    report = run_doctor(where, quick=quick, log=lambda line: click.echo(line, err=True), save=save, choice=choice)
     for line in summary(report):
         click.echo(line)
+
+
+def _listed(value: str | None, flag: str, known: tuple[str, ...]) -> tuple[str, ...] | None:
+    """A comma-separated option as a tuple in the given order (None when not given); unknown names fail."""
+    from usebench.errors import ConfigError
+
+    if not value:
+        return None
+    chosen = tuple(dict.fromkeys(v.strip() for v in value.split(",") if v.strip()))
+    unknown = sorted(set(chosen) - set(known))
+    if unknown or not chosen:
+        raise ConfigError(f"{flag}: unknown {unknown} (known: {', '.join(known)})")
+    return chosen

@@ -33,6 +33,33 @@ DETERMINISTIC = click.option("--deterministic", is_flag=True, expose_value=False
                                   "percent slower; as BENCH_DETERMINISTIC=1.")
 
 
+def _fast_path(ctx, param, value: str | None) -> str | None:
+    """Set at parse time as ``$BENCH_FAST_PATH``, so every trainer of this process and the launchers' workers (Ray
+    and SLURM forward BENCH_*) take the same step path."""
+    if value is not None:
+        import os
+
+        from usebench.train.step_path import FAST_PATH_ENV
+
+        os.environ[FAST_PATH_ENV] = value
+    return value
+
+
+FAST_PATH = click.option("--fast-path", type=click.Choice(["auto", "on", "off"]), default=None, expose_value=False,
+                         is_eager=True, callback=_fast_path,
+                         help="The training step's path: auto (default: the fast path on a GPU - compiled step, "
+                              "static shapes, fused optimizer, TF32 for fp32 presets - unless --deterministic), on, "
+                              "or off (the eager reference path, bit for bit the CPU loop); as BENCH_FAST_PATH. "
+                              "Recorded in each checkpoint's method.json.")
+
+
+STEP_TIMES = click.option("--step-times", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+                          envvar="BENCH_STEP_TIMES", default=None,
+                          help="A `bench doctor --device cuda --json` report: the GPU-hour estimate uses its measured "
+                               "step times (ours on the path this run takes, and the lean loop's) instead of the "
+                               "assumed utilisation; as $BENCH_STEP_TIMES.")
+
+
 def print_wide(*renderables) -> None:
     """Print rich tables at their natural width: never wrap or cut a task or method name to fit 80 columns
     (rich's width when stdout is not a terminal), since such output is read by scripts and logs."""

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from usebench.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
-from usebench.cli.options import DATA_ROOT, DETERMINISTIC, RESULTS_DIR
+from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, RESULTS_DIR, STEP_TIMES
 
 PAPERS = ("tsdae", "denosent", "paser", "thesis")  # usebench.run.recipes.PAPERS (checked by a test)
 
@@ -47,13 +47,15 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis")  # usebench.run.recipes.PAPERS
 @click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip.")
 @click.option("--dry-run", is_flag=True, help="Print the whole plan (units, stages trained and reused, inputs "
               "present and missing, cost on this device); train nothing.")
+@STEP_TIMES
 @DETERMINISTIC
+@FAST_PATH
 @launch_options_decorator
 @DATA_ROOT
 @RESULTS_DIR
 def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, overrides, device, batch_size,
               labeled_sizes, corpus_sizes, glove, inputs, nli_sts_model, out, formats, force, strict, dry_run, data_root, results_dir, launcher_config,
-              **launch) -> None:
+              step_times=None, **launch) -> None:
     """Train, evaluate and write every table of PAPER's recipe (tsdae, denosent, paser, thesis).
 
     Exit status: 0 when every table was written with every row the recipe can make here (rows that can never be
@@ -82,7 +84,7 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, o
     execute = None if dry_run else make_launcher(lopts)  # a missing extra fails here, before planning
     rp = build_plan(recipe, _csv(table_spec) if table_spec else None, given, data_root)
     if dry_run:
-        print_reproduce_plan(rp, results_dir, device, measure=lopts.launcher == "local")
+        print_reproduce_plan(rp, results_dir, device, measure=lopts.launcher == "local", step_times=step_times)
         refused = [r for r in rp.runs if r.error]
         if refused:  # a plan that passes --dry-run must not fail on configuration later
             click.secho(f"{len(refused)} run(s) cannot be planned here (see CANNOT PLAN above)", fg="red", err=True)
@@ -122,12 +124,17 @@ def _inputs(items: tuple[str, ...], glove: Path | None) -> dict[str, str]:
     return out
 
 
-def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: bool = True) -> None:
+def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: bool = True,
+                         step_times: Path | None = None) -> None:
     """`--dry-run`: each table's runs (planned, blocked with what provides the input, or left out), each split's
-    merged plan as `bench run --dry-run` prints it, the inputs present and missing, and the cost."""
+    merged plan as `bench run --dry-run` prints it, the inputs present and missing, and the cost (at the measured
+    steps of ``step_times``, a doctor report, when given)."""
     from usebench.cli.run import print_plan
     from usebench.run.reproduce import plan_cost
     from usebench.run.stages import stage_usage, usage_totals
+    from usebench.run.step_times import step_times_from
+
+    times = step_times_from(step_times)
 
     echo = click.echo
     echo(f"bench reproduce {rp.recipe.paper}: {len(rp.tables)} table(s) from {rp.recipe.path}")
@@ -135,11 +142,13 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
         runs = [r for r in rp.runs if r.table == table.id]
         ids = {i for r in runs for i in r.run_ids}
         units = [u for u in rp.units if u.run_id in ids]
-        c = plan_cost(units, device, measure=False)
+        c = plan_cost(units, device, measure=False, step_times=times)
+        measured = f"; {c.measured_hours:,.1f} at the measured steps" if c.measured is not None else ""
         echo(f"\n{table.id}: {table.title}\n  writes: {', '.join(table.writes)}"
              + (f" (beside {table.reference})" if table.reference else "")
              + f"\n  {len(ids)} unit(s) from {sum(bool(r.opts) for r in runs)} run(s): {c.stages:,} distinct "
-             f"stage(s), {c.steps:,} optimizer steps (about {c.gpu_floor_hours:,.1f} GPU-hours at the floor below)")
+             f"stage(s), {c.steps:,} optimizer steps (about {c.gpu_floor_hours:,.1f} GPU-hours at the floor below"
+             f"{measured})")
         for r in runs:
             state = (f"left out: {r.excluded}" if r.excluded else f"BLOCKED: {r.blocked}" if r.blocked
                      else f"CANNOT PLAN: {r.error}" if r.error
@@ -156,7 +165,7 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     shared = {i: t for i, t in rp.unit_tables.items() if len(t) > 1}
     if shared:
         echo(f"shared by several tables (planned and trained once): {len(shared)} unit(s)")
-    echo("cost: " + plan_cost(units, device, measure).text())
+    echo("cost: " + plan_cost(units, device, measure, step_times=times).text())
     _print_inputs(rp)
     for what, why in rp.recipe.elsewhere:
         echo(f"not by bench reproduce: {what}: {why}")

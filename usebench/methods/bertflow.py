@@ -124,6 +124,9 @@ class BertFlow(Method):
     test_overrides: ClassVar[dict[str, Any]] = {"ddi_batch_size": 32}
     st_trust_remote_code: ClassVar[bool] = True  # the flow is usebench.methods.parts.flow_st.FlowPooling
     continuable: ClassVar[bool] = False  # TSDAE paper §5: frozen encoder + flow, not a start for later training
+    # The first step initialises ActNorm from its batch (a host-side branch per layer, and at ddi_batch_size rows a
+    # shape no later step has): eager, so the compiled step sees the steady state only
+    eager_steps: ClassVar[int] = 1
 
     def eval_pooling(self, cfg: TrainConfig) -> str:
         return "flow"

@@ -138,6 +138,25 @@ class ConsertModule(TrainModule):
         self.all_layers = needs_all_layers(cfg.train_pooling)
         self.views = ((cfg.view1, cfg.rate1), (cfg.view2, cfg.rate2))
         self.temperature, self.cl_rate = cfg.temperature, cfg.cl_rate
+        # A cutoff drawn in collate multiplies the embedding output through this one hook, registered once: a hook
+        # registered per forward is a graph break for torch.compile (the fast path). Identity while _keep is None.
+        self._keep: torch.Tensor | None = None
+        self._keep_hooked = isinstance(getattr(model, "embeddings", None), torch.nn.Module)
+        if self._keep_hooked:  # otherwise drawn_forward says what is missing
+            model.embeddings.register_forward_hook(self._apply_keep)
+
+    def _apply_keep(self, module: Any, args: Any, output: torch.Tensor) -> torch.Tensor:
+        return output if self._keep is None else output * self._keep.to(output.dtype)
+
+    def _drawn_view(self, features: dict[str, torch.Tensor], inputs: dict[str, torch.Tensor], **kwargs: Any) -> Any:
+        """The HF output of one view drawn in collate (as :func:`drawn_forward`, the cutoff through the hook)."""
+        if "keep" not in inputs or not self._keep_hooked:
+            return drawn_forward(self.encoder.model, features, inputs, **kwargs)
+        self._keep = inputs["keep"]
+        try:
+            return self.encoder.model(**features, **kwargs)
+        finally:
+            self._keep = None
 
     def _pool(self, out: Any, features: dict[str, torch.Tensor]) -> torch.Tensor:
         hidden = out.hidden_states if self.all_layers else (out.last_hidden_state,)
@@ -148,7 +167,7 @@ class ConsertModule(TrainModule):
         features = {"input_ids": batch["input_ids"], "attention_mask": batch["attention_mask"]}
         kwargs = {"output_hidden_states": self.all_layers or None, "return_dict": True}
         if "view_inputs" in batch:  # the augmentations drawn in collate (no per-row work or sync in the step)
-            view1, view2 = (self._pool(drawn_forward(self.encoder.model, features, inputs, **kwargs), features)
+            view1, view2 = (self._pool(self._drawn_view(features, inputs, **kwargs), features)
                             for inputs in batch["view_inputs"])
         else:  # drawn here, from the same seed: the same views
             rng = random.Random(batch["aug_seed"])  # drawn in collate, so resumed runs replay the same views
@@ -158,6 +177,10 @@ class ConsertModule(TrainModule):
 
     def contrastive_loss(self, view1: torch.Tensor, view2: torch.Tensor) -> torch.Tensor:
         return self.cl_rate * nt_xent(view1, view2, self.temperature)
+
+    def compiled_inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """Without ``aug_seed`` once collate drew the views: a new int every step would recompile the step."""
+        return {k: v for k, v in batch.items() if k != "aug_seed"} if "view_inputs" in batch else batch
 
     def forward(self, batch: dict[str, Any]) -> torch.Tensor:
         return self.contrastive_loss(*self.two_views(batch)[1:])

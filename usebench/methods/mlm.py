@@ -31,6 +31,7 @@ from usebench.train.plugin import (
     tokenize,
 )
 from usebench.registry import METHODS
+from usebench.train.static_shapes import natural_width
 from usebench.methods.parts.heads import label_positions, labelled_ce, lm_head_of
 from usebench.methods.parts.noise import mask_tokens
 
@@ -132,11 +133,12 @@ class MLM(Method):
         ids, labels = mask_tokens(enc["input_ids"], enc["special_tokens_mask"], rng, mask_id=tokenizer.mask_token_id,
                                   vocab_size=len(tokenizer), prob=cfg.mlm_probability, mask_frac=cfg.mask_frac,
                                   random_frac=cfg.random_frac, word_ids=enc.get("word_ids"),
-                                  lengths=enc["attention_mask"].sum(dim=1).tolist())
-        positions, targets = label_positions(labels)
+                                  lengths=enc["attention_mask"].sum(dim=1).tolist(),
+                                  width=natural_width(enc["attention_mask"]))
+        positions, targets = label_positions(labels)  # padded to a count bucket on the fast path
         return {"input_ids": ids, "attention_mask": enc["attention_mask"], "labels": labels,
                 "label_positions": positions, "label_targets": targets,
-                "masked_frac": len(positions) / int(enc["attention_mask"].sum())}
+                "masked_frac": int((labels != -100).sum()) / int(enc["attention_mask"].sum())}
 
     def filter_corpus(self, cfg: MLMConfig, texts: list[str]) -> list[str]:
         """[ST] drops lines shorter than ``min_chars``."""

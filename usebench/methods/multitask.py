@@ -92,6 +92,10 @@ class MultiTaskModule(TrainModule):
         """SimCSE's MLP (its export reads ``module.mlp``)."""
         return getattr(self.contrastive, "mlp", None)
 
+    def compiled_inputs(self, batch: dict[str, Any]) -> dict[str, Any]:
+        """The contrastive module's filter (ConSERT drops its augmentation seed)."""
+        return self.contrastive.compiled_inputs(batch) if self.contrastive is not None else batch
+
     def forward(self, batch: dict[str, Any]) -> dict[str, torch.Tensor]:
         ae = batch["ae"]
         if self.contrastive is None:

@@ -54,6 +54,7 @@ from usebench.train.plugin import (
     tokenize,
 )
 from usebench.registry import METHODS
+from usebench.train.static_shapes import natural_width
 from usebench.methods.parts.heads import HeadInit, label_positions, labelled_ce, mlm_head
 from usebench.methods.parts.noise import mask_tokens
 from usebench.methods.parts.rake import StopList, Token, rank_phrases, stopwords, word_spans
@@ -334,7 +335,8 @@ class PaSeR(Method):
         if cfg.mlm_weight > 0:  # BERT masking of view 0 only (the reference's collator)
             n = len(texts)
             ids, mlm_labels = mask_tokens(views["input_ids"][:n], special[:n], rng, mask_id=tokenizer.mask_token_id,
-                                          vocab_size=len(tokenizer), prob=cfg.mlm_probability)
+                                          vocab_size=len(tokenizer), prob=cfg.mlm_probability,
+                                          width=natural_width(views["attention_mask"]))
             batch.update({"mlm": {"input_ids": ids, "attention_mask": views["attention_mask"][:n]},
                           "mlm_labels": mlm_labels, "mlm_targets": label_positions(mlm_labels)})
         return batch

@@ -32,7 +32,7 @@ from usebench.registry import METHODS
 from usebench.train.config import TrainConfig
 from usebench.train.plugin import Method, SentenceEncoder, TrainingData, TrainModule, batches_per_epoch, \
     epoch_batch, load_backbone, set_dropout, tokenize
-from usebench.methods.parts.labeled_data import Kind, load_labeled
+from usebench.methods.parts.labeled_data import Census, Kind, census_labeled, load_labeled
 
 CITATION = ("@inproceedings{reimers-2019-sentence-bert, title={Sentence-BERT: Sentence Embeddings using Siamese "
             "BERT-Networks}, author={Reimers, Nils and Gurevych, Iryna}, booktitle={EMNLP-IJCNLP}, year={2019}}")
@@ -130,6 +130,32 @@ def without_repeats(examples: list[tuple]) -> list[tuple]:
     return out
 
 
+def _plainly_clean(examples: list[Any], graded: bool, hard_negatives: bool) -> bool:
+    """True only if every example is a plain tuple or list that :meth:`SupervisedMethod._check` accepts and the
+    checked examples share one width: non-blank ``str`` texts, pairs or triplets (graded: two texts and an ``int`` or
+    ``float`` label, finite, in [-1, 1]). False for anything less plain (a ``str`` subclass, a numpy label), which
+    the caller then checks one by one."""
+    if not all(type(ex) is tuple or type(ex) is list for ex in examples):
+        return False
+    widths = set(map(len, examples))
+    if graded:
+        labels = [ex[2] for ex in examples] if widths == {3} else None
+        if labels is None or not all(type(y) is float or type(y) is int for y in labels):
+            return False
+        try:
+            values = np.asarray(labels, dtype=np.float64)
+        except OverflowError:  # an int beyond float's range: _check says what it makes of it
+            return False
+        if not (np.isfinite(values).all() and (values >= -1.0).all() and (values <= 1.0).all()):
+            return False
+        texts = [t for ex in examples for t in ex[:2]]
+    else:
+        if not widths <= {2, 3} or (hard_negatives and len(widths) > 1):
+            return False
+        texts = [t for ex in examples for t in ex]
+    return all(type(t) is str for t in texts) and all(map(str.strip, texts))
+
+
 class SupervisedMethod(Method):
     """Shared plumbing of the labeled stages: data loading, the subset, example checks, collate, epochs and
     dev period as sentence-transformers' ``fit`` has them."""
@@ -156,6 +182,27 @@ class SupervisedMethod(Method):
         sha = data.sha256 if cfg.labeled_size is None else f"{data.sha256}:{cfg.labeled_size}"
         return TrainingData(label=label, examples=examples, sha256=sha, files=data.files)
 
+    def example_census(self, cfg: SupervisedConfig, task: str | None, data_root: Path) -> Census:
+        """For planning, what every seed's examples are (``cfg`` without ``labeled_size``): AllNLI's triplets
+        counted without drawing them; any other source loaded once and checked example by example, so that a
+        seeded subset of it is known clean without checking it again."""
+        drawn = census_labeled(cfg.train_data, data_root, self.example_kind,
+                               hard_negatives=getattr(cfg, "hard_negatives", False))
+        if drawn is not None:
+            return drawn
+        data = self.training_data(cfg, task, data_root, 0)  # the seed draws nothing here
+        return Census(data.label, len(data.examples), data.files, data.sha256, self._all_clean(cfg, data.examples))
+
+    def _all_clean(self, cfg: SupervisedConfig, examples: list[Any]) -> bool:
+        """Whether :meth:`prepare_examples` accepts every example and finds them of one width (its count check
+        aside); False says nothing more: the planner then checks each seed's examples itself."""
+        if _plainly_clean(examples, self.example_kind == "graded", getattr(cfg, "hard_negatives", True)):
+            return True  # what _check would find, example by example, at a tenth of its cost
+        try:
+            return len({len(self._check(cfg, i, ex)) for i, ex in enumerate(examples)}) <= 1
+        except BenchError:
+            return False
+
     def prepare_examples(self, cfg: SupervisedConfig, examples: list[Any], min_examples: int) -> list[Any]:
         """Check every example's shape and clip long texts; fewer examples than a batch is an error."""
         out = [self._check(cfg, i, ex) for i, ex in enumerate(examples)]
@@ -163,13 +210,18 @@ class SupervisedMethod(Method):
         if len(widths) > 1:  # in-batch MNRL needs the same columns in every example
             raise BenchError(f"{self.name}: the labeled examples mix pairs and triplets; give every example a hard "
                              f"negative or none (--set hard_negatives=false drops them)")
+        self.check_example_count(cfg, len(out), min_examples)
+        return out
+
+    def check_example_count(self, cfg: SupervisedConfig, n: int, min_examples: int) -> None:
+        """Fewer than ``min_examples`` (a batch per process) is an error, unless the reference trains a partial
+        batch (one process)."""
         world = max(1, min_examples // self.sentences_per_step(cfg))
         if self.keeps_partial(cfg) and world == 1:
             min_examples = 1  # the reference's DataLoader trains on a partial batch
-        if len(out) < min_examples:
-            raise BenchError(f"{self.name}: {len(out)} labeled examples, fewer than one batch ({min_examples}); "
+        if n < min_examples:
+            raise BenchError(f"{self.name}: {n} labeled examples, fewer than one batch ({min_examples}); "
                              f"lower batch_size or use more labeled data")
-        return out
 
     def _check(self, cfg: SupervisedConfig, i: int, ex: Any) -> tuple:
         graded = self.example_kind == "graded"
@@ -237,6 +289,8 @@ APP_B_NOTE = ("App. B gives epochs, step cap, batch size and early stopping; lr,
 
 class SbertMNRL(SupervisedMethod):
     """SBERT with MultipleNegativesRankingLoss on relevant pairs (optional hard negatives)."""
+
+    fixed_batch_rows = False  # collate drops repeated texts: a batch's rows vary (a dynamic dimension when compiled)
 
     name = "sbert-mnrl"
     description = "supervised SBERT: MNRL (cos x 20, in-batch + optional hard negatives) on labeled pairs"

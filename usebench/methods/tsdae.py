@@ -7,7 +7,7 @@ Unsupervised Sentence Embedding Learning", Findings of EMNLP. Reference code: se
 The encoder reads the sentence with 60% of its words deleted (:func:`usebench.methods.parts.noise.delete_words`) and pools it
 to s = CLS of the last layer. The decoder is the same checkpoint as a causal LM (``AutoModelForCausalLM``, for
 BERT ``BertLMHeadModel``) built with ``is_decoder=True, add_cross_attention=True``; its cross-attention sees
-only [s] (a memory of length 1, mask all ones). Loss: token CE of the original sentence under teacher forcing;
+only [s] (a memory of length 1, unmasked). Loss: token CE of the original sentence under teacher forcing;
 decoder input = target ids without the last position (starts with [CLS]), labels = target ids shifted left
 once, padding ignored (the LM head runs on the non-pad positions only); no self-attention padding mask (causal only; padding sits at the end). With tying (the
 paper's choice) every decoder-body module that shares its name with an encoder module uses the encoder's
@@ -167,9 +167,10 @@ class TSDAEModule(TrainModule):
             labelled = (batch["label_positions"], batch["label_targets"]) if "label_positions" in batch else None
             return reconstruction_loss(self.seq2seq, s, batch["target_ids"], self.pad_id, labelled)
         dec_in = batch["target_ids"][:, :-1]  # (bsz, T-1); labels: decoder_inputs (collate)
-        ones = torch.ones(s.shape[0], 1, dtype=batch["attention_mask"].dtype, device=s.device)
+        # The memory [s] is never masked: no encoder_attention_mask is the same math as an all-ones one, without
+        # transformers reading the mask back to the host to find that out (a synchronisation per step)
         hidden = self.decoder.base_model(input_ids=dec_in, attention_mask=None, encoder_hidden_states=s[:, None],
-                                         encoder_attention_mask=ones, use_cache=False,
+                                         encoder_attention_mask=None, use_cache=False,
                                          return_dict=True).last_hidden_state  # (bsz, T-1, h)
         if "label_positions" in batch:
             positions, targets = batch["label_positions"], batch["label_targets"]

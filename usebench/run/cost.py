@@ -1,39 +1,58 @@
 """A rough cost estimate for a plan, printed before `bench run` starts when the (default) `paper` preset
-would train BERT-base for 100K steps per unit: hours or days on a CPU, which a user should choose knowingly."""
+would train BERT-base for 100K steps per unit: hours or days on a CPU, which a user should choose knowingly.
+
+Two models: measured step times from a `bench doctor --json` report (`--step-times FILE` or `$BENCH_STEP_TIMES`,
+:mod:`usebench.run.step_times`), used whenever one is given; otherwise training FLOPs over a matmul rate times the
+fixed :data:`UTILISATION`, and the estimate says so (:data:`ASSUMED`)."""
 from __future__ import annotations
 
+import functools
+import math
 import time
+from dataclasses import dataclass, field
 from typing import Any
 
 from usebench.run.plan import Plan
+from usebench.run.step_times import StepTimes, run_path, stage_precision
 
 # Parameter counts of the backbones presets name (transformer body; the estimate needs only the order).
 KNOWN_PARAMS = {"bert-base-uncased": 110e6, "bert-base-cased": 109e6, "minilm": 22.7e6, "roberta-base": 125e6}
+VOCAB = 30_522  # the doctor's random BERT uses the packaged uncased BERT vocabulary
 TOKENS_PER_SENTENCE = 32  # a typical in-domain sentence after tokenisation (USEB titles and tweets are short)
-# Share of the measured matmul rate (at the precision the stages train in) a training step reaches: measured by
-# `bench doctor --device cuda` on an H200 at BERT-base width, batch 32 x 64 tokens (docs/scale-out.md): 3-24% of the
-# fp32 rate, under 2% of the bf16/fp16 rate (steps of this size are launch-bound, autocast no faster than fp32)
+# Share of the measured matmul rate (at the precision the stages train in) a training step reaches, ASSUMED when no
+# doctor report is given: from the H200 table of `bench doctor --device cuda` in docs/scale-out.md (BERT-base width,
+# 32 x 64 tokens, 3-24% of the fp32 rate, under 2% of bf16), measured by the doctor's old method (one step after two
+# warm-ups, collate and the final read-back on the clock, toy-length sentences; issue 36), before BertAdam's
+# multi-tensor path and before the fast path: a pessimistic figure
 UTILISATION = {"fp32": 0.10, "bf16": 0.01, "fp16": 0.01}
+ASSUMED = ("assumed: training FLOPs at the matmul rate x a fixed utilisation (fp32 10%, bf16/fp16 1%: the old "
+           "doctor method's H200 table); give --step-times doctor.json (`bench doctor --device cuda --json "
+           "doctor.json` on the GPU) for measured steps")
 
 
-def paper_preset_note(plan: Plan, device: str | None, launcher: str = "local") -> str | None:
+def paper_preset_note(plan: Plan, device: str | None, launcher: str = "local",
+                      step_times: Any = None) -> str | None:
     """One paragraph naming the paper preset's budget and its estimated time here, or None if no unit uses it.
-    Each distinct stage counts once (a stage shared by many units trains once). Under Ray or SLURM the units run on
-    the cluster's devices, not this driver: nothing is measured here (a matmul on a login node says nothing about
-    the cluster, and `--device cuda` may have no GPU here to run it on)."""
+    Each distinct stage counts once (a stage shared by many units trains once). With ``step_times`` (a
+    :class:`usebench.run.step_times.StepTimes`) the estimate is the doctor's measured steps. Otherwise, under Ray
+    or SLURM the units run on the cluster's devices, not this driver: nothing is measured here (a matmul on a login
+    node says nothing about the cluster, and `--device cuda` may have no GPU here to run it on)."""
     stages = distinct_paper_stages(plan)
     if not stages:
         return None
     steps = sum(s.steps or 0 for s, _ in stages)
     flops = training_flops(stages)
     models = sorted({model for _, model in stages})
-    if launcher == "local":
+    if step_times is not None:
+        estimate = "Estimate " + measured_cost(stages, step_times).text()
+    elif launcher == "local":
         precision = training_precision(stages, device)
         rate, where = _matmul_flops(device, precision)
-        estimate = f"Rough estimate on {where}: {_human(flops / (rate * UTILISATION[precision]) / 3600)}"
+        estimate = (f"Rough estimate on {where}: {_human(flops / (rate * UTILISATION[precision]) / 3600)} "
+                    f"({ASSUMED})")
     else:
         estimate = (f"About {flops:.1e} training FLOPs in all; not timed on this driver (--launcher {launcher}: "
-                    "the units run on the cluster's devices)")
+                    "the units run on the cluster's devices; --step-times doctor.json gives measured steps)")
     return (f"preset 'paper' (the default): {len(stages)} distinct training stage(s) on {', '.join(models)}, "
             f"{steps:,} optimizer steps in all, as the papers trained them. {estimate}. "
             f"For a quick run use --preset smoke (a few hundred steps of the packaged MiniLM).")
@@ -61,7 +80,9 @@ def training_flops(stages: list[tuple[Any, str]]) -> float:
     return total
 
 
+@functools.lru_cache(maxsize=None)
 def _params(model: str) -> float:
+    """The backbone's parameter count (read once per process: a grid names a few backbones thousands of times)."""
     if model in KNOWN_PARAMS:
         return KNOWN_PARAMS[model]
     try:  # a local checkpoint: count from its config (12 L H^2 for the layers plus the embeddings)
@@ -113,6 +134,69 @@ def _matmul_flops(device: str | None, precision: str = "fp32") -> tuple[float, s
     rate = 2 * n ** 3 * reps / (time.perf_counter() - t0)
     shown = precision if dev.type == "cuda" else "fp32"
     return rate, f"this {dev.type.upper()} ({rate / 1e9:.0f} GFLOP/s {shown} measured)"
+
+
+@dataclass
+class MeasuredCost:
+    """GPU-hours of a plan's stages at the doctor's measured steps (ours on ``path``, and the lean loop)."""
+
+    times: StepTimes
+    path: str
+    hours: float = 0.0
+    lean_hours: float = 0.0
+    measured: int = 0
+    assumed: dict[str, int] = field(default_factory=dict)  # trainer -> stages estimated by the FLOP model
+    fallbacks: set[str] = field(default_factory=set)  # "trainer precision: old path (new failed)" and the like
+
+    def text(self) -> str:
+        lean = f"; the lean loop would need about {self.lean_hours:,.1f}" if self.lean_hours else ""
+        out = (f"at the measured steps ({self.times.source}: {self.times.device}, ours on the {self.path} path): "
+               f"about {self.hours:,.1f} GPU-hours{lean}")
+        if self.assumed:
+            out += (f"; {sum(self.assumed.values())} stage(s) of {', '.join(sorted(self.assumed))} not measured "
+                    "there: FLOP model at its matmul rate and the assumed utilisation")
+        if self.fallbacks:
+            out += "; " + ", ".join(sorted(self.fallbacks))
+        return out
+
+
+def measured_cost(stages: list[tuple[Any, str]], times: StepTimes) -> MeasuredCost:
+    """Each stage's hours from ``times`` (the rule is in :mod:`usebench.run.step_times`' docstring)."""
+    out = MeasuredCost(times, run_path())
+    measured_params = KNOWN_PARAMS["bert-base-uncased"] if (times.hidden, times.layers) == (768, 12) else \
+        12 * times.layers * times.hidden**2 + VOCAB * times.hidden  # the doctor's BertConfig() is bert-base's shape
+    for stage, backbone in stages:
+        cfg = stage.identity.get("config", {})
+        precision = stage_precision(cfg)
+        cols = times.rows.get((stage.method, precision), {})
+        ours_ms, used = _pick(cols, out.path)
+        steps = stage.steps or 0
+        scale = max(1.0, cfg.get("batch_size", 8) * cfg.get("max_length", times.seq) * _params(backbone)
+                    / (times.batch * times.seq * measured_params))
+        if ours_ms is None:
+            out.assumed[stage.method] = out.assumed.get(stage.method, 0) + 1
+            rate = times.rates.get(precision) or times.rates.get("fp32")
+            flops = training_flops([(stage, backbone)])
+            hours = flops / (rate * 1e12 * UTILISATION[precision]) / 3600 if rate else 0.0
+            out.hours, out.lean_hours = out.hours + hours, out.lean_hours + hours
+            continue
+        if used != out.path:
+            out.fallbacks.add(f"{stage.method} {precision}: the {used} path's figure (no {out.path} path row)")
+        out.measured += 1
+        out.hours += steps * ours_ms / 1e3 * scale / 3600
+        out.lean_hours += steps * cols.get("lean", ours_ms) / 1e3 * scale / 3600
+    if not math.isfinite(out.hours):
+        out.hours = 0.0
+    return out
+
+
+def _pick(cols: dict[str, float], path: str) -> tuple[float | None, str]:
+    """The path's median, else the other path's (None when neither was measured)."""
+    other = "old" if path == "new" else "new"
+    for p in (path, other):
+        if p in cols:
+            return cols[p], p
+    return None, path
 
 
 def _human(hours: float) -> str:

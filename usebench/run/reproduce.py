@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from usebench.data.memo import planning
 from usebench.errors import BenchError, ConfigError
 from usebench.run.recipes import PLACEHOLDER, EvalEntry, Input, Recipe, RunEntry, TableEntry
 from usebench.run.specs import BaselineSpec, Plan, RunOptions
@@ -129,9 +130,10 @@ def build_plan(recipe: Recipe, table_ids: list[str] | None, given: Given, data_r
                           + "; the untrained rows are base, bm25, wordvec")
     tables = [recipe.table(t) for t in table_ids] if table_ids else list(recipe.tables)
     rp = ReproducePlan(recipe, tables, resolve_inputs(recipe, given, data_root))
-    for table in tables:
-        rp.runs += [_plan_run(table.id, r, given, rp.inputs, data_root) for r in sized_runs(table.runs, given)]
-        rp.runs += [_plan_eval(table.id, e, given, rp.inputs) for e in table.evals]
+    with planning():  # every run of the recipe shares one read of each file and one check of each stage
+        for table in tables:
+            rp.runs += [_plan_run(table.id, r, given, rp.inputs, data_root) for r in sized_runs(table.runs, given)]
+            rp.runs += [_plan_eval(table.id, e, given, rp.inputs) for e in table.evals]
     _merge(rp)
     return rp
 
@@ -338,19 +340,36 @@ class Cost:
     device: str
     gpu_floor_hours: float  # steps x GPU_STEP_SECONDS: the docs' rough A100 floor
     h200_hours: float = 0.0  # FLOPs at the H200's measured fp32 rate and the cost model's fp32 utilisation
+    measured: Any = None  # usebench.run.step_times.MeasuredCost: GPU-hours at a doctor report's measured steps
+
+    @property
+    def measured_hours(self) -> float | None:
+        return self.measured.hours if self.measured is not None else None
 
     def text(self) -> str:
+        """One line: the plan's size, then the GPU-hours at the measured steps when a doctor report was given,
+        else the assumed figures (named as such)."""
         here = f"about {self.device_hours:,.1f} hours" if self.device_hours else "no estimate"
+        gpu = (self.measured.text() if self.measured is not None else
+               f"on an H200 (fp32 matmul {H200_FP32_FLOPS / 1e12:.1f} TFLOP/s as `bench doctor` measured it): about "
+               f"{self.h200_hours:,.1f} GPU-hours, {cost_assumed()}")
         return (f"{self.stages:,} distinct training stage(s), {self.steps:,} optimizer steps, {self.flops:.2e} "
-                f"training FLOPs; on {self.device}: {here}; on an H200 (fp32 matmul {H200_FP32_FLOPS / 1e12:.1f} "
-                f"TFLOP/s as `bench doctor` measured it): about {self.h200_hours:,.1f} GPU-hours; at "
+                f"training FLOPs; on {self.device}: {here}; {gpu}; at "
                 f"{GPU_STEP_SECONDS} s per small-batch step (the docs' rough A100 floor): about "
                 f"{self.gpu_floor_hours:,.1f} GPU-hours")
 
 
-def plan_cost(units: list, device: str | None, measure: bool = True) -> Cost:
+def cost_assumed() -> str:
+    """What the estimate assumed without a doctor report (:data:`usebench.run.cost.ASSUMED`)."""
+    from usebench.run.cost import ASSUMED
+
+    return ASSUMED
+
+
+def plan_cost(units: list, device: str | None, measure: bool = True, step_times: Any = None) -> Cost:
     """Each distinct stage (by its home) once, over every preset: its steps and FLOPs (the cost model of
-    :mod:`usebench.run.cost`), and the time at this device's measured matmul rate."""
+    :mod:`usebench.run.cost`), the time at this device's measured matmul rate, and with ``step_times`` (a
+    :class:`usebench.run.step_times.StepTimes`) the GPU-hours at the doctor's measured steps."""
     from usebench.run import cost
 
     stages: dict[str, tuple[Any, str]] = {}
@@ -364,7 +383,8 @@ def plan_cost(units: list, device: str | None, measure: bool = True) -> Cost:
         (None, "this device (not measured)", 1.0)
     hours = flops / (rate * util) / 3600 if rate else 0.0
     h200 = flops / (H200_FP32_FLOPS * cost.UTILISATION["fp32"]) / 3600
-    return Cost(len(stages), steps, flops, hours, where, steps * GPU_STEP_SECONDS / 3600, h200)
+    measured = cost.measured_cost(list(stages.values()), step_times) if step_times is not None else None
+    return Cost(len(stages), steps, flops, hours, where, steps * GPU_STEP_SECONDS / 3600, h200, measured)
 
 
 def _device_rate(stages: list[tuple[Any, str]], device: str | None) -> tuple[float | None, str, float]:

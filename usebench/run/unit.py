@@ -368,6 +368,16 @@ def _scorer(checkpoint: Path, spec: UnitSpec) -> Any:
                                  show_progress=spec.show_progress))
 
 
+def trained_step_paths(spec: UnitSpec, results_dir: Path) -> list[dict[str, Any] | None]:
+    """How each stage's steps ran (its checkpoint's ``step_path``, :mod:`usebench.train.step_path`): the fast path
+    changes numbers within rounding, so a result says which path trained it. None for a stage exported before
+    the record existed."""
+    from usebench.train.checkpoint import read_method_json
+    from usebench.train.loop import CHECKPOINT_DIR
+
+    return [(read_method_json(results_dir / s.home / CHECKPOINT_DIR) or {}).get("step_path") for s in spec.stages]
+
+
 def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root: Path, results_dir: Path,
                   result: UnitResult) -> bool:
     """Evaluate and store one result; a task whose data is missing is skipped (an error with --strict)."""
@@ -395,6 +405,7 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
     from usebench.eval.models import recorded_backbone  # cached per model: hashed once per unit
 
     meta["backbone"] = recorded_backbone(str(first_cfg["model"]))  # what pairs it with a published row
+    meta["step_path"] = trained_step_paths(spec, results_dir)
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
                                        config=spec.config))
     fault_point("evaluated")

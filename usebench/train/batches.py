@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from usebench.train.runtime import step_rng
+from usebench.train.static_shapes import static_shapes
 
 WORKERS_ENV = "BENCH_TRAIN_WORKERS"
 
@@ -32,7 +33,11 @@ def collate_step(method: Any, cfg: Any, tokenizer: Any, examples: Sequence[Any],
 
 
 class StepBatches(torch.utils.data.Dataset):
-    """Item k = (step, batch) for step ``start + k``; in a worker a failed collate gives (step, None)."""
+    """Item k = (step, batch) for step ``start + k``; in a worker a failed collate gives (step, None).
+    ``static_shapes`` (the fast path, set by the loop): each batch is collated with lengths and labelled counts
+    padded to buckets (:mod:`usebench.train.static_shapes`), in the worker processes too."""
+
+    static_shapes: bool = False
 
     def __init__(self, method: Any, cfg: Any, tokenizer: Any, examples: Sequence[Any], seed: int, rank: int,
                  world: int, start: int, total: int):
@@ -44,7 +49,8 @@ class StepBatches(torch.utils.data.Dataset):
 
     def batch(self, step: int) -> Any:
         method, cfg, tokenizer, examples = self.args
-        return collate_step(method, cfg, tokenizer, examples, step, self.seed, self.rank, self.world)
+        with static_shapes(self.static_shapes):
+            return collate_step(method, cfg, tokenizer, examples, step, self.seed, self.rank, self.world)
 
     def __getitem__(self, k: int) -> tuple[int, Any]:
         step = self.start + k

@@ -57,12 +57,15 @@ from usebench.train.runtime import (
     init_distributed,
     pick_device,
 )
+from usebench.train.fast_path import fast_session
+from usebench.train.step_path import requested_choice, resolve_step_path
 from usebench.train.trainlog import TrainLog
 from usebench.train.validation import loss_evaluator, read_dev_corpus
 
 # Names other modules and tests import from here (the run state and the step live in loop_state and loop_step).
 __all__ = ["CHECKPOINT_DIR", "LOG_FILE", "STATE_DIR", "TrainResult", "TrainingDivergedError", "autocast_context",
-           "check_trainable", "eval_max_length", "prepare_corpus", "train"]
+           "check_trainable", "clean_corpus", "eval_max_length", "prepare_corpus", "prepared_corpus_size", "train",
+           "trainable_size"]
 
 
 @dataclass
@@ -78,29 +81,57 @@ class TrainResult:
     dev_best: dict[str, Any] | None = None
     history: list[dict[str, Any]] = field(default_factory=list)  # the log.jsonl lines of this call
     module: Any = field(default=None, repr=False)  # the trained TrainModule (None when nothing was trained)
+    step_path: dict[str, Any] = field(default_factory=dict)  # usebench.train.step_path.StepPath.record()
 
 
 def prepare_corpus(corpus: Sequence[str], cfg: TrainConfig, min_sentences: int) -> list[str]:
     """Strip lines, drop empty ones, clip lines longer than ``cfg.max_chars`` (tokenizers truncate at
     ``max_length`` tokens anyway); an empty corpus or one smaller than a batch is an error."""
-    texts = [t.strip()[: cfg.max_chars] for t in corpus]
-    texts = [t for t in texts if t]
-    if not texts:
-        raise BenchError("the training corpus is empty (no non-blank line)")
-    if len(texts) < min_sentences:
-        raise BenchError(f"the training corpus has {len(texts)} sentences, fewer than one batch ({min_sentences}); "
-                         f"lower batch_size or use a larger corpus")
+    texts = clean_corpus(corpus, cfg.max_chars)
+    check_corpus_size(len(texts), min_sentences)
     return texts
+
+
+def clean_corpus(corpus: Sequence[str], max_chars: int) -> list[str]:
+    """The lines stripped and clipped to ``max_chars``, blank ones dropped."""
+    texts = [t.strip()[:max_chars] for t in corpus]
+    return [t for t in texts if t]
+
+
+def check_corpus_size(n: int, min_sentences: int) -> None:
+    """An empty corpus, or one of fewer than ``min_sentences`` (a batch), is an error."""
+    if not n:
+        raise BenchError("the training corpus is empty (no non-blank line)")
+    if n < min_sentences:
+        raise BenchError(f"the training corpus has {n} sentences, fewer than one batch ({min_sentences}); "
+                         f"lower batch_size or use a larger corpus")
+
+
+def prepared_corpus_size(method: Method, cfg: TrainConfig, cleaned: list[str], min_sentences: int) -> int:
+    """``len(_prepare(method, cfg, corpus, min_sentences))`` for a sentence method, given ``cleaned =
+    clean_corpus(corpus, cfg.max_chars)``, with the same errors. The planner shares ``cleaned`` between every config
+    of a corpus. A filter that hands back its input unchanged (the default) leaves the second cleaning a no-op for
+    the count: a stripped, clipped, non-blank line stays non-blank when cleaned again."""
+    check_corpus_size(len(cleaned), 1)
+    filtered = method.filter_corpus(cfg, cleaned)
+    n = len(cleaned) if filtered is cleaned else len(clean_corpus(filtered, cfg.max_chars))
+    check_corpus_size(n, min_sentences)
+    return n
 
 
 def check_trainable(method: Method, cfg: TrainConfig, corpus: Sequence[Any], seed: int = 0, world: int = 1) -> int:
     """What :func:`train` checks about the corpus, without building a model: the examples survive cleaning,
     fill a batch, and the first batch can be drawn (e.g. BERT-flow's larger init batch). Returns the step
     budget. The run grid calls it for every unit before the first one trains."""
+    return method.total_steps(cfg, trainable_size(method, cfg, corpus, seed, world), world)
+
+
+def trainable_size(method: Method, cfg: TrainConfig, corpus: Sequence[Any], seed: int = 0, world: int = 1) -> int:
+    """:func:`check_trainable`'s checks; returns how many examples training keeps (its budget's input)."""
     method.pooling_writer(cfg)  # an unexportable pooling fails before any training
     texts = _prepare(method, cfg, corpus, method.sentences_per_step(cfg) * world)
     method.batch_indices(cfg, len(texts), 0, seed, 0, world)
-    return method.total_steps(cfg, len(texts), world)
+    return len(texts)
 
 
 def _prepare(method: Method, cfg: TrainConfig, corpus: Sequence[Any], min_examples: int) -> list[Any]:
@@ -125,7 +156,7 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
           device: str | None = None, resume: bool = True, show_progress: bool = True,
           run_config: dict[str, Any] | None = None, dev_eval: Callable[[Path], float] | None = None,
           on_step: Callable[[int], None] | None = None, workers: int | None = None,
-          deterministic: bool | None = None) -> TrainResult:
+          deterministic: bool | None = None, fast_path: str | None = None) -> TrainResult:
     """Train ``method`` with ``cfg`` on ``corpus`` and export ``<out_dir>/checkpoint``.
 
     ``run_config`` is the JSON-able description recorded in method.json (its hash identifies the run; default:
@@ -138,23 +169,28 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     :func:`usebench.train.batches.default_workers`); the trained weights are the same for any number.
     ``deterministic`` (default ``$BENCH_DETERMINISTIC``): deterministic kernels only
     (:func:`usebench.train.runtime.deterministic_mode`), what a bit-identical resume on a GPU needs.
+    ``fast_path`` (``auto`` | ``on`` | ``off``, default ``$BENCH_FAST_PATH`` or ``auto``): the step path
+    (:mod:`usebench.train.step_path`); ``auto`` is the fast path on CUDA without deterministic kernels.
     """
-    with deterministic_mode(deterministic_requested(deterministic)):
+    requested_choice(fast_path)  # a bad value fails before anything is loaded
+    determ = deterministic_requested(deterministic)
+    with deterministic_mode(determ):
         return _train(method, cfg, corpus, out_dir, seed=seed, device=device, resume=resume,
                       show_progress=show_progress, run_config=run_config, dev_eval=dev_eval, on_step=on_step,
-                      workers=workers)
+                      workers=workers, fast_path=fast_path, deterministic=determ)
 
 
 def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str | Path, *, seed: int,
            device: str | None, resume: bool, show_progress: bool, run_config: dict[str, Any] | None,
            dev_eval: Callable[[Path], float] | None, on_step: Callable[[int], None] | None,
-           workers: int | None) -> TrainResult:
+           workers: int | None, fast_path: str | None, deterministic: bool) -> TrainResult:
     """:func:`train` inside its determinism setting."""
     from usebench.train.checkpoint import finished_checkpoint
 
     t_start = time.perf_counter()
     dist = init_distributed(device)
     dev = pick_device(device, dist)
+    path = resolve_step_path(fast_path, dev, deterministic, amp=cfg.amp)
     method.pooling_writer(cfg)  # an unexportable pooling fails before any training
     out_dir = Path(out_dir)
     texts = _prepare(method, cfg, corpus, method.sentences_per_step(cfg) * dist.world)
@@ -162,7 +198,7 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
                                 "corpus_sha256": _corpus_fingerprint(texts)}
     run_hash, total = config_hash(run_config), method.total_steps(cfg, len(texts), dist.world)
     if resume and finished_checkpoint(out_dir / CHECKPOINT_DIR, method.name, run_hash):
-        return TrainResult(out_dir / CHECKPOINT_DIR, total, total, None, 0.0, 0.0)
+        return TrainResult(out_dir / CHECKPOINT_DIR, total, total, None, 0.0, 0.0)  # no step_path: nothing ran
     if not resume:
         shutil.rmtree(out_dir / STATE_DIR, ignore_errors=True)
         (out_dir / LOG_FILE).unlink(missing_ok=True)
@@ -171,7 +207,7 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
         dev_texts = read_dev_corpus(cfg, method.sentences_per_step(cfg))
     elif dev_eval is None and cfg.dev_every:
         raise BenchError(f"dev_every={cfg.dev_every} needs a dev evaluator (bench run builds one for dev_task)")
-    run = setup_run(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash, grad_scaler(cfg, dev))
+    run = setup_run(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash, grad_scaler(cfg, dev), path)
     run.workers = default_workers(dev) if workers is None else workers
     if dev_texts is not None:
         dev_eval = loss_evaluator(method, cfg, run.module, dev_texts, dev)
@@ -183,11 +219,12 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
     if dist.main:
         out_dir.mkdir(parents=True, exist_ok=True)
     log = TrainLog(out_dir / LOG_FILE, cfg.log_every, start, dist.main, device=str(dev))
-    value, done = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
+    with fast_session(run):  # nothing on the reference path
+        value, done = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
     ckpt = finish(run, out_dir, run_config, dev_eval, done)
     seconds = time.perf_counter() - t_start
     return TrainResult(ckpt, done, start or None, value, seconds, (done - start) / max(seconds, 1e-9),
-                       run.dev_best, log.lines, run.module)
+                       run.dev_best, log.lines, run.module, run.step_path.record())
 
 
 def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: dict[str, Any],
@@ -205,6 +242,7 @@ def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: d
     pending: list[StepDone] = []
     data = StepBatches(run.method, cfg, run.module.tokenizer, run.texts, run.seed, run.dist.rank, run.dist.world,
                        start, run.total)
+    data.static_shapes = run.step_path.static_shapes
     batches = step_batches(data, run.workers, pin=run.device.type == "cuda")
     try:
         for step, batch in batches:

@@ -16,9 +16,12 @@ import torch
 
 from usebench.train.checkpoint import builtin_writer, export_checkpoint, rng_state, save_train_state, set_rng_state
 from usebench.train.config import TrainConfig
+from usebench.train.compiled_step import CompiledStep
+from usebench.train.fast_path import compile_dynamic, for_method
 from usebench.train.optim import build_optimizer, build_scheduler
 from usebench.train.plugin import Method, unique_parameters
 from usebench.train.runtime import Dist, seed_everything
+from usebench.train.step_path import REFERENCE, StepPath
 
 CHECKPOINT_DIR, STATE_DIR, LOG_FILE, BEST_DIR = "checkpoint", "train_state", "log.jsonl", "dev_best"
 
@@ -46,25 +49,31 @@ class RunState:
     dev_best: dict[str, Any] | None = None
     dev_stale: int = 0  # dev evaluations since the last new best (early stopping)
     workers: int = 0  # collate worker processes (usebench.train.batches); the weights do not depend on it
+    step_path: StepPath = REFERENCE  # how each step runs (usebench.train.step_path); recorded in method.json
+    pending_scale: Any = None  # fp16 on the fast path: the last step's loss scale, on its way to the host
 
 
 def setup_run(method: Method, cfg: TrainConfig, texts: list[str], seed: int, dist: Dist, dev: torch.device,
-              total: int, out_dir: Path, run_hash: str, scaler: Any) -> RunState:
+              total: int, out_dir: Path, run_hash: str, scaler: Any, step_path: StepPath = REFERENCE) -> RunState:
     """Seed, build the plugin's module, its optimizer and schedule, wrap it in DDP on several ranks. ``scaler``
     comes from the caller (:func:`usebench.train.runtime.grad_scaler`), where tests replace it."""
     seed_everything(seed)  # before build: new heads (decoder cross-attention, MLP) initialise reproducibly
     module = method.build(cfg, dev).to(dev)
     named = unique_parameters(method.trainable_parameters(module))
-    optimizer = build_optimizer(cfg, named)
+    step_path = for_method(step_path, method, cfg, dev)
+    optimizer = build_optimizer(cfg, named, fused=step_path.fused_optimizer)
     scheduler = build_scheduler(cfg, optimizer, total)
     forward = module
+    if step_path.compile:  # the fast path: DDP (below) wraps the compiled module
+        forward = CompiledStep(module, step_path.compile_mode, compile_dynamic(step_path, method),
+                               eager_calls=method.eager_steps)
     if dist.world > 1:
         from torch.nn.parallel import DistributedDataParallel
 
-        forward = DistributedDataParallel(module, device_ids=[dev.index] if dev.type == "cuda" else None,
+        forward = DistributedDataParallel(forward, device_ids=[dev.index] if dev.type == "cuda" else None,
                                           find_unused_parameters=method.ddp_find_unused_parameters)
     return RunState(method, cfg, texts, seed, dist, dev, module, forward, [p for _, p in named], optimizer,
-                    scheduler, total, out_dir / STATE_DIR, run_hash, scaler)
+                    scheduler, total, out_dir / STATE_DIR, run_hash, scaler, step_path=step_path)
 
 
 def save_state(run: RunState, step: int) -> None:
@@ -106,7 +115,8 @@ def export(run: RunState, target: Path, run_config: dict[str, Any], extra: dict[
     return export_checkpoint(model, tokenizer, target, method=method.name,
                              pooling=method.eval_pooling(cfg) if own else pooling,
                              max_length=eval_max_length(cfg, model), config=run_config, base_model=cfg.model,
-                             extra={**(method.method_json(cfg) if own else {}), **extra},
+                             extra={**(method.method_json(cfg) if own else {}), **extra,
+                                    "step_path": run.step_path.record()},
                              write_extra=(lambda d: method.export_extra(run.module, cfg, d)) if own else None,
                              pooling_writer=method.pooling_writer(cfg) if own else builtin_writer(pooling),
                              dropout_from=cfg.model)
@@ -160,7 +170,8 @@ def finish(run: RunState, out_dir: Path, run_config: dict[str, Any], dev_eval: A
             from usebench.store import write_json_atomic
 
             meta = json.loads((best / "method.json").read_text(encoding="utf-8"))
-            meta.update({"dev": run.dev_best, "steps": run.dev_best["step"], "steps_trained": done})
+            meta.update({"dev": run.dev_best, "steps": run.dev_best["step"], "steps_trained": done,
+                         "step_path": run.step_path.record()})  # with the notes of the whole run
             write_json_atomic(best / "method.json", meta)
             shutil.rmtree(target, ignore_errors=True)
             os.replace(best, target)

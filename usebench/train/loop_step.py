@@ -58,10 +58,13 @@ def one_step(run: RunState, step: int, batch: Any) -> StepDone:
             # Under fp16 an overflowing step is expected: the scaler skips it and lowers the scale (as the
             # references do), so only the loss is guarded.
             grad_norm = None
+    settle_scale(run)  # fp16 fast path: the previous step's skip decision, read one step late
     lr = run.optimizer.param_groups[0]["lr"]
     run.scaler.step(run.optimizer)
     run.scaler.update()
-    if optimizer_stepped(run):
+    if run.step_path.fast and run.scaler.is_enabled():
+        watch_scale(run)
+    elif optimizer_stepped(run):
         run.scheduler.step()
     run.optimizer.zero_grad(set_to_none=True)
     return StepDone(step + 1, loss.detach(), grad_norm, extras, lr)
@@ -76,7 +79,7 @@ def optimizer_stepped(run: RunState) -> bool:
     """Whether the last ``scaler.step`` stepped the optimizer. Under fp16 the GradScaler skips a step whose
     gradients overflowed and halves its scale; the LR schedule must not advance then (as torch's AMP recipe and
     the references' loops do), else the skipped steps shorten warm-up. Reading the scale costs one host sync per
-    step, under fp16 only."""
+    step, under fp16 only (the fast path reads it one step late instead: :func:`watch_scale`)."""
     if not run.scaler.is_enabled():
         return True
     scale = run.scaler.get_scale()
@@ -85,9 +88,42 @@ def optimizer_stepped(run: RunState) -> bool:
     return stepped
 
 
+def watch_scale(run: RunState) -> None:
+    """fp16 on the fast path: start copying the scale after this step's update to the host, to be read by
+    :func:`settle_scale` once the next step is queued. The skip decision and the schedule are exactly
+    :func:`optimizer_stepped`'s, without a host synchronisation per step: the wait is for a step the device has
+    long finished while the next one's kernels keep it busy."""
+    scale = run.scaler._get_scale_async()  # the scaler's device tensor (get_scale() would synchronise here)
+    if scale.device.type == "cuda":
+        host = torch.empty_like(scale, device="cpu", pin_memory=True)
+        host.copy_(scale, non_blocking=True)
+        done = torch.cuda.Event()
+        done.record()
+        run.pending_scale = (host, done)
+    else:
+        run.pending_scale = (float(scale), None)  # already on the host: nothing to wait for
+
+
+def settle_scale(run: RunState) -> None:
+    """Take the pending scale (:func:`watch_scale`): advance the LR schedule if the optimizer stepped, as
+    :func:`optimizer_stepped` decides. Called before the next step's update and at every log/save point."""
+    if run.pending_scale is None:
+        return
+    value, done = run.pending_scale
+    run.pending_scale = None
+    if done is not None:
+        done.synchronize()
+        value = float(value)
+    stepped = run.last_scale is None or value >= run.last_scale
+    run.last_scale = value
+    if stepped:
+        run.scheduler.step()
+
+
 def settle(run: RunState, pending: list[StepDone], log: TrainLog) -> float | None:
     """Read the pending steps' numbers back (one synchronisation), stop at the first non-finite loss or
     gradient norm with its step, and log them in order. Returns the last loss (None when nothing pended)."""
+    settle_scale(run)  # the schedule is up to date wherever the train state may be saved
     if not pending:
         return None
     values = torch.stack([d.loss.float() for d in pending]).tolist()

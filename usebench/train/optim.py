@@ -41,12 +41,18 @@ class BertAdam(torch.optim.Optimizer):
     from the OS for every large tensor)."""
 
     def __init__(self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
-                 weight_decay: float = 0.0, foreach: bool | None = None):
+                 weight_decay: float = 0.0, foreach: bool | None = None, compiled: bool = False):
         super().__init__(params, {"lr": lr, "betas": betas, "eps": eps, "weight_decay": weight_decay})
         self._scratch: torch.Tensor | None = None
         # None: the multi-tensor path for parameters on a GPU, where the per-parameter loop's ~1,200 small kernel
         # launches per BERT-base step dominate; the loop on a CPU, where it avoids parameter-sized temporaries
         self.foreach = foreach
+        # compiled (the fast path): the update as one torch.compile'd graph (a few fused kernels per group), the
+        # learning rate a device tensor so a changing schedule does not recompile it, and under fp16 the
+        # GradScaler's skip decided on the device (no host read): see compiled_bert_adam_update
+        self.compiled = compiled
+        self._step_supports_amp_scaling = compiled  # GradScaler then hands over found_inf instead of reading it
+        self._lr: dict[int, torch.Tensor] = {}
 
     def _buffers(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Two views shaped like ``p`` into the scratch buffer (grown to twice the largest parameter once)."""
@@ -61,9 +67,12 @@ class BertAdam(torch.optim.Optimizer):
     def step(self, closure: Callable | None = None):
         """One update: m, v moving averages; p -= lr * (m / (sqrt(v) + eps) + wd * p)."""
         loss = closure() if closure is not None else None
-        for group in self.param_groups:
+        for index, group in enumerate(self.param_groups):
             b1, b2 = group["betas"]
             params = [p for p in group["params"] if p.grad is not None]
+            if params and self.compiled:
+                self._step_compiled(index, group, params)
+                continue
             if params and (self.foreach if self.foreach is not None else params[0].is_cuda):
                 self._step_foreach(group, params)
                 continue
@@ -109,21 +118,95 @@ class BertAdam(torch.optim.Optimizer):
             torch._foreach_add_(update, torch._foreach_mul(params, group["weight_decay"]))  # + wd * p, rounded first
         torch._foreach_add_(params, update, alpha=-group["lr"])
 
+    def _step_compiled(self, index: int, group: dict, params: list[torch.Tensor]) -> None:
+        """The update through :func:`compiled_bert_adam_update`; ``found_inf`` (fp16) comes from the GradScaler."""
+        for p in params:
+            if not self.state[p]:
+                self.state[p]["exp_avg"] = torch.zeros_like(p)
+                self.state[p]["exp_avg_sq"] = torch.zeros_like(p)
+        lr = self._lr.get(index)
+        if lr is None or lr.device != params[0].device:
+            lr = self._lr[index] = torch.zeros((), dtype=torch.float32, device=params[0].device)
+        lr.fill_(group["lr"])  # a kernel argument, not a copy from the host: no synchronisation
+        b1, b2 = group["betas"]
+        grads = [p.grad for p in params]
+        if getattr(self, "grad_scale", None) is not None:  # GradScaler.step without unscale_ first: unscale here
+            grads = torch._foreach_div(grads, self.grad_scale)
+        compiled_bert_adam_update()(params, grads, [self.state[p]["exp_avg"] for p in params],
+                                    [self.state[p]["exp_avg_sq"] for p in params], lr, b1, b2, group["eps"],
+                                    group["weight_decay"], getattr(self, "found_inf", None))
 
-def build_optimizer(cfg: TrainConfig, named: Iterable[tuple[str, nn.Parameter]]) -> torch.optim.Optimizer:
-    """The optimizer ``cfg.optimizer`` over ``named`` parameters."""
+
+@torch.no_grad()
+def bert_adam_update(params: list[torch.Tensor], grads: list[torch.Tensor], ms: list[torch.Tensor],
+                     vs: list[torch.Tensor], lr: torch.Tensor, b1: float, b2: float, eps: float, wd: float,
+                     found_inf: torch.Tensor | None = None) -> None:
+    """BertAdam's update in place (m, v, p); ``lr`` a 0-dim tensor. With ``found_inf`` (GradScaler's flag, fp16)
+    nothing changes where it is set, decided on the device. The same operations as :meth:`BertAdam._step_foreach`
+    except ``p - lr * u`` for ``p + (-lr) * u`` (a rounding apart), the form a tensor learning rate takes."""
+    if found_inf is None:
+        torch._foreach_mul_(ms, b1)
+        torch._foreach_add_(ms, grads, alpha=1 - b1)
+        torch._foreach_mul_(vs, b2)
+        torch._foreach_addcmul_(vs, grads, grads, value=1 - b2)
+        update = torch._foreach_sqrt(vs)
+        torch._foreach_add_(update, eps)
+        update = torch._foreach_div(ms, update)  # m / (sqrt(v) + eps)
+        if wd:
+            torch._foreach_add_(update, torch._foreach_mul(params, wd))
+        torch._foreach_sub_(params, torch._foreach_mul(update, lr))
+        return
+    skip = found_inf.reshape(()) > 0
+    for p, g, m, v in zip(params, grads, ms, vs):
+        m_new = m * b1 + g * (1 - b1)
+        v_new = v * b2 + g * g * (1 - b2)
+        update = m_new / (v_new.sqrt() + eps) + (p * wd if wd else 0.0)
+        m.copy_(torch.where(skip, m, m_new))
+        v.copy_(torch.where(skip, v, v_new))
+        p.copy_(torch.where(skip, p, p - lr * update))
+
+
+_COMPILED_UPDATE: list = []
+
+
+def compiled_bert_adam_update():
+    """:func:`bert_adam_update` through ``torch.compile`` (built once per process; shapes are fixed per run)."""
+    if not _COMPILED_UPDATE:
+        _COMPILED_UPDATE.append(torch.compile(bert_adam_update, dynamic=False))
+    return _COMPILED_UPDATE[0]
+
+
+def build_optimizer(cfg: TrainConfig, named: Iterable[tuple[str, nn.Parameter]],
+                    fused: bool = False) -> torch.optim.Optimizer:
+    """The optimizer ``cfg.optimizer`` over ``named`` parameters; ``fused`` (the fast path): fused or compiled
+    update kernels where there are some (:func:`fused_kind`), the reference's foreach kernels otherwise."""
     groups = param_groups(named, cfg.weight_decay)
     if not groups:
         raise ConfigError("no trainable parameters (every parameter has requires_grad=False)")
+    kind = fused_kind(cfg, groups[0]["params"][0].device) if fused else None
     # foreach: the multi-tensor kernels, the same updates bit for bit as the per-parameter loop torch picks on a
-    # CPU (tests/train/test_step_path.py); torch's fused kernels round differently, so they are not used.
+    # CPU (tests/train/test_step_path.py); torch's fused kernels round differently, so only the fast path uses them.
     if cfg.optimizer == "adamw":
-        return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps, foreach=True)
+        return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps,
+                                 **({"fused": True} if kind else {"foreach": True}))
     if cfg.optimizer == "rmsprop":
         return torch.optim.RMSprop(groups, lr=cfg.lr, alpha=cfg.rmsprop_alpha, eps=cfg.eps, foreach=True)
     if cfg.optimizer == "bert_adam":
-        return BertAdam(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps)
+        return BertAdam(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps, compiled=kind is not None)
     raise ConfigError(f"unknown optimizer {cfg.optimizer!r}")
+
+
+def fused_kind(cfg: TrainConfig, device: torch.device) -> str | None:
+    """How ``cfg.optimizer`` runs fused on ``device``: ``"fused"`` (torch's fused AdamW kernel, CUDA and CPU),
+    ``"compiled"`` (BertAdam through torch.compile), or None (RMSprop: torch has no fused kernel, so the
+    reference's foreach kernels)."""
+    if cfg.optimizer == "adamw":
+        from torch.optim.optimizer import _get_fused_kernels_supported_devices
+
+        return "fused" if device.type in _get_fused_kernels_supported_devices() else None
+    if cfg.optimizer == "bert_adam":
+        return "compiled"
+    return None
 
 
 def lr_multiplier(cfg: TrainConfig, total_steps: int) -> Callable[[int], float]:

@@ -20,6 +20,8 @@ import numpy as np
 import torch
 from torch import nn
 
+from usebench.train import static_shapes
+from usebench.data.memo import in_session, remember
 from usebench.train.checkpoint import STWriter, builtin_writer
 from usebench.train.config import PRECISION, TrainConfig, build_config, parse_overrides
 from usebench.errors import BenchError, ConfigError
@@ -50,6 +52,12 @@ class TrainModule(nn.Module):
 
     encoder: SentenceEncoder
     tokenizer: Any
+
+    def compiled_inputs(self, batch: Any) -> Any:
+        """The batch as the fast path's compiled step passes it to ``forward`` (default: all of it). A module drops
+        here host-side values its forward does not read that change every step (each new Python int would
+        recompile the step), e.g. ConSERT's augmentation seed once the augmentations are drawn in collate."""
+        return batch
 
 
 class SentenceEncoder(nn.Module):
@@ -151,7 +159,8 @@ def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int, *, special_t
     """Pad-to-longest, truncate-to-``max_length`` ids and attention mask (no token_type_ids: all zeros): every
     method's batch tokenization. ``special_tokens_mask=True`` adds ``special_tokens_mask`` (bsz, L), True at
     [CLS]/[SEP]/padding (what masked-LM corruption must never touch); ``word_ids=True`` adds ``word_ids`` (per
-    row, each token's word index or None, for whole-word masking)."""
+    row, each token's word index or None, for whole-word masking). Inside a step's collate on the fast path the
+    width is then padded up to a length bucket (:mod:`usebench.train.static_shapes`)."""
     enc = tokenizer(list(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt",
                     return_token_type_ids=False, return_special_tokens_mask=special_tokens_mask)
     out: dict[str, Any] = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"]}
@@ -159,6 +168,9 @@ def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int, *, special_t
         out["special_tokens_mask"] = enc["special_tokens_mask"].bool() | (enc["attention_mask"] == 0)
     if word_ids:
         out["word_ids"] = [enc.word_ids(i) for i in range(len(texts))]
+    if static_shapes.active():
+        out = static_shapes.pad_tokens(out, max_length, int(tokenizer.pad_token_id),
+                                       left=getattr(tokenizer, "padding_side", "right") == "left")
     return out
 
 
@@ -200,12 +212,20 @@ _PERM_CACHE: dict[tuple[int, int, int], np.ndarray] = {}
 
 
 def epoch_permutation(n: int, seed: int, epoch: int) -> np.ndarray:
-    """The corpus order of ``epoch``: a permutation of range(n) seeded by (seed, epoch)."""
+    """The corpus order of ``epoch``: a permutation of range(n) seeded by (seed, epoch). Training keeps the current
+    epoch's; a plan keeps each one for its session (every stage of a seed on one corpus draws its first batch from
+    the same order), freed when planning ends."""
+    if in_session():
+        return remember(("epoch-permutation", n, seed, epoch), lambda: _permutation(n, seed, epoch))
     key = (n, seed, epoch)
     if key not in _PERM_CACHE:
         _PERM_CACHE.clear()  # one epoch at a time is enough
-        _PERM_CACHE[key] = np.random.default_rng([seed, epoch, 0x5A3]).permutation(n)
+        _PERM_CACHE[key] = _permutation(n, seed, epoch)
     return _PERM_CACHE[key]
+
+
+def _permutation(n: int, seed: int, epoch: int) -> np.ndarray:
+    return np.random.default_rng([seed, epoch, 0x5A3]).permutation(n)
 
 
 class Method(ABC):
@@ -230,6 +250,11 @@ class Method(ABC):
     # sentence-transformers TSDAE example). It decides which sentences share a batch, so it follows the reference.
     keep_partial_batch: ClassVar[bool] = False
     st_trust_remote_code: ClassVar[bool] = False  # export uses a module class outside sentence_transformers.*
+    # The fast path (usebench.train.fast_path): why this method's step cannot be compiled (None: it can), and
+    # whether every batch has the same rows (a partial last batch aside), so the compiled step may specialise on them.
+    compile_note: ClassVar[str | None] = None
+    fixed_batch_rows: ClassVar[bool] = True
+    eager_steps: ClassVar[int] = 0  # steps of a run that stay eager before the compiled step takes over
 
     # --- configuration ---------------------------------------------------------------------------------
     def config(self, preset: str | None = None, overrides: Mapping[str, Any] | Sequence[str] | None = None,
@@ -284,6 +309,17 @@ class Method(ABC):
         training set, or the source their config names (NLI, STSb train). Sentence methods are handed the
         unit's unlabeled corpus by the run grid and never get this call."""
         raise ConfigError(f"method {self.name!r} trains on unlabeled sentences; the run grid supplies them")
+
+    def example_census(self, cfg: TrainConfig, task: str | None, data_root: Path) -> Any:
+        """Planning's shortcut for labeled examples that are drawn per seed: an object with ``label``, ``count``,
+        ``files``, ``sha256`` and ``clean`` (every text any draw can hold passes :meth:`prepare_examples`' checks;
+        then :meth:`check_example_count` is all that is left to check), the same for every seed; None (the
+        default): the planner loads and checks the examples of each seed."""
+        return None
+
+    def check_example_count(self, cfg: TrainConfig, n: int, min_examples: int) -> None:
+        """The count check of :meth:`prepare_examples` alone (for a clean :meth:`example_census`)."""
+        raise ConfigError(f"method {self.name!r} trains on unlabeled sentences, not labeled examples")
 
     def prepare_examples(self, cfg: TrainConfig, examples: list[Any], min_examples: int) -> list[Any]:
         """Labeled methods check and clean their examples before training (sentence corpora are cleaned by

@@ -43,6 +43,7 @@ from torch import nn
 
 from usebench.errors import ConfigError
 from usebench.train.plugin import set_dropout, tokenize
+from usebench.train.static_shapes import natural_width
 from usebench.methods.parts.heads import IGNORE, _head_of, _quiet_transformers, label_positions, labelled_ce
 from usebench.methods.parts.noise import mask_tokens
 
@@ -132,9 +133,9 @@ class Autoencoder(nn.Module):
         """s: (bsz, hidden) sentence embeddings; batch: :func:`autoencoder_batch`'s tensors."""
         if self.kind == "clm":
             target = batch["target_ids"]  # (bsz, T); labels: clm_labels (collate)
-            ones = torch.ones(s.shape[0], 1, dtype=torch.long, device=s.device)
+            # [s] unmasked: no mask = an all-ones one, without transformers reading it back to the host
             hidden = self.body(input_ids=target[:, :-1], encoder_hidden_states=s[:, None],
-                               encoder_attention_mask=ones, use_cache=False).last_hidden_state  # (bsz, T-1, h)
+                               use_cache=False).last_hidden_state  # (bsz, T-1, h)
         else:
             words = self.body.get_input_embeddings()(batch["masked_ids"])  # (bsz, T, h)
             embeds = torch.cat([s[:, None].to(words.dtype), words[:, 1:]], dim=1)  # [CLS] slot <- f(x)
@@ -160,7 +161,8 @@ def autoencoder_batch(kind: AutoencoderKind, tokenizer: Any, texts: list[str], m
     if kind == "mlm":
         out["masked_ids"], out["labels"] = mask_tokens(
             enc["input_ids"], enc["special_tokens_mask"], rng, mask_id=tokenizer.mask_token_id,
-            vocab_size=len(tokenizer), prob=mask_ratio, mask_frac=1.0, random_frac=0.0)
+            vocab_size=len(tokenizer), prob=mask_ratio, mask_frac=1.0, random_frac=0.0,
+            width=natural_width(enc["attention_mask"]))
     labels = out["labels"] if kind == "mlm" else clm_labels(out["target_ids"], int(tokenizer.pad_token_id))
     out["label_positions"], out["label_targets"] = label_positions(labels)  # on the host: no sync in the step
     return out

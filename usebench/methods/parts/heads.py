@@ -27,6 +27,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from usebench.errors import BenchError
+from usebench.train import static_shapes
 
 HeadInit = Literal["pretrained", "fresh"]
 log = logging.getLogger(__name__)
@@ -98,9 +99,13 @@ def label_positions(labels: torch.Tensor, ignore_index: int = IGNORE) -> tuple[t
     """(flat positions, targets) of the labelled entries of ``labels`` (any shape, row-major), both (n,) int64.
 
     Call it where the labels are made (``collate``, on the host): the number of positions is then known before
-    the batch reaches the device, and :func:`labelled_ce` gathers without a host synchronisation."""
+    the batch reaches the device, and :func:`labelled_ce` gathers without a host synchronisation. In a fast-path
+    collate both are padded up to a count bucket with ignored entries (:func:`usebench.train.static_shapes.
+    pad_labelled`): the same loss, on one of a few shapes."""
     flat = labels.reshape(-1)
     positions = (flat != ignore_index).nonzero().squeeze(1)
+    if static_shapes.active():
+        return static_shapes.pad_labelled(positions, flat[positions])
     return positions, flat[positions]
 
 

@@ -50,13 +50,24 @@ def delete_words(text: str, ratio: float, rng: np.random.Generator) -> str:
 def mask_tokens(input_ids: torch.Tensor, special_mask: torch.Tensor, rng: np.random.Generator, *, mask_id: int,
                 vocab_size: int, prob: float = 0.15, mask_frac: float = 0.8, random_frac: float = 0.1,
                 word_ids: Sequence[Sequence[int | None]] | None = None,
-                lengths: Sequence[int] | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+                lengths: Sequence[int] | None = None, width: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """(corrupted ids, labels) for masked-LM training. ``special_mask`` (bsz, L) is True at [CLS]/[SEP]/padding,
     which are never selected. Token-level: each eligible token with probability ``prob`` (BERT). With
     ``word_ids`` (per row, the word index of each token or None) and ``lengths`` (per row, its tokens with the
     special ones, without padding): whole-word masking as :func:`select_whole_words`. The 80/10/10 split is
     drawn per selected token either way, as HF's collators do.
+
+    ``width``: the batch's pad-to-longest width when it was padded further (static shapes,
+    :func:`usebench.train.static_shapes.natural_width`): the draws are made over the first ``width`` columns, so
+    the extra padding does not change which tokens are masked.
     """
+    if width is not None and width < input_ids.shape[1]:
+        ids, labels = mask_tokens(input_ids[:, :width], special_mask[:, :width], rng, mask_id=mask_id,
+                                  vocab_size=vocab_size, prob=prob, mask_frac=mask_frac, random_frac=random_frac,
+                                  word_ids=None if word_ids is None else [w[:width] for w in word_ids],
+                                  lengths=lengths)
+        rest = input_ids[:, width:]
+        return torch.cat([ids, rest], dim=1), torch.cat([labels, torch.full_like(rest, -100)], dim=1)
     ids = input_ids.clone()
     eligible = ~special_mask.numpy().astype(bool)  # (bsz, L)
     if word_ids is None:

@@ -132,8 +132,8 @@ def reconstruction_loss(model: nn.Module, s: torch.Tensor, target_ids: torch.Ten
     labels = target_ids.masked_fill(target_ids == pad_id, IGNORE)  # (bsz, T); shifted right once for the input
     positions, targets = labelled if labelled is not None else label_positions(labels)
     head = Seq2SeqLMHead(model, decoder_output_scale(model))
-    ones = torch.ones(s.shape[0], 1, dtype=torch.long, device=s.device)  # (bsz, 1): cross-attention sees s only
+    # cross-attention sees [s] alone, unmasked: no mask = an all-ones (bsz, 1) one, without a host read of it
     hidden = model.get_decoder()(input_ids=model.prepare_decoder_input_ids_from_labels(labels=labels),
-                                 encoder_hidden_states=s[:, None], encoder_attention_mask=ones, use_cache=False,
+                                 encoder_hidden_states=s[:, None], encoder_attention_mask=None, use_cache=False,
                                  return_dict=True).last_hidden_state  # (bsz, T, d)
     return labelled_ce(head, hidden, positions, targets)

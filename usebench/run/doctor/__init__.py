@@ -6,10 +6,13 @@ Sections (each a dict of JSON-able numbers; a section that fails records ``error
 - ``precision``: bf16, fp16 and TF32 support on the device;
 - ``faiss``: installed, GPU build, visible GPUs;
 - ``matmul``: warmed-up square matmul TFLOP/s at bf16 and fp32 (fp16 and TF32 too on a GPU);
-- ``training``: one timed step per trainer at BERT-base width (a random ``BertConfig()``, the packaged MiniLM's
-  tokenizer, nothing downloaded) in bf16 and fp32, its model FLOPs counted from the batch's shapes
-  (:mod:`usebench.run.flops`), MFU against the measured matmul rate and against the datasheet peak
-  (:mod:`usebench.run.hardware`), peak GPU memory;
+- ``training``: per trainer at BERT-base width (a random ``BertConfig()``, the packaged MiniLM's tokenizer, nothing
+  downloaded), real 32 x 64 batches, in fp32, TF32 (GPU) and bf16: our step on the old path and the new (fast)
+  path, sentence-transformers' step for the same loss where one exists, and a lean loop around the same module,
+  each the median of 20 synced steps after a warm-up over every batch shape, plus a window mean
+  (:mod:`usebench.run.doctor.steptime` says exactly what is on the clock); the ratios ours/ST and ours/lean; model
+  FLOPs counted from the batches' shapes (:mod:`usebench.run.flops`), MFU against the measured matmul rate and
+  the datasheet peak (:mod:`usebench.run.hardware`), peak GPU memory, the step path's notes;
 - ``search``: exact top-100 at Quora's scale (522,931 x 768, 10,000 queries) per available backend on random unit
   vectors, and on an anisotropic set (mean cosine ~0.9, an untuned BERT's) the unsure-row fraction, peak GPU
   memory; CPU backends search a query sample on a GPU host (said in the row);
@@ -20,7 +23,9 @@ Sections (each a dict of JSON-able numbers; a section that fails records ``error
 ``quick=True`` runs every section at toy size (CI runs it on the CPU in seconds).
 
 The modules: ``common`` (sizes, trainer list, device helpers), ``probes`` (versions, precision, FAISS, matmul),
-``trainers`` (the random BERT, timed steps with MFU, determinism), ``retrieval`` (search, encode), ``report``
+``trainers`` (the random BERT, data, configs, determinism), ``training`` (the timed training section),
+``steptime`` (the clock), ``references`` (sentence-transformers' steps), ``lean`` (the lean loop), ``retrieval``
+(search, encode), ``report``
 (the section runner, the finite-number check, the summary). The names below are the package's interface.
 """
 from __future__ import annotations
@@ -47,14 +52,14 @@ from usebench.run.doctor.trainers import (
     method_config,
     random_bert,
     step_flops,
-    timed_step,
-    training,
     training_data,
 )
+from usebench.run.doctor.training import PATHS, StepBench, training, training_row, trainer_setup
 
 __all__ = [
-    "FULL", "QUICK", "QUORA_DIM", "QUORA_DOCS", "QUORA_QUERIES", "SECTIONS", "TRAINERS", "WORDS", "Size",
+    "FULL", "PATHS", "QUICK", "QUORA_DIM", "QUORA_DOCS", "QUORA_QUERIES", "SECTIONS", "TRAINERS", "WORDS", "Size",
     "determinism", "device_name", "encode", "faiss_info", "finite_numbers", "matmul", "matmul_tflops",
     "max_abs_difference", "method_config", "precision", "random_bert", "run_doctor", "search", "step_flops",
-    "summary", "timed_step", "toy_sentences", "training", "training_data", "unit_vectors", "versions",
+    "StepBench", "summary", "toy_sentences", "trainer_setup", "training", "training_data", "training_row",
+    "unit_vectors", "versions",
 ]

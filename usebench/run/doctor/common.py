@@ -34,11 +34,15 @@ class Size:
     cpu_queries: int = 500  # CPU backends' query sample on a GPU host (a full CPU search takes minutes)
     encode_texts: int = 4096
     resume_steps: int = 6
+    timed_steps: int = 20  # per timed pass of a training column (the median's sample; issue 36 asks >= 20)
+    min_warmup: int = 3  # the least warm-up steps (more when the batches have more distinct shapes)
 
 
 FULL = Size()
+# --quick: every section at toy size; its training section times 5 steps per pass (a smoke run of the timing, not
+# a measurement: the toy model's steps say nothing about BERT-base, and 19 trainers x 2 precisions stay about a minute)
 QUICK = Size(hidden=32, layers=2, heads=2, ffn=64, batch=8, seq=16, matmul_n=256, docs=3000, queries=40, dim=32,
-             k=10, cpu_queries=40, encode_texts=64, resume_steps=4)
+             k=10, cpu_queries=40, encode_texts=64, resume_steps=4, timed_steps=5, min_warmup=1)
 
 
 def sync(device: str) -> None:
@@ -73,7 +77,8 @@ def device_name(device: str) -> str:
         (platform.processor() or platform.machine() or "cpu")
 
 
-def toy_sentences(n: int, seed: int = 0) -> list[str]:
-    """``n`` sentences of 5-15 words drawn from :data:`WORDS` (reproducible for ``seed``)."""
+def toy_sentences(n: int, seed: int = 0, words: tuple[int, int] = (5, 16)) -> list[str]:
+    """``n`` sentences of ``words[0]`` to ``words[1] - 1`` words drawn from :data:`WORDS` (reproducible for
+    ``seed``); each word is one token of the packaged (uncased BERT) vocabulary."""
     rng = np.random.default_rng(seed)
-    return [" ".join(rng.choice(WORDS, size=int(rng.integers(5, 16)))) for _ in range(n)]
+    return [" ".join(rng.choice(WORDS, size=int(rng.integers(*words)))) for _ in range(n)]

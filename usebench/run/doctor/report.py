@@ -6,38 +6,56 @@ import math
 import tempfile
 import time
 from collections.abc import Callable
-from dataclasses import asdict
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from usebench.run.doctor.common import FULL, QUICK, SECTIONS, TRAINERS, Size
 from usebench.run.doctor.probes import faiss_info, matmul, precision, versions
 from usebench.run.doctor.retrieval import encode, search
-from usebench.run.doctor.trainers import determinism, random_bert, training
+from usebench.run.doctor.trainers import determinism, random_bert
+from usebench.run.doctor.training import COLUMNS, training
+
+
+@dataclass(frozen=True)
+class Choice:
+    """What a doctor run covers: trainers, our step paths ("old", "new"), precisions, sections (None: defaults)."""
+
+    trainers: tuple[str, ...] | None = None
+    paths: tuple[str, ...] | None = None
+    precisions: tuple[str, ...] | None = None
+    sections: tuple[str, ...] | None = None
+
+
+def default_paths(device: str) -> tuple[str, ...]:
+    """Both step paths on CUDA; the old one on a CPU, where the new path compiles with inductor (minutes on a
+    small CPU): ``--paths new`` or ``old,new`` asks for it there."""
+    return ("old", "new") if device.startswith("cuda") else ("old",)
 
 
 def run_doctor(device: str = "cpu", quick: bool = False, trainers: tuple[str, ...] | None = None,
                log: Callable[[str], None] = print,
-               save: Callable[[dict[str, Any]], None] | None = None) -> dict[str, Any]:
+               save: Callable[[dict[str, Any]], None] | None = None, choice: Choice | None = None) -> dict[str, Any]:
     """Every section on ``device`` (``quick``: toy sizes); the report is JSON-able. ``save(report)`` runs after
     each section and each training row, so a run stopped by a time limit still leaves what it measured. The
-    slowest section (training, a BERT-base export per row) runs last. Call
+    slowest section (training) runs last. ``choice`` narrows trainers, paths, precisions and sections. Call
     :func:`usebench.train.runtime.prepare_deterministic_env` before anything touches CUDA (the CLI does)."""
     import torch
 
     size = QUICK if quick else FULL
+    choice = choice or Choice(trainers=trainers)
     threads = torch.get_num_threads()
     if quick:  # toy models: one thread avoids OpenMP oversubscription on a shared CI box (several times faster)
         torch.set_num_threads(1)
     try:
-        return _run_sections(device, size, quick, trainers, log, save or (lambda _: None))
+        return _run_sections(device, size, quick, choice, log, save or (lambda _: None))
     finally:
         torch.set_num_threads(threads)
 
 
-def _run_sections(device: str, size: Size, quick: bool, trainers: tuple[str, ...] | None,
-                  log: Callable[[str], None], keep: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
-    """The sections of :func:`run_doctor`, in order."""
+def _run_sections(device: str, size: Size, quick: bool, choice: Choice, log: Callable[[str], None],
+                  keep: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+    """The sections of :func:`run_doctor`, in order (a section left out by ``choice.sections`` says so)."""
     import torch
 
     report: dict[str, Any] = {"quick": quick, "size": asdict(size), "started": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -45,6 +63,9 @@ def _run_sections(device: str, size: Size, quick: bool, trainers: tuple[str, ...
     t_all = time.perf_counter()
 
     def section(name: str, fn: Callable[[], dict[str, Any]]) -> dict[str, Any]:
+        if choice.sections is not None and name not in choice.sections:
+            report[name] = {"skipped": "not asked for (--sections)"}
+            return report[name]
         t0 = time.perf_counter()
         log(f"{name} ...")
         try:
@@ -72,7 +93,9 @@ def _run_sections(device: str, size: Size, quick: bool, trainers: tuple[str, ...
             report["training"] = {"rows": rows, "partial": True}
             keep(report)
 
-        section("training", lambda: training(device, size, model, rates, trainers or TRAINERS, log, partial))
+        paths = choice.paths or default_paths(device)
+        section("training", lambda: training(device, size, model, rates, choice.trainers or TRAINERS, log, partial,
+                                             paths, choice.precisions))
     return report
 
 
@@ -117,6 +140,8 @@ def _machine_lines(report: dict[str, Any]) -> list[str]:
     v = report.get("versions", {})
     p = report.get("precision", {})
     m = report.get("matmul", {})
+    if "skipped" in v or "skipped" in p:
+        return ["matmul TFLOP/s: " + ", ".join(f"{k[7:]} {x:.1f}" for k, x in m.items() if k.startswith("tflops_"))]
     return [f"device {v.get('device_name')} ({v.get('device')}); torch {v.get('torch')} (CUDA {v.get('cuda')}), "
             f"transformers {v.get('transformers')}, sentence-transformers {v.get('sentence_transformers')}, "
             f"numpy {v.get('numpy')}, faiss {v.get('faiss')}, python {v.get('python')}",
@@ -126,17 +151,55 @@ def _machine_lines(report: dict[str, Any]) -> list[str]:
 
 
 def _training_lines(report: dict[str, Any]) -> list[str]:
-    """One line per trainer and precision: step time, GFLOP, MFU (or the row's error)."""
-    lines = []
-    for r in report.get("training", {}).get("rows", []):
+    """The training table: per trainer and precision, ms/step (median) of ours on each path, ST and lean, the
+    ratios, MFU of ours against the measured rate, and the notes (errors, skipped references, step path notes)."""
+    t = report.get("training", {})
+    rows = t.get("rows", [])
+    if not rows:
+        return []
+    lines = [f"training: batch {t.get('batch')} x {t.get('seq')} tokens, {t.get('layers')} layers x "
+             f"{t.get('hidden')}; ours on the {'/'.join(t.get('paths', []))} path(s); {t.get('clock', '')}"
+             + (f"; NOTE: {t['note']}" if t.get("note") else ""),
+             "| trainer | prec | old ms | new ms | ST ms | lean ms | old/ST | new/ST | old/lean | new/lean "
+             "| MFU old | MFU new | notes |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
+    for r in rows:
         if "error" in r:
-            lines.append(f"train {r['method']:12s} {r['precision']}: ERROR {r['error']}")
+            lines.append(f"| {r['method']} | {r['precision']} | | | | | | | | | | | ERROR {r['error']} |")
             continue
-        mfu = f"{r['mfu_measured']:.1%}" if r.get("mfu_measured") is not None else "-"
-        sheet = f"{r['mfu_datasheet']:.1%}" if r.get("mfu_datasheet") is not None else "-"
-        lines.append(f"train {r['method']:12s} {r['precision']}: {r['step_ms']:8.1f} ms/step, "
-                     f"{r['gflop'] or 0:8.1f} GFLOP, MFU {mfu} of measured, {sheet} of datasheet")
+        ratio = r.get("ratios", {})
+        cells = [_ms(r.get(c)) for c in COLUMNS] + [_x(ratio.get(k)) for k in
+                                                    ("old_over_st", "new_over_st", "old_over_lean", "new_over_lean")]
+        cells += [_pct(r.get(c, {}).get("mfu_measured")) for c in ("old", "new")]
+        lines.append(f"| {r['method']} | {r['precision']} | " + " | ".join(cells) + f" | {_row_notes(r)} |")
     return lines
+
+
+def _ms(c: dict[str, Any] | None) -> str:
+    if not c:
+        return "-"
+    return f"{c['median_ms']:.1f}" if "median_ms" in c else "ERR" if "error" in c else "-"
+
+
+def _x(v: float | None) -> str:
+    return "-" if v is None else f"{v:.2f}"
+
+
+def _pct(v: float | None) -> str:
+    return "-" if v is None else f"{v:.1%}"
+
+
+def _row_notes(r: dict[str, Any]) -> str:
+    """A row's notes in one cell: column errors, a skipped reference, what a step path fell back to."""
+    notes = list(r.get("notes", []))
+    for name in COLUMNS:
+        c = r.get(name) or {}
+        if "error" in c:
+            notes.append(f"{name}: {c['error']}")
+        elif "skipped" in c:
+            notes.append(f"{name}: {c['skipped']}")
+        notes += [f"{name}: {n}" for n in c.get("notes", [])]
+    return "; ".join(dict.fromkeys(notes)).replace("|", "/")
 
 
 def _search_lines(report: dict[str, Any]) -> list[str]:

@@ -1,14 +1,13 @@
-"""``bench doctor``'s trainer sections: one timed step per trainer with its MFU, and resume determinism. Both run
-the real training loop (:func:`usebench.train.loop.train`) on a random BERT of the doctor's width."""
+"""What ``bench doctor``'s trainer sections share: the random BERT of the doctor's width, the training data and
+configs, a step's FLOPs; and the resume-determinism section, which runs the real training loop
+(:func:`usebench.train.loop.train`). The timed training section is :mod:`usebench.run.doctor.training`."""
 from __future__ import annotations
 
 import tempfile
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from usebench.run.doctor.common import Size, device_name, peak_mb, reset_peak, sync, toy_sentences
+from usebench.run.doctor.common import Size, toy_sentences
 
 
 def random_bert(size: Size, out: Path) -> str:
@@ -28,9 +27,10 @@ def random_bert(size: Size, out: Path) -> str:
     return str(out)
 
 
-def training_data(method: Any, n: int) -> list[Any]:
-    """Sentences, or the labeled rows a supervised plugin trains on (pairs, NLI-style triplets, graded pairs)."""
-    a, b = toy_sentences(n, 1), toy_sentences(n, 2)
+def training_data(method: Any, n: int, words: tuple[int, int] = (5, 16)) -> list[Any]:
+    """Sentences, or the labeled rows a supervised plugin trains on (pairs, NLI-style triplets, graded pairs), of
+    ``words[0]`` to ``words[1] - 1`` words each (the timing passes more words than tokens: every row full)."""
+    a, b = toy_sentences(n, 1, words), toy_sentences(n, 2, words)
     if getattr(method, "data_kind", "sentences") != "labeled":
         return a
     if getattr(method, "example_kind", "pairs") == "graded":
@@ -75,74 +75,7 @@ def step_flops(method: Any, cfg: Any, data: list[Any], step: int) -> float | Non
 
 
 class _Stop(Exception):
-    """Raised from ``on_step`` to end a run early (a timed step needs no export; a resume check needs a crash)."""
-
-
-def timed_step(method: Any, cfg: Any, data: list[Any], device: str, warmup: int, out: Path) -> float:
-    """Wall seconds of step ``warmup + 1`` of ``train`` (the real loop), after ``warmup`` untimed steps; the run
-    stops right after it (no export: a BERT-base checkpoint write per row would dominate the section)."""
-    from usebench.train.loop import train
-
-    stamps: dict[int, float] = {}
-
-    def on_step(step: int) -> None:
-        if step in (warmup, warmup + 1):
-            sync(device)
-            stamps[step] = time.perf_counter()
-        if step == warmup + 1:
-            raise _Stop
-
-    try:
-        train(method, cfg, data, out, seed=0, device=device, resume=False, show_progress=False, on_step=on_step,
-              workers=0)
-    except _Stop:
-        pass
-    return stamps[warmup + 1] - stamps[warmup]
-
-
-def training(device: str, size: Size, model: str, rates: dict[str, Any], trainers: tuple[str, ...],
-             log: Callable[[str], None], partial: Callable[[list[dict[str, Any]]], None] | None = None
-             ) -> dict[str, Any]:
-    """One timed step per trainer in bf16 and fp32 with MFU against the measured and the datasheet rate;
-    ``partial(rows)`` after each row."""
-    from usebench import methods  # noqa: F401  (enrols the plugins)
-    from usebench.registry import METHODS
-
-    warmup = 2 if device.startswith("cuda") else 1
-    rows = []
-    for trainer in trainers:
-        method = METHODS.get(trainer)
-        data = training_data(method, max(64, size.batch * (warmup + 2) * 2))
-        for amp in ("bf16", "fp32"):
-            row: dict[str, Any] = {"method": trainer, "precision": amp}
-            try:
-                row.update(_training_row(method, model, size, amp, data, device, warmup, rates))
-            except Exception as e:  # one trainer's failure is a finding, not the end of the check
-                row["error"] = f"{type(e).__name__}: {e}"[:500]
-            rows.append(row)
-            if partial is not None:
-                partial(rows)
-            log(f"  training {trainer} {amp}: " + (row.get("error") or f"{row['step_ms']:.1f} ms/step"))
-    return {"batch": size.batch, "seq": size.seq, "hidden": size.hidden, "layers": size.layers, "rows": rows}
-
-
-def _training_row(method: Any, model: str, size: Size, amp: str, data: list[Any], device: str, warmup: int,
-                  rates: dict[str, Any]) -> dict[str, Any]:
-    """One trainer at one precision: step time, GFLOP, MFU against the measured and the datasheet rate, peak
-    GPU memory."""
-    from usebench.run.hardware import datasheet_peak
-
-    cfg = method_config(method, model, size, "bf16" if amp == "bf16" else "off", warmup + 1)
-    reset_peak(device)
-    with tempfile.TemporaryDirectory() as tmp:
-        seconds = timed_step(method, cfg, data, device, warmup, Path(tmp))
-    flops = step_flops(method, cfg, data, warmup)
-    measured = rates.get(f"tflops_{amp}")
-    peak = datasheet_peak(device_name(device), amp) if device.startswith("cuda") else None
-    return dict(step_ms=seconds * 1e3, gflop=None if flops is None else flops / 1e9,
-                mfu_measured=flops / seconds / (measured * 1e12) if flops and measured else None,
-                mfu_datasheet=flops / seconds / (peak[1] * 1e12) if flops and peak else None,
-                datasheet_tflops=peak[1] if peak else None, peak_gpu_mb=peak_mb(device))
+    """Raised from ``on_step`` to crash a run on purpose (the resume check)."""
 
 
 def _final_weights(method: Any, cfg: Any, data: list[Any], device: str, out: Path, deterministic: bool,

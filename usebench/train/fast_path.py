@@ -1,0 +1,203 @@
+"""The fast path applied to one run (:mod:`usebench.train.step_path` says which parts are on).
+
+- :func:`for_method`: the parts a plugin and its optimizer switch off, each with a note (a method that cannot be
+  compiled, an optimizer torch has no fused kernel for, a batch whose row count varies).
+- :func:`fast_session`: what the fast path changes while the loop runs, restored afterwards: the compile settings
+  (:func:`usebench.train.compiled_step.compile_settings`), TF32 for fp32 matmuls (CUDA, fp32 presets), the frozen
+  BERT pooler skipped (nothing reads ``pooler_output``; its weights stay in the state dict and the export), and
+  vocabulary heads padded to a multiple of :data:`VOCAB_MULTIPLE` columns (the logits sliced back; the weights
+  and the export are untouched). At the end the compiled step's story (graphs, graph breaks, a fallback) is
+  added to the run's notes, so method.json says what ran.
+
+Both overrides are instance attributes (``module.forward``), removed on exit: the reference path never sees them.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from usebench.train.compiled_step import CompiledStep, compile_settings, graph_break_reasons, graph_counts
+from usebench.train.config import TrainConfig
+from usebench.train.optim import fused_kind
+from usebench.train.step_path import StepPath
+
+VOCAB_MULTIPLE = 64  # tensor-core friendly GEMM width: 30,522 -> 30,528 columns
+
+
+def for_method(path: StepPath, method: Any, cfg: TrainConfig, device: torch.device) -> StepPath:
+    """``path`` with the parts ``method`` and ``cfg``'s optimizer cannot take switched off, each with a note."""
+    if not path.fast:
+        return path
+    why = getattr(method, "compile_note", None)
+    if path.compile and why:
+        path = path.with_note(f"compile: off for {method.name}: {why}", compile=False, compile_mode=None)
+    if path.fused_optimizer:
+        kind = fused_kind(cfg, device)
+        if kind is None:
+            path = path.with_note(f"fused optimizer: none for {cfg.optimizer} on {device.type} (torch has no fused "
+                                  "kernel); the reference's foreach kernels", fused_optimizer=False)
+            if cfg.amp == "fp16":
+                path = path.with_note(f"fp16: the loss scaler reads {cfg.optimizer}'s overflow flag on the host "
+                                      "every step (only fused and compiled updates take it on the device)")
+        elif kind == "compiled":
+            path = path.with_note(f"fused optimizer: {cfg.optimizer} as one torch.compile'd update (lr a tensor)")
+    if path.compile and getattr(method, "eager_steps", 0):
+        path = path.with_note(f"compile: {method.name}'s first {method.eager_steps} step(s) eager (a host-side "
+                              "warm-up, then the steady-state step is compiled)")
+    if path.compile and not getattr(method, "fixed_batch_rows", True):
+        path = path.with_note(f"static shapes: {method.name}'s batches vary in rows (duplicates dropped), so the "
+                              "compiled step treats the row count as dynamic")
+    return path
+
+
+def compile_dynamic(path: StepPath, method: Any) -> bool | None:
+    """torch.compile's ``dynamic``: False (one graph per bucketed shape) with static shapes and fixed rows, else
+    None (dynamo's automatic dynamic shapes: a dimension that changes is recompiled once as a dynamic one)."""
+    return False if path.static_shapes and getattr(method, "fixed_batch_rows", True) else None
+
+
+@contextmanager
+def fast_session(run: Any) -> Iterator[None]:
+    """The fast path's runtime changes for the duration of the loop (nothing on the reference path); on exit the
+    compiled step's notes are added to ``run.step_path``."""
+    path: StepPath = run.step_path
+    if not path.fast:
+        yield
+        return
+    before = graph_counts()
+    with ExitStack() as stack:
+        if path.compile:
+            stack.enter_context(compile_settings())
+        if path.tf32:
+            stack.enter_context(tf32_matmuls())
+        stack.enter_context(skipped_poolers(run.module))
+        stack.enter_context(padded_vocabulary_heads(run.module))
+        install_capture_hooks(run.module)
+        try:
+            yield
+        finally:
+            run.step_path = compile_notes(run, before)
+
+
+def compile_notes(run: Any, before: tuple[int, int]) -> StepPath:
+    """``run.step_path`` with what the compiled step did: graphs compiled and graph breaks in this run, or the
+    failure it fell back to eager after."""
+    path: StepPath = run.step_path
+    step = _compiled_step(run.forward)
+    if step is None:
+        return path
+    if step.failure is not None:
+        return path.with_note(f"compile failed at this run's step {step.failed_call + 1}: {step.failure}; eager "
+                              "from that step on", compile=False)
+    graphs, breaks = (a - b for a, b in zip(graph_counts(), before))
+    note = f"compiled: {graphs} new graph(s) in this run" if graphs else \
+        "compiled: this process's graphs of an earlier run reused"
+    if breaks:
+        note += f", {breaks} graph break(s) ({'; '.join(graph_break_reasons())})"
+    return path.with_note(note)
+
+
+def _compiled_step(forward: Any) -> CompiledStep | None:
+    """The :class:`CompiledStep` of ``run.forward`` (itself, or inside DDP), or None."""
+    inner = getattr(forward, "module", None) if not isinstance(forward, CompiledStep) else forward
+    return inner if isinstance(inner, CompiledStep) else None
+
+
+@contextmanager
+def tf32_matmuls() -> Iterator[None]:
+    """fp32 matmuls (and cuDNN convolutions) in TF32 on CUDA: ~8x the fp32 rate on tensor cores, 10-bit mantissa
+    products; a recorded policy of fp32 presets on the fast path (it changes numbers). Restored afterwards."""
+    before = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
+    torch.set_float32_matmul_precision("high")
+    torch.backends.cudnn.allow_tf32 = True
+    try:
+        yield
+    finally:
+        torch.set_float32_matmul_precision(before[0])
+        torch.backends.cudnn.allow_tf32 = before[1]
+
+
+def install_capture_hooks(module: nn.Module) -> None:
+    """Install transformers' hidden-state capturing hooks on every encoder of ``module`` now, before the step is
+    compiled: transformers 5 installs them lazily on the first ``output_hidden_states=True`` call, under a lock
+    and through ``RemovableHandle`` bookkeeping that dynamo cannot trace (graph breaks, then a recompile once
+    they exist). Installed, they are what the eager model installs anyway; older transformers have none."""
+    try:
+        from transformers.utils.output_capturing import maybe_install_capturing_hooks
+    except ImportError:
+        return
+    from usebench.train.plugin import SentenceEncoder
+
+    for m in module.modules():
+        if isinstance(m, SentenceEncoder):
+            try:
+                maybe_install_capturing_hooks(m.model)
+            except (AttributeError, KeyError, TypeError):  # a model without capturable outputs: nothing to install
+                continue
+
+
+def _no_pooler(*args: Any, **kwargs: Any) -> None:
+    return None
+
+
+@contextmanager
+def skipped_poolers(module: nn.Module) -> Iterator[None]:
+    """Every frozen ``pooler`` of an HF base model in ``module`` returns None instead of dense+tanh of [CLS]:
+    :func:`usebench.train.plugin.load_backbone` freezes it because no pooling reads ``pooler_output``."""
+    skipped = []
+    for m in module.modules():
+        pooler = getattr(m, "pooler", None)
+        if isinstance(pooler, nn.Module) and "forward" not in vars(pooler) \
+                and not any(p.requires_grad for p in pooler.parameters()):
+            pooler.forward = _no_pooler
+            skipped.append(pooler)
+    try:
+        yield
+    finally:
+        for pooler in skipped:
+            del pooler.forward
+
+
+def _padded_forward(linear: nn.Linear) -> Any:
+    pad = -linear.out_features % VOCAB_MULTIPLE
+
+    def forward(x: torch.Tensor) -> torch.Tensor:
+        weight = F.pad(linear.weight, (0, 0, 0, pad))  # (vocab + pad, h): zero rows, their logits sliced off
+        bias = F.pad(linear.bias, (0, pad)) if linear.bias is not None else None
+        return F.linear(x, weight, bias)[..., : linear.out_features]
+
+    return forward
+
+
+def vocabulary_sizes(module: nn.Module) -> set[int]:
+    """The vocabulary sizes of the HF models inside ``module`` (their configs' ``vocab_size``)."""
+    sizes = set()
+    for m in module.modules():
+        size = getattr(getattr(m, "config", None), "vocab_size", None)
+        if isinstance(size, int):
+            sizes.add(size)
+    return sizes
+
+
+@contextmanager
+def padded_vocabulary_heads(module: nn.Module) -> Iterator[None]:
+    """Each vocabulary projection (an ``nn.Linear`` onto a model's ``vocab_size`` columns, not a multiple of
+    :data:`VOCAB_MULTIPLE`) computes its GEMM on zero-padded weights and returns the real columns: the same logits,
+    a GEMM shape the tensor cores take whole. The weights (tied to the word embeddings or not) are untouched."""
+    sizes = vocabulary_sizes(module)
+    padded = []
+    for m in module.modules():
+        if isinstance(m, nn.Linear) and m.out_features in sizes and m.out_features % VOCAB_MULTIPLE \
+                and "forward" not in vars(m):
+            m.forward = _padded_forward(m)
+            padded.append(m)
+    try:
+        yield
+    finally:
+        for m in padded:
+            del m.forward

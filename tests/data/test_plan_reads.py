@@ -147,3 +147,15 @@ def test_a_plan_names_a_large_file_before_reading_it(tmp_path, monkeypatch, caps
     assert capsys.readouterr().err.count(f"planning: reading {path}") == 1
     L.read_lines(path)  # outside a plan nothing is announced
     assert "planning" not in capsys.readouterr().err
+
+
+def test_a_remembered_value_counts_the_files_it_read(tmp_path):
+    """A fact computed around a remembered value depends on the files that value was read from (the digests keep
+    a fact only with its files: a value another fact of the session had already read must still name them)."""
+    path = tmp_path / "c.txt"
+    path.write_text("one\n", encoding="utf-8")
+    with memo.planning():
+        memo.remember("parsed", lambda: L.read_lines(path))
+        with memo.recording() as files:
+            assert memo.remember("parsed", lambda: []) == ["one"]  # remembered: not built again...
+        assert files == [memo.file_stamp(path)]  # ...yet it read this file

@@ -116,12 +116,14 @@ def test_digests_plan_the_same_cold_and_warm_and_notice_a_changed_file(root, tmp
     saved = json.loads(store.read_text(encoding="utf-8"))
     assert saved["code"] == digests.code_digest() and saved["entries"]
     reads = []
+    import usebench.data.corpus as corpus
     import usebench.data.labeled as labeled
 
-    real = labeled._read_lines
-    monkeypatch.setattr(labeled, "_read_lines", lambda p: reads.append(Path(p).name) or real(p))
+    real_lines, real_split = labeled._read_lines, corpus._read_split
+    monkeypatch.setattr(labeled, "_read_lines", lambda p: reads.append(Path(p).name) or real_lines(p))
+    monkeypatch.setattr(corpus, "_read_split", lambda p, u: reads.append(Path(p).name) or real_split(p, u))
     assert plan_digest(plan_run(opts, root)) == cold
-    assert "AllNLI.tsv" not in reads  # the census came from the digests
+    assert reads == []  # every corpus, census and count came from the digests
     monkeypatch.setenv("BENCH_DIGESTS", "off")
     assert plan_digest(plan_run(opts, root)) == cold
 

@@ -105,9 +105,18 @@ def fixture_root() -> Path:
     return fixed_root()
 
 
+@pytest.fixture(scope="module")
+def digest_file(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("plan-identity-digests") / "digests.json"
+
+
+@pytest.mark.parametrize("digests", ["cold", "warm"])  # no digest file, then the one the cold plan wrote
 @pytest.mark.parametrize("paper", PAPERS)
-def test_each_recipe_plans_as_before(paper, fixture_root, tmp_path, monkeypatch):
+def test_each_recipe_plans_as_before(paper, digests, fixture_root, digest_file, tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("BENCH_DIGESTS", str(digest_file))
+    if digests == "cold":
+        digest_file.unlink(missing_ok=True)
     want = json.loads(GOLDEN.read_text(encoding="utf-8"))[paper]
     got = plan_digests(paper, fixture_root, tmp_path / "results")
     assert not differences(want, got), f"{paper}: " + "; ".join(differences(want, got))

@@ -23,7 +23,7 @@ from usebench.errors import ConfigError
 from usebench.registry import METHODS
 from usebench.train import loop, static_shapes
 from usebench.train.batches import StepBatches
-from usebench.train.plugin import set_dropout, tokenize
+from usebench.train.plugin import tokenize
 from usebench.train.step_path import REFERENCE, StepPath, resolve_step_path
 from tests.methods.helpers import one_thread, tiny_config, toy_data
 
@@ -38,23 +38,6 @@ def no_dropout_config(method, model_dir: Path, **overrides):
     """The tiny-run config with every dropout of the config off (DenoSent's noise and decoder too)."""
     extra = {"noise_dropout": 0.0, "decoder_dropout": 0.0} if method.name == "denosent" else {}
     return tiny_config(method, model_dir, dropout=False, **{**extra, **overrides})
-
-
-@pytest.fixture
-def without_dropout(monkeypatch):
-    """``method`` builds its module with every dropout off (decoders whose rate no config field sets: PaSeR's)."""
-    def patch(method):
-        build = type(method).build
-
-        def quiet(self, cfg, device):
-            module = build(self, cfg, device)
-            set_dropout(module, False)
-            return module
-
-        monkeypatch.setattr(type(method), "build", quiet)
-        return method
-
-    return patch
 
 
 def losses(result) -> list[float]:

@@ -7,10 +7,10 @@ with ``python -m pytest -m gpu tests/train/test_fast_path_gpu.py``.
 - no host synchronisation inside a step (``torch.cuda.set_sync_debug_mode("error")`` between log points), fp32,
   bf16 and fp16 (ConSERT: the compiled BertAdam takes the GradScaler's found_inf on the device; the scale is read
   one step late, an event wait on the previous step, which that mode does not count);
-
-About ten small compiles in all (a few minutes on an H100).
 - cross-entropy under CUDA autocast upcasts bf16 logits itself (the labelled head's explicit fp32 copy is not an
   extra one).
+
+About ten small compiles in all (a few minutes on an H100).
 """
 from __future__ import annotations
 
@@ -21,30 +21,10 @@ import torch
 from usebench import methods  # noqa: F401
 from usebench.registry import METHODS
 from usebench.train.loop import train
-from usebench.train.plugin import set_dropout
 from tests.methods.helpers import tiny_config, toy_data
+from tests.train.test_fast_path import losses
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
-
-
-@pytest.fixture
-def without_dropout(monkeypatch):
-    def patch(method):
-        build = type(method).build
-
-        def quiet(self, cfg, device):
-            module = build(self, cfg, device)
-            set_dropout(module, False)
-            return module
-
-        monkeypatch.setattr(type(method), "build", quiet)
-        return method
-
-    return patch
-
-
-def losses(result) -> list[float]:
-    return [line["loss"] for line in result.history if "loss" in line]
 
 
 def test_auto_on_cuda_is_the_fast_path_with_tf32_for_fp32_runs(tiny_bert_dir, tmp_path):

@@ -58,7 +58,7 @@ def recording() -> Iterator[list[Stamp]]:
     try:
         yield files
     finally:
-        _recorders.remove(files)
+        _recorders.pop()  # blocks nest: the innermost closes first (by identity: two recordings may be equal)
 
 
 def in_session() -> bool:
@@ -68,14 +68,23 @@ def in_session() -> bool:
 
 def remember(key: Hashable, build: Callable[[], T]) -> T:
     """``build()``, computed once per ``key`` within a planning session (every call outside one). An exception is
-    not remembered: the next call raises it again, from its own ``build``."""
+    not remembered: the next call raises it again, from its own ``build``. The files ``build`` read count as read
+    by every later call too (an open :func:`recording` sees them, whether the value was computed or remembered)."""
     if _session is None:
         return build()
-    try:
-        return _session[key]
-    except KeyError:
-        value = _session[key] = build()
+    found = _session.get(key, _MISSING)
+    if found is not _MISSING:
+        value, files = found
+        for recorder in _recorders:
+            recorder.extend(files)
         return value
+    with recording() as files:
+        value = build()
+    _session[key] = (value, tuple(files))
+    return value
+
+
+_MISSING = object()
 
 
 def file_stamp(path: str | Path) -> tuple[str, int, int] | None:
@@ -95,7 +104,7 @@ def remember_file(kind: str, path: str | Path, build: Callable[[], T], *params: 
     stamp = file_stamp(path)
     if stamp is None:
         return build()
-    for files in _recorders:
+    for files in _recorders:  # this read (a memo hit too) counts for every fact being computed around it
         files.append(stamp)
     if announce and _session is not None and stamp[1] >= PROGRESS_BYTES and (kind, stamp, params) not in _session:
         # a plan that has to read a large file says so (a dry run otherwise sits silent for seconds)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import shutil
 import time
 import zlib
@@ -40,7 +41,9 @@ import numpy as np
 
 VERSION = 2  # bump when the layout or the generator changes: a root built by another version is rebuilt
 MARKER, BUILDING = "plan-root.json", "plan-root.building"
-SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"  # the workplace's real files (SOURCES.md)
+# the real files copied into the root: $BENCH_DATA (as the tests and CI set it), else the workplace's copy beside the
+# repository (SOURCES.md)
+SHARED = Path(os.environ.get("BENCH_DATA") or Path(__file__).resolve().parents[2] / "shared" / "data")
 TABLE1 = "TSDAE paper Table 1"  # unsupervised / supervised training-set sizes: 165K/23K, 44K/13K, 312K/380K, 53K/23K
 
 

@@ -13,14 +13,19 @@ PACKAGES = ("usebench",)  # the one import root the distribution installs
 # Top to bottom. A module may import from its own layer and from any layer below it. The root package itself
 # (usebench/__init__.py, the API's lazy front door) is matched exactly, never as a prefix.
 LAYERS: tuple[tuple[str, ...], ...] = (
+    # the Python API (evaluate and its arguments, identities and store merge, the useb kit's run/run_on and
+    # evaluators, results as pandas, the task list; USEB's protocol in sentence-transformers' trainer and MTEB)
     ("usebench", "usebench.__main__", "usebench.api", "usebench.useb", "usebench.encoders", "usebench.results",
-     "usebench.frames"),  # the Python API (evaluate, the useb kit's run/run_on, results as pandas)
+     "usebench.frames", "usebench.arguments", "usebench.identity", "usebench.merge", "usebench.tasklist",
+     "usebench.st", "usebench.mteb"),
     ("usebench.cli",),  # the `bench` commands: parse, call, print
     ("usebench.report",),  # tables, statistics, plots from the store; `bench check` re-runs through run/
     ("usebench.launch",),  # how run units are executed: local, Ray, SLURM
     ("usebench.run",),  # run units: the grid of (method, corpus, seed), evaluating a model on tasks
     ("usebench.methods", "usebench.tasks"),  # the plugins: trainers and task adapters
-    ("usebench.train", "usebench.eval"),  # the engines the plugins build on
+    # the engines the plugins build on; MTEB's result files of the USEB tasks read as records (imports no MTEB and
+    # nothing above the engine), so that the results loaders and the report may read them
+    ("usebench.train", "usebench.eval", "usebench.mteb.results"),
     ("usebench.data",),  # data root, manifest, downloads, format conversions, corpus reading
     ("usebench.errors", "usebench.paths", "usebench.registry", "usebench.store"),  # base: errors, paths, registry,
     # the results store

@@ -1,9 +1,12 @@
 """usebench: a reproducible benchmark for unsupervised sentence-embedding learning, and its Python API.
 
-- :func:`evaluate`: a model name (as `bench eval --model`), a loaded SentenceTransformer or any function
-  ``list[str] -> (n, d)`` on tasks or groups (``"useb"``, ``"sts"``) -> a long DataFrame;
+- :func:`evaluate`: a model name (as `bench eval --model`), a loaded SentenceTransformer, any object with
+  ``.encode(list[str])`` or any function ``list[str] -> (n, d)`` on tasks or groups (``"useb"``, ``"sts"``)
+  -> a long DataFrame;
 - :mod:`usebench.useb`: ``run`` and ``run_on`` with the useb kit's signatures and results (change one import);
-- :func:`load_results`: a results store as a DataFrame; :func:`aggregate`: the reports' seed statistics over it.
+- :func:`load_results`: a results store as a DataFrame; :func:`aggregate`: the reports' seed statistics over it;
+  :func:`table`: any of these frames as one row per model and one column per task;
+- :func:`list_tasks`: every task with its group, protocol, metric, splits and whether its data is present.
 
 Everything else lives under this one root: the engine by concern (``usebench.cli``, ``usebench.run``,
 ``usebench.train``, ``usebench.eval``, ...), the trainers in ``usebench.methods`` and the task adapters in
@@ -16,9 +19,10 @@ import importlib
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["aggregate", "evaluate", "load_results", "useb"]
+__all__ = ["aggregate", "evaluate", "list_tasks", "load_results", "table", "useb"]
 
-_API = {"evaluate": "usebench.api", "load_results": "usebench.results", "aggregate": "usebench.results"}
+_API = {"evaluate": "usebench.api", "load_results": "usebench.results", "aggregate": "usebench.results",
+        "table": "usebench.results", "list_tasks": "usebench.tasklist"}
 
 
 def __getattr__(name: str) -> Any:

@@ -16,6 +16,19 @@ class NothingDoneError(BenchError):
     exit_code = 1
 
 
+class BenchValueError(BenchError, ValueError):
+    """A bad argument value, raised by the Python API at the call (``except ValueError`` catches it too)."""
+
+
+class BenchTypeError(BenchError, TypeError):
+    """An argument of the wrong kind, raised by the Python API at the call (``except TypeError`` catches it too)."""
+
+
+class EncoderError(BenchError, RuntimeError):
+    """A model's own code raised while encoding; the message names the task and the batch, ``__cause__`` is the
+    model's exception."""
+
+
 class NonFiniteScoreError(BenchError):
     """A metric came out NaN or infinite; such a result is never stored (nor reused)."""
 

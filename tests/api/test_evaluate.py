@@ -32,7 +32,9 @@ def test_a_model_name_is_bench_evals_run_with_the_same_records(tiny_bert_dir, tm
     frame = usebench.evaluate(str(tiny_bert_dir), TASKS, data_root=ASSETS, results_dir=tmp_path / "api",
                               show_progress=False)
     outcome = evaluate_model(EvalOptions(model=str(tiny_bert_dir)), ",".join(TASKS), "test", ASSETS, tmp_path / "cli")
-    assert list(frame.columns) == ["task", "split", "subset", "metric", "value", "main", "run_id"]
+    assert list(frame.columns) == ["model", "revision", "task", "split", "subset", "metric", "value", "main", "run_id"]
+    assert set(frame["model"]) == {str(tiny_bert_dir)} and frame["revision"].nunique() == 1
+    assert len(frame["revision"].iloc[0]) == 8  # a model name's revision: its weights' fingerprint
     assert set(frame["run_id"]) == {outcome.run_id}  # same config, same run id as `bench eval`
     assert frame_scores(frame) == scores_of(tmp_path / "cli") == scores_of(tmp_path / "api")
     mains = frame[frame["main"]]
@@ -68,12 +70,16 @@ def test_a_callable_is_recorded_under_its_name_as_not_fingerprinted(tiny_bert_di
     assert len(records) == 2
     for record in records:
         assert record["method"]["name"] == "my-encoder" and record["run_id"].startswith("my-encoder__my-encoder__")
-        assert record["method"]["weights_fingerprinted"] is False and "not fingerprinted" in record["method"]["note"]
+        assert record["method"]["weights_fingerprinted"] is False and "name and revision" in record["method"]["note"]
+        assert record["method"]["setting"] == "external"  # not "unsupervised": usebench did not train it
         assert record["scorer"]["source"] == "python-callable" and record["config"]["weights_fingerprinted"] is False
 
 
-def test_an_in_memory_model_is_never_reused(tmp_path):
-    """The same name may hold other weights the next time: its stored results are evaluated again."""
+def test_another_function_under_the_same_name_is_refused_then_overwritten(tmp_path):
+    """The same name may hold another function the next time: its different result is refused (nothing
+    written) unless overwrite=True; the same result is no conflict."""
+    from usebench.merge import ResultConflictError
+
     def constant(texts):  # a different function under the same name
         return np.array([[1.0, len(t) % 3 + 1.0, 0.5] for t in texts])
 
@@ -82,9 +88,16 @@ def test_an_in_memory_model_is_never_reused(tmp_path):
 
     first = usebench.evaluate(constant, "stsb", data_root=ASSETS, results_dir=tmp_path, name="f",
                               show_progress=False)
+    with pytest.raises(ResultConflictError, match="different result is already stored .*overwrite=True"):
+        usebench.evaluate(varied, "stsb", data_root=ASSETS, results_dir=tmp_path, name="f", show_progress=False)
+    (stored,) = [r.record for r in iter_results(tmp_path)]
+    assert stored["scores"]["spearman"] == frame_scores(first)[("stsb", "spearman")]  # untouched
+    again = usebench.evaluate(constant, "stsb", data_root=ASSETS, results_dir=tmp_path, name="f",
+                              show_progress=False)  # the same numbers: no conflict, evaluated again
+    assert again.attrs["reused"] == [] and frame_scores(again) == frame_scores(first)
     second = usebench.evaluate(varied, "stsb", data_root=ASSETS, results_dir=tmp_path, name="f",
-                               show_progress=False)
-    assert second.attrs["reused"] == [] and frame_scores(first) != frame_scores(second)
+                               show_progress=False, overwrite=True)
+    assert frame_scores(first) != frame_scores(second)
     (stored,) = [r.record for r in iter_results(tmp_path)]
     assert stored["scores"]["spearman"] == frame_scores(second)[("stsb", "spearman")]
 
@@ -112,7 +125,7 @@ def test_without_results_dir_nothing_is_left_behind(tmp_path, monkeypatch):
 @pytest.mark.parametrize("kwargs, message", [
     ({}, "name= is required for a callable"),
     ({"name": "x", "pooling": "cls"}, "pooling= applies to a model given by name"),
-    ({"name": "x", "device": "cpu"}, "device= does not apply to a callable"),
+    ({"name": "x", "device": "cpu"}, "device= does not apply to function"),
     ({"name": "x", "precision": "bf16"}, "precision='bf16' applies to a model given by name"),
 ])
 def test_options_that_do_not_apply_to_a_callable_are_errors(kwargs, message):
@@ -123,7 +136,7 @@ def test_options_that_do_not_apply_to_a_callable_are_errors(kwargs, message):
 @pytest.mark.parametrize("output, message", [
     (lambda t: np.ones(len(t)), r"returned shape \(\d+,\) for \d+ texts"),
     (lambda t: np.ones((len(t) + 1, 3)), r"returned shape \(\d+, 3\) for \d+ texts"),
-    (lambda t: "vectors", r"returned str, expected an array or tensor"),
+    (lambda t: "vectors", r"returned str \(task stsb, batch 1 of 1: 8 texts, .*\), expected an array or tensor"),
 ])
 def test_a_callable_with_the_wrong_output_is_an_error_naming_it(output, message):
     with pytest.raises(BenchError, match=rf"model 'bad' {message}"):

@@ -82,18 +82,19 @@ def test_aggregate_refuses_other_configs_in_one_row(tmp_path):
 
 
 def test_an_empty_or_missing_store(tmp_path):
-    frame = usebench.load_results(tmp_path)
+    with pytest.warns(UserWarning, match="no results under"):
+        frame = usebench.load_results(tmp_path)
     assert frame.empty and list(frame.columns) == list(RESULT_COLUMNS)
     assert usebench.aggregate(frame).empty
     with pytest.raises(BenchError, match="results directory .* does not exist"):
         usebench.load_results(tmp_path / "nowhere")
 
 
-def test_a_store_pivots_into_a_table(tmp_path):
-    """The docs' recipe: main scores, one row per report row, one column per task."""
+def test_a_store_becomes_a_table(tmp_path):
+    """The docs' recipe: main scores, one row per report row (and model), one column per task."""
     stats = usebench.aggregate(usebench.load_results(hand_store(tmp_path)))
-    mains = stats[stats["main"] & (stats["subset"] == "") & (stats["split"] == "test")]
-    table = mains.pivot_table(index=["setting", "method"], columns="task", values="mean")
+    assert "pooling" in usebench.table(stats).index.names  # every key column that differs between rows
+    table = usebench.table(stats, index=["setting", "method"], scale=1.0, decimals=None)
     assert table.loc[("unsupervised", "ct"), "askubuntu"] == pytest.approx(0.56)
     assert table.loc[("unsupervised", "simcse"), "cqadupstack"] == pytest.approx(0.11)
     assert table.loc[("unsupervised", "tsdae"), "useb.avg"] == pytest.approx(

@@ -15,7 +15,7 @@ from typing import Any
 # small batches so the fixtures' few examples fill them (as tests/run/test_reproduce.py's SMALL, with --seeds 2).
 SNAPSHOT_OPTIONS = ["--preset", "smoke", "--seeds", "2", "--max-steps", "2", "--set", "batch_size=8",
                     "--set", "max_length=16", "--set", "sbert-nli.batch_size=2", "--set", "sbert-stsb.batch_size=2",
-                    "--set", "paser.synonym_ratio=0", "--labeled-sizes", "2,4", "--corpus-sizes", "16"]
+                    "--set", "paser.synonym_ratio=0", "--labeled-sizes", "2,4", "--corpus-sizes", "16", "--allow-merged-runs"]
 PAPERS = ("tsdae", "denosent", "paser", "thesis")
 
 

@@ -20,7 +20,7 @@ GLOVE = Path(__file__).resolve().parents[1] / "assets" / "wordvec" / "tiny_glove
 # A couple of steps at small batches; the method-prefixed sets apply to the runs that hold those methods only.
 SMALL = ["--preset", "smoke", "--seeds", "1", "--max-steps", "2", "--set", "batch_size=8", "--set", "max_length=16",
          "--set", "sbert-nli.batch_size=2", "--set", "sbert-stsb.batch_size=2", "--set", "paser.synonym_ratio=0",
-         "--labeled-sizes", "2,4", "--corpus-sizes", "16"]
+         "--labeled-sizes", "2,4", "--corpus-sizes", "16", "--allow-merged-runs"]
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,8 @@ def test_a_unit_two_tables_need_is_planned_once(reproduce_root, tiny_bert_dir):
     from usebench.run.reproduce import Given, build_plan
 
     given = Given(preset="smoke", model=str(tiny_bert_dir), seeds=(1, ()), max_steps=2,
-                  overrides=("batch_size=8", "sbert-nli.batch_size=2", "sbert-stsb.batch_size=2"))
+                  overrides=("batch_size=8", "sbert-nli.batch_size=2", "sbert-stsb.batch_size=2"),
+                  allow_merged_runs=True)
     rp = build_plan(load_checked_recipe("tsdae"), ["table2", "table9"], given, reproduce_root)
     # Table 9's BERT-base block is Table 2's unsupervised rows: the same units, planned (and trained) once
     assert any(set(tables) == {"table2", "table9"} for tables in rp.unit_tables.values())
@@ -105,7 +106,7 @@ def _given(tiny_bert_dir: Path, *sets: str, **kw):
     from usebench.run.reproduce import Given
 
     return Given(preset="smoke", model=str(tiny_bert_dir), seeds=(1, ()), max_steps=2,
-                 overrides=("batch_size=8", *sets), **kw)
+                 overrides=("batch_size=8", *sets), allow_merged_runs=True, **kw)
 
 
 def test_a_method_prefixed_set_applies_where_its_method_is(reproduce_root, tiny_bert_dir):

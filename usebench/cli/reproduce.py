@@ -45,6 +45,9 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis")  # usebench.run.recipes.PAPERS
               help="Comma-separated output formats: md, tex, csv, html.")
 @click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished.")
 @click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip.")
+@click.option("--allow-merged-runs", is_flag=True,
+              help="Let --set/--preset/--model/--corpus-sizes/--labeled-sizes merge runs the recipe lists as "
+                   "distinct into one unit (a smoke check); without it such options are refused, naming the runs.")
 @click.option("--dry-run", is_flag=True, help="Print the whole plan (units, stages trained and reused, inputs "
               "present and missing, cost on this device); train nothing.")
 @STEP_TIMES
@@ -54,7 +57,8 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis")  # usebench.run.recipes.PAPERS
 @DATA_ROOT
 @RESULTS_DIR
 def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, overrides, device, batch_size,
-              labeled_sizes, corpus_sizes, glove, inputs, nli_sts_model, out, formats, force, strict, dry_run, data_root, results_dir, launcher_config,
+              labeled_sizes, corpus_sizes, glove, inputs, nli_sts_model, out, formats, force, strict, allow_merged_runs,
+              dry_run, data_root, results_dir, launcher_config,
               step_times=None, **launch) -> None:
     """Train, evaluate and write every table of PAPER's recipe (tsdae, denosent, paser, thesis).
 
@@ -73,7 +77,7 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, o
     given = Given(preset=preset, model=model, seeds=parse_seeds(seeds) if seeds else None, max_steps=max_steps,
                   overrides=overrides, device=device, batch_size=batch_size, nli_sts_model=nli_sts_model,
                   methods=frozenset(_csv(method_spec)) if method_spec else None,
-                  inputs=_inputs(inputs, glove), force=force, strict=strict,
+                  inputs=_inputs(inputs, glove), force=force, strict=strict, allow_merged_runs=allow_merged_runs,
                   labeled_sizes=_sizes(labeled_sizes, "--labeled-sizes"), corpus_sizes=_sizes(corpus_sizes,
                                                                                               "--corpus-sizes"))
     data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
@@ -83,6 +87,8 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, o
     check_device(device, lopts)
     execute = None if dry_run else make_launcher(lopts)  # a missing extra fails here, before planning
     rp = build_plan(recipe, _csv(table_spec) if table_spec else None, given, data_root)
+    for line in rp.merged:  # --allow-merged-runs: said before anything trains, and in the dry run
+        click.secho(f"merged by the options (one unit, one number in their rows): {line}", fg="yellow", err=True)
     if dry_run:
         print_reproduce_plan(rp, results_dir, device, measure=lopts.launcher == "local", step_times=step_times)
         refused = [r for r in rp.runs if r.error]

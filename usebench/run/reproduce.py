@@ -16,6 +16,7 @@ from typing import Any
 
 from usebench.data.memo import planning
 from usebench.errors import BenchError, ConfigError
+from usebench.run.merged_runs import RecipeRun, merge_refusal, merged_runs
 from usebench.run.recipes import PLACEHOLDER, EvalEntry, Input, Recipe, RunEntry, TableEntry
 from usebench.run.specs import BaselineSpec, Plan, RunOptions
 
@@ -41,6 +42,16 @@ class Given:
     inputs: dict[str, str] = field(default_factory=dict)  # --glove / --input NAME=PATH
     force: bool = False
     strict: bool = False
+    allow_merged_runs: bool = False  # a smoke check may merge runs the recipe lists as distinct (named in the plan)
+
+    def merging_options(self) -> str:
+        """The options that can merge a recipe's runs, as typed ("" when none was given)."""
+        parts = [f"--preset {self.preset}"] if self.preset else []
+        parts += [f"--model {self.model}"] if self.model else []
+        parts += [f"--set {s}" for s in self.overrides]
+        parts += [f"--labeled-sizes {','.join(map(str, self.labeled_sizes))}"] if self.labeled_sizes else []
+        parts += [f"--corpus-sizes {','.join(map(str, self.corpus_sizes))}"] if self.corpus_sizes else []
+        return " ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -79,6 +90,7 @@ class ReproducePlan:
     runs: list[PlannedRun] = field(default_factory=list)
     plans: dict[str, Plan] = field(default_factory=dict)
     unit_tables: dict[str, list[str]] = field(default_factory=dict)  # run id -> table ids
+    merged: list[str] = field(default_factory=list)  # runs merged by the options (--allow-merged-runs)
 
     @property
     def units(self) -> list:
@@ -130,12 +142,32 @@ def build_plan(recipe: Recipe, table_ids: list[str] | None, given: Given, data_r
                           + "; the untrained rows are base, bm25, wordvec")
     tables = [recipe.table(t) for t in table_ids] if table_ids else list(recipe.tables)
     rp = ReproducePlan(recipe, tables, resolve_inputs(recipe, given, data_root))
+    rp.merged = _merged_runs(tables, given, rp.inputs, set(METHODS.names()))
+    if rp.merged and not given.allow_merged_runs:
+        raise ConfigError(merge_refusal(rp.merged, given.merging_options()))
     with planning():  # every run of the recipe shares one read of each file and one check of each stage
         for table in tables:
             rp.runs += [_plan_run(table.id, r, given, rp.inputs, data_root) for r in sized_runs(table.runs, given)]
             rp.runs += [_plan_eval(table.id, e, given, rp.inputs) for e in table.evals]
     _merge(rp)
     return rp
+
+
+def _merged_runs(tables: list[TableEntry], given: Given, inputs: dict[str, InputState],
+                 trained: set[str]) -> list[str]:
+    """The pairs of the tables' runs that ``given``'s options would merge (usebench/run/merged_runs.py)."""
+    if not given.merging_options():
+        return []
+    bare_given = replace(given, preset=None, model=None, overrides=(), labeled_sizes=None, corpus_sizes=None)
+    runs = []
+    for table in tables:
+        for index, entry in enumerate(table.runs, 1):
+            bare = run_options(entry, bare_given, inputs)
+            for sized in sized_runs((entry,), given):
+                opts = run_options(sized, given, inputs)
+                if bare is not None and opts is not None:
+                    runs.append(RecipeRun(table.id, index, entry.command(), bare, opts))
+    return merged_runs(runs, trained)
 
 
 def sized_runs(runs: tuple[RunEntry, ...], given: Given) -> list[RunEntry]:

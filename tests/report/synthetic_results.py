@@ -23,7 +23,8 @@ TASK_METRICS = {
 def add_result(root: Path, method: str, seed: int, task: str, scores: dict[str, float], *,
                model: str = "bert-base-uncased", pooling: str = "cls", split: str = "test",
                sha: str | None = None, config: dict[str, Any] | None = None, setting: str | None = None,
-               group: str = "useb", train_corpus: str | None = None, method_extra: dict[str, Any] | None = None) -> Path:
+               group: str = "useb", train_corpus: str | None = None, method_extra: dict[str, Any] | None = None,
+               scorer: dict[str, Any] | None = None) -> Path:
     """Write one result record; the config carries the seed, as a training run's would."""
     cfg = {"method": method, "model": model, "lr": 3e-5, "seed": seed, **(config or {})}
     if setting:
@@ -36,7 +37,7 @@ def add_result(root: Path, method: str, seed: int, task: str, scores: dict[str, 
                        "data_sha256": sha or f"sha-{task}", "n_queries": 10},
         method={"name": method, "base_model": model, "pooling": pooling, "max_length": 128,
                 **({"train_corpus": train_corpus} if train_corpus else {}), **(method_extra or {})},
-        seed=seed, scores=scores, main_metric=main, subsets={}, scorer={"kind": "dense"}, timings={},
+        seed=seed, scores=scores, main_metric=main, subsets={}, scorer=scorer or {"kind": "dense"}, timings={},
         config=cfg)
     return save_result(root, record)
 

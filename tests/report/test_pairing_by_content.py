@@ -20,10 +20,17 @@ from usebench.report.make import ReportOptions, build_sections
 from usebench.report.pairing import NO_SCORE_KEYS, PairingContext, _normalised, compare_record, published_backbones
 from usebench.report.reference import entries, load_reference
 from usebench.store import iter_results
-from tests.report.genuine import BERT, add_trained, corpus_entry, data_root, stage_config
+from tests.report.genuine import BERT, add_trained, corpus_entry, data_root, dev_data, pin_releases, stage_config
 from tests.report.synthetic_results import add_result
 
 USEB = ("askubuntu",)
+
+
+@pytest.fixture(autouse=True)
+def releases(tmp_path, monkeypatch):
+    """The small data root these tests build (tmp_path/data) stands for the releases: its files are pinned in place
+    of the package's (tests/report/test_pairing_eval.py holds the package's own pins to what they are)."""
+    pin_releases(monkeypatch, data_root(tmp_path / "data"))
 
 
 def _sections(store, root, tables=("paper-table2",), **kw):
@@ -33,6 +40,12 @@ def _sections(store, root, tables=("paper-table2",), **kw):
 
 def _pairs(section):
     return [(r.label, f"{e.source} {e.label}") for r, e in section.comparison.rows]
+
+
+def _said(section):
+    """The comparison's notes and every difference behind them (the notes name the main ones only)."""
+    return list(section.comparison.notes) + [g for _, missed in section.comparison.unpaired for _, gaps in missed
+                                             for g in gaps]
 
 
 # --- the backbone by its fingerprint ------------------------------------------------------------------------------
@@ -70,7 +83,7 @@ def test_a_random_bert_named_bert_base_uncased_is_never_paired(tmp_path, fake_be
                method_extra={"backbone": fp})
     (section,) = _sections(store, root)
     assert section.comparison.rows == ()
-    notes = " ".join(section.comparison.notes)
+    notes = " ".join(_said(section))
     assert f"backbone config: ours {fp['config_sha256'][:12]}…, paper bert-base-uncased " \
            f"{BERT['config_sha256'][:12]}…" in notes
 
@@ -83,7 +96,7 @@ def test_the_real_config_with_other_weights_is_not_paired(tmp_path):
     (section,) = _sections(store, root)
     assert section.comparison.rows == ()
     assert any("backbone weights: ours model.safetensors 000000000000…, paper bert-base-uncased" in n
-               for n in section.comparison.notes)
+               for n in _said(section))
 
 
 def test_a_genuine_paper_setting_run_is_paired(tmp_path):
@@ -104,7 +117,7 @@ def test_a_result_without_a_fingerprint_is_not_paired(tmp_path):
                 corpus=corpus_entry(root, "askubuntu"), backbone=None)
     (section,) = _sections(store, root)
     assert section.comparison.rows == ()
-    assert any("backbone: ours has no fingerprint recorded" in n for n in section.comparison.notes)
+    assert any("backbone: ours has no fingerprint recorded" in n for n in _said(section))
 
 
 # --- every score-affecting key ----------------------------------------------------------------------------------
@@ -152,7 +165,8 @@ def _genuine(e, root, preset):
     unit = {"method": method, "preset": preset, "config": cfg, "corpus": corpus}
     dev = {"dev_corpus_sha256": "b" * 64} if cfg.get("dev_metric") == "loss" else {}
     unit["corpus"] = {**corpus, **dev}
-    return {"task": {"name": task}, "method": {"name": method, "backbone": BERT}, "config": unit, "seed": 0}
+    return {"task": {"name": task, "split": "test", "data_sha256": f"sha-{task}", "n_queries": 10},
+            "method": {"name": method, "backbone": BERT, "dev_data": [dev_data(cfg)]}, "config": unit, "seed": 0}
 
 
 def _context(root, e):
@@ -206,7 +220,7 @@ def test_a_denosent_paper_run_with_other_values_is_not_the_7933_row(tmp_path):
     assert [p[1] for p in _pairs(genuine)] == ["DenoSent Table 1 DenoSent-BERTbase"]
     (section,) = _sections(store / "1", root, ("sts-table",))
     assert section.comparison.rows == ()  # before: paired with 79.33
-    note = next(n for n in section.comparison.notes if n.startswith("No published neighbour for DenoSent"))
+    note = " ".join(_said(section))
     want = stage_config("denosent")
     for key in ("max_steps", "temperature", "noise_dropout"):
         assert f"{key}: ours {changed[key]}, paper {want[key]}" in note
@@ -218,7 +232,7 @@ def test_a_corpus_size_sample_is_not_the_release(tmp_path):
     add_trained(store, "tsdae", 0, "askubuntu", {"map": 0.6}, config=stage_config("tsdae"), corpus=sample)
     (section,) = _sections(store, root)
     assert section.comparison.rows == ()
-    assert any("training data: ours" in n and "(askubuntu, 1 sentences)" in n for n in section.comparison.notes)
+    assert any("training data: ours" in n and "(askubuntu, 1 sentences)" in n for n in _said(section))
 
 
 # --- issue 28, item 3: data by checksum -----------------------------------------------------------------------
@@ -233,7 +247,7 @@ def test_a_home_made_paraphrases_tsv_is_not_the_authors_release(tmp_path):
                 corpus=corpus_entry(root, file=mine), pooling="mask_token")
     (section,) = _sections(store, root, ("sts-table",))
     assert section.comparison.rows == ()
-    assert any("paper" in n and "denosent/denosent-pairs" in n for n in section.comparison.notes)
+    assert any("paper" in n and "denosent/denosent-pairs" in n for n in _said(section))
 
 
 def test_rows_name_their_data_by_release_or_as_unpublished_never_by_a_file_pattern():
@@ -263,7 +277,7 @@ def test_table_517_rows_name_quora_titles_and_pair_with_the_documented_run_on_th
     _thesis_517(root, store, quora)
     (section,) = _sections(store, root, ("thesis-table5.17",))
     assert section.comparison.rows == ()  # the thesis' sample was never published: not without the user's word
-    assert any("--user-sample thesis-quora-titles-100k=SHA256" in n for n in section.comparison.notes)
+    assert any("--user-sample thesis-quora-titles-100k=SHA256" in n for n in _said(section))
     (section,) = _sections(store, root, ("thesis-table5.17",),
                            user_samples=(("thesis-quora-titles-100k", "c" * 64),))
     assert [p[1] for p in _pairs(section)] == ["thesis Table 5.17 L_simcse"]
@@ -316,15 +330,16 @@ def test_bench_run_records_the_backbone_fingerprint_and_a_random_bert_run_is_not
     assert "max_steps: ours 2, paper 100000" in verdict.gaps
 
 
-def test_a_genuine_domain_adaptation_chain_is_paired_stage_by_stage(tmp_path):
+def test_a_domain_adaptation_chain_is_compared_stage_by_stage(tmp_path):
     """TSDAE then NLI+STSb (Table 2's "target task -> NLI+STS" block): each stage's preset, the supervised stages'
-    pooling inherited from TSDAE's CLS (as the planner does), each stage's data by its hash; a changed key of the
-    last stage unpairs it."""
+    pooling inherited from TSDAE's CLS (as the planner does), each stage's data by its hash. Labeled release data
+    has no pinned identity (issue 38: a data root's AllNLI or STSb train is never taken for the release), so the
+    genuine chain's only differences are its two labeled stages' data; a changed key of the last stage adds itself."""
     from usebench.run.stage_data import stage_data
     from usebench.store import make_record, run_id, save_result
     from tests.conftest import ASSETS
 
-    root = data_root(shutil.copytree(ASSETS / "labeled_root", tmp_path / "data"))
+    root = data_root(shutil.copytree(ASSETS / "labeled_root", tmp_path / "data", dirs_exist_ok=True))
     stages = [{"method": "tsdae", "preset": "paper", "config": stage_config("tsdae"),
                "data": {"kind": "corpus", **corpus_entry(root, "askubuntu")}}]
     for k, name in enumerate(("sbert-nli", "sbert-stsb"), start=1):
@@ -337,23 +352,28 @@ def test_a_genuine_domain_adaptation_chain_is_paired_stage_by_stage(tmp_path):
         unit = {"method": "tsdae>sbert-nli>sbert-stsb", "chain": [s["method"] for s in stages], "stages": stages,
                 "setting": "adapt-target-first"}
         meta = {"name": unit["method"], "base_model": "bert-base-uncased", "pooling": "cls", "max_length": 128,
-                "preset": "paper", "train_corpus": "askubuntu", "setting": "adapt-target-first", "backbone": BERT}
+                "preset": "paper", "train_corpus": "askubuntu", "setting": "adapt-target-first", "backbone": BERT,
+                "dev_data": [dev_data(s["config"]) for s in stages]}
         save_result(store, make_record(run=run_id("tsdae+sbert-nli+sbert-stsb", "bert-base-uncased", unit, 0),
                                        task={"name": "askubuntu", "split": "test", "group": "g", "version": 1,
-                                             "data_sha256": "x", "n_queries": 1},
+                                             "data_sha256": "sha-askubuntu", "n_queries": 1},
                                        method=meta, seed=0, scores={"map": 0.6}, main_metric="map", subsets={},
                                        scorer={"kind": "dense"}, timings={}, config=unit))
 
+    def differences(store):
+        (section,) = _sections(store, root)
+        assert section.comparison.rows == ()
+        (label, missed), = section.comparison.unpaired
+        return dict(missed)["TSDAE Table 2 TSDAE"]
+
     write(tmp_path / "ok", stages)
-    (section,) = _sections(tmp_path / "ok", root)
-    assert [p[1] for p in _pairs(section)] == ["TSDAE Table 2 TSDAE"]
-    assert section.comparison.rows[0][1].block == "Domain adaptation: target task -> NLI+STS"
+    gaps = differences(tmp_path / "ok")
+    assert len(gaps) == 2 and all(g.startswith(f"stage {k} (sbert-{n}) training data:") and "does not pin" in g
+                                  for g, (k, n) in zip(gaps, ((2, "nli"), (3, "stsb"))))
     changed = json.loads(json.dumps(stages))
     changed[2]["config"]["epochs"] = 1.0
     write(tmp_path / "bad", changed)
-    (section,) = _sections(tmp_path / "bad", root)
-    assert section.comparison.rows == ()
-    assert any("stage 3 (sbert-stsb) epochs: ours 1.0, paper 4.0" in n for n in section.comparison.notes)
+    assert "stage 3 (sbert-stsb) epochs: ours 1.0, paper 4.0" in differences(tmp_path / "bad")
 
 
 def test_bench_eval_records_the_evaluated_models_fingerprint_outside_the_run_id(fake_bert):

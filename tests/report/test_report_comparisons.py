@@ -38,19 +38,22 @@ def test_difference_to_a_baseline_row_is_paired_per_seed(tmp_path):
 
 # --- issue 14, item 14: the setting gap beside each compared row, markers, --compare that finds nothing ---------
 
-def test_the_vs_paper_block_states_each_rows_setting_gap(tmp_path):
+def test_the_vs_paper_block_states_each_rows_setting_gap(tmp_path, monkeypatch):
     """A run of the published row's setting (by content) is compared with it, with the table's setting beside it;
     one that is not (a MiniLM smoke run) is shown without a published neighbour, with the exact keys that differ."""
     from usebench.report.make import build_sections
-    from tests.report.genuine import BERT, add_trained, corpus_entry, data_root, stage_config
+    from tests.report.genuine import (BERT, UNTRAINED_SCORING, add_trained, corpus_entry, data_root, pin_releases,
+                                      stage_config)
 
     data, store = data_root(tmp_path / "data"), tmp_path / "results"
+    pin_releases(monkeypatch, data)
     minilm = {"model": "minilm", "config_sha256": "1" * 64, "weights_sha256": {"model.safetensors": "2" * 64}}
     for cfg, backbone in ((stage_config("tsdae", "smoke"), minilm), (stage_config("tsdae"), BERT)):
         for seed in range(2):
             add_trained(store, "tsdae", seed, "askubuntu", {"map": 0.5}, config=cfg, backbone=backbone,
                         corpus=corpus_entry(data, "askubuntu"), preset="smoke" if backbone is minilm else "paper")
-    add_result(store, "base", 0, "askubuntu", {"map": 0.48}, pooling="mean", method_extra={"backbone": BERT})
+    add_result(store, "base", 0, "askubuntu", {"map": 0.48}, pooling="mean", scorer=UNTRAINED_SCORING["scorer"],
+               config=UNTRAINED_SCORING["config"], method_extra={"backbone": BERT, **UNTRAINED_SCORING["method"]})
     (section, *_) = build_sections(list(iter_results(store)), ReportOptions(results_dir=store, data_root=data,
                                                                             tables=("paper-table2",)))
     notes = section.comparison.notes
@@ -60,8 +63,9 @@ def test_the_vs_paper_block_states_each_rows_setting_gap(tmp_path):
            "(2 sent.)" in tsdae
     assert "Paper: bert-base-uncased; 100K steps at batch 8 (App. B); corpus the task's own unlabeled" in tsdae
     smoke = next(n for n in notes if n.startswith("No published neighbour for TSDAE · minilm"))
-    assert "TSDAE Table 2 TSDAE differs in backbone config: ours 111111111111…, paper bert-base-uncased" in smoke
-    assert "max_steps: ours 200, paper 100000" in smoke and "max_length: ours 64, paper 128" in smoke
+    assert "TSDAE Table 2 TSDAE differs in backbone: ours was fingerprinted by an older usebench" in smoke
+    every = dict(dict(section.comparison.unpaired)["TSDAE · minilm"])["TSDAE Table 2 TSDAE"]
+    assert "max_steps: ours 200, paper 100000" in every and "max_length: ours 64, paper 128" in every
     assert [(r.key.model, e.label) for r, e in section.comparison.rows] == [("bert-base-uncased", "TSDAE"),
                                                                              ("bert-base-uncased", "BERT-base-uncased")]
     base = next(n for n in notes if n.startswith("Setting of ") and "BERT-base-uncased:" in n)

@@ -10,6 +10,7 @@ import pytest
 from usebench.report.tables import TABLES
 from usebench.report.tsdae_analyses import app_a_section, final_loss, table4_section
 from usebench.store import StoredResult
+from tests.report.genuine import BERT
 
 PAPER_CFG = {"model": "bert-base-uncased", "max_steps": 30000, "dev_task": "stsb", "dev_every": 1500, "lr": 3e-5,
              "noise": "delete", "noise_ratio": 0.3, "pooling": "cls", "tie_encoder_decoder": False,
@@ -18,8 +19,10 @@ PAPER_CFG = {"model": "bert-base-uncased", "max_steps": 30000, "dev_task": "stsb
 
 def _result(path: Path, cfg: dict, seed: int, score: float, task: str = "stsb", split: str = "dev",
             corpus: str = "allnli", metric: str = "spearman") -> StoredResult:
-    record = {"schema_version": 1, "seed": seed, "method": {"name": "tsdae", "base_model": cfg["model"]},
-              "task": {"name": task, "split": split, "data_sha256": "x"}, "scores": {metric: score},
+    sha = f"sha-{task}" + ("-dev" if split == "dev" else "")  # the release, as tests/report/conftest.py pins it
+    record = {"schema_version": 1, "seed": seed, "method": {"name": "tsdae", "base_model": cfg["model"],
+                                                            "backbone": BERT},
+              "task": {"name": task, "split": split, "data_sha256": sha}, "scores": {metric: score},
               "main_score": score,
               "config": {"method": "tsdae", "preset": "app-a", "config": cfg, "seed": seed,
                          "corpus": {"label": corpus, "sha256": "c"}}}

@@ -54,7 +54,9 @@ def download_cmd(datasets, data_root, mirror, force, retrust, progress) -> None:
     """
     manager = _manager(data_root, mirror, progress)
     click.echo(f"data root: {manager.root}")
-    _report(manager.download(datasets, force=force, retrust=retrust))
+    outcomes = manager.download(datasets, force=force, retrust=retrust)
+    _record_identities(manager.root)
+    _report(outcomes)
 
 
 @data.command("import")
@@ -69,7 +71,18 @@ def import_cmd(paths, data_root, as_id, force, retrust, allow_incomplete) -> Non
     """Place local archives (as downloaded) or folders (a component's folder, or a whole data root)."""
     manager = _manager(data_root)
     click.echo(f"data root: {manager.root}")
-    _report(manager.import_paths(paths, as_id=as_id, force=force, retrust=retrust, allow_incomplete=allow_incomplete))
+    outcomes = manager.import_paths(paths, as_id=as_id, force=force, retrust=retrust, allow_incomplete=allow_incomplete)
+    _record_identities(manager.root)
+    _report(outcomes)
+
+
+def _record_identities(root: Path) -> None:
+    """The release identities the package does not pin, from components verified against pinned checksums
+    (usebench/run/release_ids.py): what lets a report pair a result with a published number."""
+    from usebench.run.release_ids import record_release_identities
+
+    for line in record_release_identities(root):
+        click.echo(f"  {line}")
 
 
 @data.command("verify")

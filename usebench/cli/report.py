@@ -35,9 +35,13 @@ def _csv_list(value: str) -> tuple[str, ...]:
               help="Your own sample of a corpus a published row names but that was never published (e.g. "
                    "thesis-openwebtext-1m, thesis-quora-titles-100k): runs whose corpus has this sha256 (or the text "
                    "sha256 of FILE) pair with the row, marked \"user's sample\". Repeatable.")
+@click.option("--data-root", type=click.Path(path_type=Path), default=None,
+              help="Data root whose `bench data` records hold the release identities a verified download recorded "
+                   "(default: $BENCH_DATA, as bench run). Its files are never hashed to decide what a paper used: "
+                   "the releases' identities are pinned in the package.")
 @click.option("--list", "list_", is_flag=True, help="List the tables and figures, what each needs, and exit.")
 def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, plots, user_samples,
-           list_) -> None:
+           data_root, list_) -> None:
     """Regenerate the paper's tables from the results store only (nothing is re-run)."""
     if list_:
         from usebench.report.catalog import listing
@@ -65,7 +69,8 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     opts = ReportOptions(results_dir=results_dir or default_results_dir(), out=out,
                          tables=tuple(order + [n for n in names if n not in order]), formats=_csv_list(formats),
                          split=split, reference_source=reference_source, split_configs=split_configs,
-                         compare=pair, plots=plots, user_samples=samples)
+                         compare=pair, plots=plots, user_samples=samples,
+                         data_root=data_root or default_data_root())
     rep = make_report(opts)
     for s in rep.sections:
         click.echo(to_markdown(grid_of(s.built)))

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Literal
 
 from usebench.data import paraphrases, senteval
+from usebench.data.releases import PINNED
 from usebench.data.sources import ChecksumStore, Component, Manifest, load_manifest, resolve_datasets, tree_sha256
 from usebench.data.download import (ChecksumError, Digests, archive_format, check_digests, copy_into, extract, fetch,
                                 file_digests, place, stale_temporaries, staging)
@@ -21,6 +22,7 @@ from usebench.store import honour_umask
 
 Action = Literal["downloaded", "imported", "derived", "present", "failed"]
 State = Literal["ok", "mismatch", "missing", "unverified", "absent"]
+FIRST_USE = "first use"  # a component recorded without a pinned checksum to check it against
 
 
 @dataclass(frozen=True)
@@ -170,7 +172,18 @@ class DataManager:
         self._check_record(c, digests, source, retrust)
         honour_umask(item)  # archives and copied folders may carry 0600/0700 modes; a data root is often shared
         place(item, self.root / c.dest, replace=force)
-        self.store.record(c.id, how, source, digests, archive)
+        self.store.record(c.id, how, source, digests, archive, self._verification(c, archive))
+
+    def _verification(self, c: Component, archive: Mapping[str, str] | None) -> str:
+        """"pinned" when what was just installed was checked against checksums sources.json pins (its archive's, or
+        every file's), or derived from a component that was; "first use" otherwise (usebench.data.releases)."""
+        if c.derive:
+            source = self.store.get(c.derive["from"]) or {}
+            return PINNED if source.get("verified") == PINNED else FIRST_USE
+        if archive is not None and (c.archive_sha256 or c.archive_md5):  # check_digests compared it with the pin
+            return PINNED
+        pinned = c.pinned()
+        return PINNED if pinned and all(p in pinned for p in c.paths()) else FIRST_USE
 
     def _check_record(self, c: Component, digests: Mapping[str, str], source: str, retrust: bool) -> None:
         """A component fetched again must match the checksums recorded the first time (trust on first use)."""
@@ -307,7 +320,8 @@ class DataManager:
                                    "" if have == want else f"sha256 {have}, expected {want}"))
         if record and new:
             self.store.record(c.id, rec["how"] if rec else "verify --record", rec["source"] if rec else
-                              str(self.root / c.dest), {**recorded, **new}, rec.get("archive") if rec else None)
+                              str(self.root / c.dest), {**recorded, **new}, rec.get("archive") if rec else None,
+                              rec.get("verified") if rec else None)
         return out
 
     def status(self) -> tuple[list[ComponentStatus], list[TaskStatus], list[Path]]:

@@ -199,13 +199,33 @@ class ChecksumStore:
         return self._load()["components"].get(cid)
 
     def record(self, cid: str, how: str, source: str, files: Mapping[str, str],
-               archive: Mapping[str, str] | None = None) -> None:
-        """Store (replace) a component's checksums and write the file atomically."""
+               archive: Mapping[str, str] | None = None, verified: str | None = None) -> None:
+        """Store (replace) a component's checksums and write the file atomically. ``verified``: "pinned" when the
+        component was checked against checksums sources.json pins (or derived from one that was), "first use"
+        otherwise; only a pinned verification makes the release identities recorded from it count
+        (:mod:`usebench.data.releases`)."""
         data = self._load()
         data["components"][cid] = {
             "how": how, "source": source, "recorded_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "archive": dict(archive) if archive else None, "files": dict(sorted(files.items())),
+            "verified": verified or "first use",
         }
+        self._write(data)
+
+    def identities(self) -> dict[str, dict[str, Any]]:
+        """Release identities recorded with a verification: ``{"evaluation": {"task/split": entry}, "training":
+        {name: entry}}``, each entry ``{"sha256", "components", "recorded_at"}``."""
+        return dict(self._load().get("identities") or {})
+
+    def record_identity(self, kind: str, key: str, sha256: str, components: list[str]) -> None:
+        """Store the identity of ``key`` (``task/split`` or a corpus name) computed from ``components``."""
+        data = self._load()
+        data.setdefault("identities", {}).setdefault(kind, {})[key] = {
+            "sha256": sha256, "components": list(components),
+            "recorded_at": datetime.now(UTC).isoformat(timespec="seconds")}
+        self._write(data)
+
+    def _write(self, data: dict[str, Any]) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = mkstemp_shared(self.path.parent, prefix=".usebench-tmp-checksums-", suffix="")
         with os.fdopen(fd, "w", encoding="utf-8") as fh:

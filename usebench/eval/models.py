@@ -152,6 +152,8 @@ def _st_pooling(path: Path) -> str | None:
     if not cfg.is_file():
         return None
     flags = _read_json(cfg)
+    if flags.get("pooling_mode") in ("cls", "mean", "max"):  # sentence-transformers 6 writes the mode by name
+        return flags["pooling_mode"]
     for key, name in (("pooling_mode_cls_token", "cls"), ("pooling_mode_mean_tokens", "mean"),
                       ("pooling_mode_max_tokens", "max")):
         if flags.get(key):
@@ -165,8 +167,15 @@ def _st_max_length(path: Path) -> int | None:
 
 
 def _fingerprint_files(path: Path) -> list[Path]:
+    """The files a local model's content hash reads: weights, every JSON (configs, tokenizer.json, method.json)
+    and the tokenizer's vocabulary files (vocab.txt; merges.txt and SentencePiece/tiktoken models, which a
+    RoBERTa, T5 or XLM-R folder reads instead: a changed merge list changes every id, so the run and the
+    embedding cache must not be reused)."""
+    from usebench.eval.tokenizer_identity import TOKENIZER_FILES, TOKENIZER_SUFFIXES
+
     return [f for f in sorted(path.rglob("*"))
-            if f.is_file() and (f.suffix in (".safetensors", ".bin", ".pt", ".json") or f.name == "vocab.txt")]
+            if f.is_file() and (f.suffix in (".safetensors", ".bin", ".pt", ".json", *TOKENIZER_SUFFIXES)
+                                or f.name in TOKENIZER_FILES)]
 
 
 @lru_cache(maxsize=32)
@@ -207,18 +216,43 @@ NOT_ARCHITECTURE_KEYS = frozenset({
 WEIGHT_SUFFIXES = (".safetensors", ".bin")
 
 
-def architecture_sha256(config: dict) -> str:
+# What transformers gives a key that a config.json omits, for the architectures whose published fingerprint is
+# recorded (usebench/report/published_backbones.json): BertConfig's defaults since transformers v3 (the TSDAE paper's
+# v3.1.0, App. B). bert-base-uncased's config.json of 2019 has 11 keys; today's file adds these four at exactly these
+# values, so both are one model and hash equal. An architecture not listed here is hashed by the keys its file has.
+ARCHITECTURE_DEFAULTS: dict[str, dict[str, object]] = {
+    "bert": {"model_type": "bert", "layer_norm_eps": 1e-12, "pad_token_id": 0, "position_embedding_type": "absolute"},
+}
+FINGERPRINT_VERSION = 2  # 2: the tokenizer's identity is part of it, and configs are hashed with their defaults
+
+
+def architecture_sha256(config: dict, model_type: str | None = None) -> str:
     """sha256 of a config.json's score-relevant keys (sorted JSON; a null value is the library default, so
-    dropped): two models with equal architectures hash equal whatever library version wrote the file."""
-    kept = {k: v for k, v in config.items() if k not in NOT_ARCHITECTURE_KEYS and v is not None}
+    dropped; a key the file omits takes its architecture's default, :data:`ARCHITECTURE_DEFAULTS`): two models with
+    equal architectures hash equal whatever library version wrote the file. ``model_type`` is the architecture of
+    a file that does not name one (transformers then takes it from the folder's name, see :func:`type_from_path`)."""
+    kind = config.get("model_type") or model_type
+    full = {**ARCHITECTURE_DEFAULTS.get(str(kind), {}), **config}
+    kept = {k: v for k, v in full.items() if k not in NOT_ARCHITECTURE_KEYS and v is not None}
     return hashlib.sha256(json.dumps(kept, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
+def type_from_path(path: Path) -> str | None:
+    """The architecture transformers loads a config.json without ``model_type`` as: the longest model type its
+    folder's path contains (``AutoConfig``'s own fallback), None if none does."""
+    from transformers import CONFIG_MAPPING
+
+    return next((t for t in sorted(CONFIG_MAPPING.keys(), key=len, reverse=True) if t in str(path)), None)
+
+
 def backbone_fingerprint(path: str | Path) -> dict:
-    """What a local model directory is, by content: ``{"config_sha256": <architecture_sha256 of its
-    config.json>, "weights_sha256": {<weight file>: <sha256 of its bytes>}}``. A name proves nothing (DESIGN.md,
+    """What a local model directory is, by content: ``{"fingerprint_version", "config_sha256": <architecture_sha256
+    of its config.json>, "weights_sha256": {<weight file>: <sha256 of its bytes>}, "tokenizer": <its identity,
+    usebench.eval.tokenizer_identity>}``. A name proves nothing (DESIGN.md,
     "Names are promises"): a report pairs a published row only with a backbone whose fingerprint is the published
     one. Hashes are memoised per file while its size and mtime stay the same (a BERT-base file is ~440 MB)."""
+    from usebench.eval.tokenizer_identity import tokenizer_identity
+
     path = Path(path)
     if not (path / "config.json").is_file():
         raise BenchError(f"{path}: no config.json, so no backbone fingerprint (expected a local model directory)")
@@ -227,7 +261,12 @@ def backbone_fingerprint(path: str | Path) -> dict:
         if f.is_file() and f.suffix in WEIGHT_SUFFIXES and not f.name.startswith(("training_args", "optimizer")):
             stat = f.stat()
             weights[f.name] = _file_sha256(str(f), stat.st_size, stat.st_mtime_ns)
-    return {"config_sha256": architecture_sha256(_read_json(path / "config.json")), "weights_sha256": weights}
+    config = _read_json(path / "config.json")
+    kind = None if config.get("model_type") else type_from_path(path.resolve())
+    positions = config.get("max_position_embeddings")
+    return {"fingerprint_version": FINGERPRINT_VERSION, "config_sha256": architecture_sha256(config, kind),
+            "weights_sha256": weights,
+            "tokenizer": tokenizer_identity(path, positions if isinstance(positions, int) else None)}
 
 
 @lru_cache(maxsize=16)

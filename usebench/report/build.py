@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 
 from usebench.report.rows import (
     GROUP_TITLES,
@@ -13,7 +14,7 @@ from usebench.report.rows import (
     RowKey,
     row_label,
 )
-from usebench.report.tables import COLUMNS, Column, TableSpec
+from usebench.report.tables import COLUMNS, Column, TableSpec, column_tasks
 from usebench.report.stats import SeedStats, beats_all_in_every_seed
 
 
@@ -51,6 +52,7 @@ class Row:
     upper_bound: bool = False
     slot: int | None = None  # the published row this row is (usebench.report.skeleton), None: no skeleton
     note: str = ""  # why a skeleton row has no results of ours
+    not_release: str = ""  # why its evaluation data is not the release (fixtures, --allow-partial...): never bold
 
     @property
     def n(self) -> int | None:
@@ -70,6 +72,7 @@ class Built:
     decimals: int
     notes: tuple[str, ...] = ()
     show_n: bool = True
+    split: str | None = None  # the evaluation split of every cell (None: a table of another kind)
 
     def blocks(self) -> list[tuple[str, list[Row]]]:
         out: list[tuple[str, list[Row]]] = []
@@ -85,8 +88,10 @@ def _group_rank(group: str) -> tuple[int, str]:
     return (order.index(group) if group in order else len(order), group)
 
 
-def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None) -> Built:
-    """The table ``spec`` over every row of ``index`` that has at least one of its cells."""
+def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None, data_root: Path | None = None) -> Built:
+    """The table ``spec`` over every row of ``index`` that has at least one of its cells. A row evaluated on data
+    that is not its tasks' release is marked in its label and never bold (``data_root``: where ``bench data``
+    recorded the release identities the package does not pin)."""
     split = split or spec.split
     columns = tuple(COLUMNS[c] for c in spec.columns)
     stats: dict[RowKey, dict[str, SeedStats]] = {}
@@ -104,10 +109,16 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None) -
     for key in keys:
         cells = {cid: Cell.from_stats(s) for cid, s in stats[key].items()}
         cells = _daggers(spec, key, stats, cells)
-        rows.append(Row(label=row_label(key, show_model), block=GROUP_TITLES.get(key.group, key.group), cells=cells,
-                        key=key, upper_bound=key.group in UPPER_BOUND_GROUPS))
+        not_release = not_release_mark(index, key, columns, split, data_root)
+        rows.append(Row(label=row_label(key, show_model) + (f" · {not_release}" if not_release else ""),
+                        block=GROUP_TITLES.get(key.group, key.group), cells=cells, key=key,
+                        upper_bound=key.group in UPPER_BOUND_GROUPS, not_release=not_release))
     rows = _bold(rows, columns, spec.decimals)
     notes = [spec.caption]
+    if any(r.not_release for r in rows):
+        notes.append("Rows marked \"eval data not a release\" were scored on data that is not the tasks' release (test "
+                     "fixtures, a subset, --allow-partial, other files): their cells are no test-set scores, never "
+                     "bold, and never beside a published number.")
     if len(trained_models) == 1:
         notes.append(f"Trained rows start from {next(iter(trained_models))}.")
     notes.append(f"Split: {split}.")
@@ -116,7 +127,27 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None) -
     if spec.correlate:
         notes.append(rank_correlation_note(rows, *spec.correlate))
     return Built(name=spec.name, title=spec.title, caption=spec.caption, columns=columns, rows=tuple(rows),
-                 decimals=spec.decimals, notes=tuple(notes))
+                 decimals=spec.decimals, notes=tuple(notes), split=split)
+
+
+def not_release_mark(index: ResultIndex, key: RowKey, columns: tuple[Column, ...], split: str,
+                     data_root: Path | None) -> str:
+    """"eval data not a release: <why> (<n> items)" when a result behind the row's cells was not scored on its
+    task's release, "" otherwise."""
+    return release_mark([r.record for t in sorted(column_tasks(columns)) for r in index.results(key, t, split)],
+                        data_root)
+
+
+def release_mark(records: list[dict], data_root: Path | None) -> str:
+    """"eval data not a release: <why> (<n> items)" when one of ``records`` (a row's results) was not scored on its
+    task's release, "" otherwise: what every table of ours puts after such a row's label."""
+    from usebench.report.pairing_data import not_a_release
+
+    reasons = dict.fromkeys(why for r in records if (why := not_a_release(r, data_root)))
+    if not reasons:
+        return ""
+    items = {r["task"]["name"]: r["task"].get("n_queries") or 0 for r in records}
+    return f"eval data not a release: {'; '.join(reasons)} ({sum(items.values()):,} items)"
 
 
 def _minus_baseline(spec: TableSpec, stats: dict[RowKey, dict[str, SeedStats]]) -> dict[RowKey, dict[str, SeedStats]]:
@@ -150,16 +181,17 @@ def _daggers(spec: TableSpec, key: RowKey, stats: dict[RowKey, dict[str, SeedSta
 
 
 def _bold(rows: list[Row], columns: tuple[Column, ...], decimals: int) -> list[Row]:
-    """Bold the best displayed value per column (ties all bold); upper-bound rows neither count nor get bold."""
+    """Bold the best displayed value per column (ties all bold); upper-bound rows and rows not evaluated on the
+    release neither count nor get bold."""
     best: dict[str, float] = {}
     for col in columns:
         values = [round(r.cells[col.id].mean, decimals) for r in rows
-                  if not r.upper_bound and not r.cells[col.id].missing]
+                  if not r.upper_bound and not r.not_release and not r.cells[col.id].missing]
         if values:
             best[col.id] = max(values)
     out = []
     for r in rows:
-        cells = {cid: replace(c, bold=(not r.upper_bound and not c.missing and cid in best
+        cells = {cid: replace(c, bold=(not r.upper_bound and not r.not_release and not c.missing and cid in best
                                        and round(c.mean, decimals) == best[cid]))
                  for cid, c in r.cells.items()}
         out.append(replace(r, cells=cells))

@@ -43,7 +43,9 @@ class ReportOptions:
     # --user-sample NAME=SHA256: the user's own sample of an unpublished corpus a published row names (the
     # thesis' OpenWebText 1M, Quora titles 100k); a run on it pairs with the row, which then says "user's sample"
     user_samples: tuple[tuple[str, str], ...] = ()
-    data_root: Path | None = None  # the releases a published row's data is hashed from (None: $BENCH_DATA)
+    # where `bench data` recorded the release identities the package does not pin, after verifying a download against
+    # pinned checksums (None: $BENCH_DATA, as `bench run`); its files are never hashed to decide what a paper used
+    data_root: Path | None = None
 
 
 @dataclass
@@ -102,9 +104,9 @@ def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Sec
     for name in opts.tables:
         spec = TABLES.get(name)
         if name in SECTION_BUILDERS:  # tables whose rows are configurations (TSDAE App. A, Table 4)
-            sections.append(SECTION_BUILDERS[name](results, spec))
+            sections.append(SECTION_BUILDERS[name](results, spec, context))
             continue
-        built = build_with_skeleton(spec, index, opts.split)
+        built = build_with_skeleton(spec, index, opts.split, context.data_root)
         comparison = compare(built, spec, opts.reference_source, settings, runs, context)
         paired = paired_lines(built, *opts.compare) if opts.compare else []
         sections.append(Section(built, comparison, published(spec), paired))

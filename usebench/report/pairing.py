@@ -11,8 +11,8 @@ labeled examples' hash) and its precision (``amp``, a config key like any other)
 A **published row's setting** is derived, never hand-listed: the resolved preset of its method (or of each stage
 of its chain) with the values the row's table varies applied (``settings.config`` in ``paper_reference.json``,
 through the method's own config dataclass), the published backbone's fingerprint
-(``published_backbones.json``) and the release its data comes from (``settings.train_data``, see
-:func:`expected_text_sha256`).
+(``published_backbones.json``) and the release its data comes from (``settings.train_data``: the release's
+identity as the package pins it, :func:`usebench.report.pairing_data.expected_corpus`).
 
 Keys the planner derives per task are normalised on both sides, so that a genuine ``--preset paper`` run on the
 right backbone and data pairs: ``model`` (the first stage's backbone is compared by fingerprint; a later stage
@@ -21,9 +21,11 @@ dev split), a supervised stage's pooling (inherited from where it starts), and p
 ``dev_corpus``: compared by the sha256 of their content). Keys that cannot change a score are in
 :data:`NO_SCORE_KEYS`.
 
-Not compared: the seeds (a published number is a mean over its seeds, ours over ours; the report shows n), and the
-evaluation data beyond the release check each task adapter makes when it evaluates (a result evaluated with
-``--allow-partial`` never pairs).
+The evaluation side is compared too (issue 38, :mod:`usebench.report.pairing_data`): the split, the evaluation data
+(``task.data_sha256`` against the release's identity the package pins or a verified download recorded, never the
+data root's files), the dev data that selected a checkpoint, the tokenizer (part of the backbone's fingerprint), and
+every scoring key of an untrained row (pooling, max length, precision, similarity, prompt). The seeds are no gap: a
+published number is a mean over its seeds, ours over ours, and the report shows "n of N seeds" beside each Δ.
 """
 from __future__ import annotations
 
@@ -37,6 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError
+from usebench.report.pairing_data import (DEFAULT_SPLIT, corpus_gaps, dev_gaps, evaluation_gaps, labeled_gaps,
+                                          published_untrained, untrained_setting)
 
 # Config keys that cannot change a score: how often the loss is logged and a resumable state is saved.
 # (Evaluation-time settings of `bench run` such as --batch-size, --device or --show-progress are not in the
@@ -53,9 +57,10 @@ TARGET = "target"  # a preset's dev_task meaning "the unit's own task" (usebench
 
 @dataclass(frozen=True)
 class PairingContext:
-    """What decides a published row's data besides the row itself: the data root (the releases ``bench data
-    download`` fetched, hashed here like a run hashes its corpus) and the user's own samples of unpublished
-    corpora (``bench report --user-sample NAME=SHA256``)."""
+    """What decides a published row's data besides the row itself: the data root, read only for the release
+    identities ``bench data`` recorded there after verifying a download against pinned checksums (its files are
+    never hashed to decide what the paper used: :mod:`usebench.data.releases`), and the user's own samples of
+    unpublished corpora (``bench report --user-sample NAME=SHA256``)."""
 
     data_root: Path | None = None
     user_samples: Mapping[str, str] = field(default_factory=dict)
@@ -94,28 +99,45 @@ def _short(sha: str | None) -> str:
 
 
 def backbone_gaps(ours: Mapping[str, Any] | None, published: str) -> tuple[list[str], list[str]]:
-    """(gaps, notes) of a run's recorded backbone fingerprint against a published backbone's."""
+    """(gaps, notes) of a run's recorded backbone fingerprint (config, weights, tokenizer) against a published
+    backbone's."""
+    from usebench.eval.models import FINGERPRINT_VERSION
+    from usebench.eval.tokenizer_identity import identity_gaps
+
     ref = published_backbones().get(published)
     if ref is None or not ref.get("config_sha256"):
-        return [f"backbone: no fingerprint of the published {published} is recorded here "
-                "(usebench/report/published_backbones.json)"], []
+        mine = f"config {_short(ours.get('config_sha256'))}" if ours and ours.get("config_sha256") else "not recorded"
+        return [f"backbone: ours {(ours or {}).get('model', '?')} ({mine}) is not shown to be {published}: this "
+                f"suite records no fingerprint of {published} (usebench/report/published_backbones.json), so no run "
+                "pairs with this row"], []
     if not ours or not ours.get("config_sha256"):
         return [f"backbone: ours has no fingerprint recorded (a result written before fingerprints, or a model not "
                 f"on this machine), paper {published} config {_short(ref['config_sha256'])}"], []
+    if ours.get("fingerprint_version") != FINGERPRINT_VERSION:
+        return [f"backbone: ours was fingerprinted by an older usebench (no tokenizer; configs without their "
+                f"defaults), paper {published}: evaluate or train again to record it"], []
     if ours["config_sha256"] != ref["config_sha256"]:
         return [f"backbone config: ours {_short(ours['config_sha256'])}, paper {published} "
                 f"{_short(ref['config_sha256'])}"], []
+    gaps = identity_gaps(ours.get("tokenizer"), ref["tokenizer"], published) if ref.get("tokenizer") else [
+        f"tokenizer: no identity of {published}'s tokenizer is recorded here"]
     weights = dict(ours.get("weights_sha256") or {})
     if not weights:
-        return [f"backbone weights: ours not recorded, paper {published}"], []
+        return gaps + [f"backbone weights: ours not recorded, paper {published}"], []
     if ref.get("weights_sha256") is None:  # the config matches; the published weights are not known here
-        return [], [f"{published} weights unverified (no published checksum recorded here)"]
-    known = set(ref["weights_sha256"].values())
-    if not set(weights.values()) <= known:
+        return gaps, [f"{published} weights unverified (no published checksum recorded here)"]
+    if not set(weights.values()) <= set(ref["weights_sha256"].values()):
         shown = ", ".join(f"{f} {_short(s)}" for f, s in sorted(weights.items()))
         want = ", ".join(f"{f} {_short(s)}" for f, s in sorted(ref["weights_sha256"].items()))
-        return [f"backbone weights: ours {shown}, paper {published} {want}"], []
-    return [], []
+        return gaps + [f"backbone weights: ours {shown}, paper {published} {want}"], []
+    return gaps, []
+
+
+def published_positions(published: str) -> int | None:
+    """The published backbone's position limit (the longest input its scoring keeps), None when not recorded."""
+    config = (published_backbones().get(published) or {}).get("config") or {}
+    value = config.get("max_position_embeddings")
+    return value if isinstance(value, int) else None
 
 
 # --- a run's stages ----------------------------------------------------------------------------------------------
@@ -205,91 +227,6 @@ def expected_stages(chain: list[str], preset: str, row_method: str, overrides: M
     return out
 
 
-# --- training data ----------------------------------------------------------------------------------------------
-
-def data_spec_text(spec: Any) -> str:
-    """A published row's training data, as words."""
-    if isinstance(spec, Mapping):
-        if "source" in spec:
-            return f"the release {spec['source']} (usebench/data/sources.json)"
-        if "unpublished" in spec:
-            name = spec["unpublished"]
-            return f"{spec.get('what', name)} (never published: --user-sample {name}=SHA256)"
-    return {"in-domain": "the evaluated task's own training data (its release)", "none": "none (no training)"}.get(
-        str(spec), str(spec))
-
-
-def _source_dest(source: str) -> str:
-    """``dataset/component`` of sources.json → the path it is stored at under the data root."""
-    dataset, _, component = source.partition("/")
-    manifest = json.loads(resources.files("usebench.data").joinpath("sources.json").read_text(encoding="utf-8"))
-    for c in manifest["datasets"].get(dataset, {}).get("components", []):
-        if c["id"] == component:
-            return str(c["dest"])
-    raise BenchError(f"paper_reference.json names the data {source!r}, which usebench/data/sources.json does not "
-                     "have (expected dataset/component)")
-
-
-@lru_cache(maxsize=32)
-def _corpus_sha(task: str | None, file: str | None, data_root: str) -> str | None:
-    """The text sha256 a run computes for this corpus (usebench/run/corpus.py), None when its data is absent."""
-    from usebench.errors import MissingDataError
-    from usebench.run.corpus import load_corpus
-
-    try:
-        return load_corpus(task, [file] if file else [], None, Path(data_root)).sha256
-    except (MissingDataError, OSError, BenchError):
-        return None
-
-
-def expected_text_sha256(spec: Any, task: str, ctx: PairingContext) -> tuple[str | None, str]:
-    """(the sha256 a sentence stage's corpus must have, how it is known) for a published row's ``train_data``:
-    ``in-domain`` = the task's own corpus from its release in the data root; ``{"source": "dataset/component"}``
-    = that sources.json release in the data root (verified against its checksum by ``bench data``);
-    ``{"unpublished": NAME}`` = the user's sample named on the command line. None: not knowable here."""
-    root = str(ctx.data_root) if ctx.data_root else None
-    if spec == "in-domain":
-        return (_corpus_sha(task, None, root) if root else None), f"{task}'s release in the data root"
-    if isinstance(spec, Mapping) and "source" in spec:
-        file = str(Path(root) / _source_dest(spec["source"])) if root else None
-        return (_corpus_sha(None, file, root) if file and Path(file).is_file() else None), str(spec["source"])
-    if isinstance(spec, Mapping) and "unpublished" in spec:
-        return ctx.user_samples.get(spec["unpublished"]), "user's sample"
-    return None, "not reproducible here"
-
-
-def data_gaps(stage_data: Mapping[str, Any], spec: Any, task: str, ctx: PairingContext, prefix: str
-              ) -> tuple[list[str], list[str]]:
-    """(gaps, notes) of a sentence stage's corpus against the published row's data."""
-    ours = stage_data.get("sha256")
-    label = f"{stage_data.get('label', '?')}, {stage_data.get('sentences', '?')} sentences"
-    want, how = expected_text_sha256(spec, task, ctx)
-    if want is None:
-        unpublished = isinstance(spec, Mapping) and "unpublished" in spec
-        hint = (f"pass --user-sample {spec['unpublished']}=SHA256 if yours is a sample of it" if unpublished
-                else "its release is not in the data root (bench data download)")
-        return [f"{prefix}training data: ours {_short(ours)} ({label}), paper {data_spec_text(spec)}, whose sha256 "
-                f"is not known here ({hint})"], []
-    if ours != want:
-        return [f"{prefix}training data: ours {_short(ours)} ({label}), paper {_short(want)} ({how})"], []
-    return [], (["training data: the user's sample"] if how == "user's sample" else [])
-
-
-@lru_cache(maxsize=64)
-def _labeled_sha(method: str, cfg_json: str, task: str, seed: int, data_root: str) -> str | None:
-    """The labeled examples' hash the planner records for this stage (usebench/run/stage_data.py)."""
-    from usebench.errors import MissingDataError
-    from usebench.registry import METHODS
-    from usebench.run.stage_data import stage_data
-
-    m = METHODS.get(method)
-    try:
-        cfg = m.Config(**{k: tuple(v) if isinstance(v, list) else v for k, v in json.loads(cfg_json).items()})
-        return stage_data(m, cfg, task, None, None, seed, Path(data_root))[0]["sha256"]
-    except (MissingDataError, OSError, BenchError, TypeError):
-        return None
-
-
 # --- the verdict --------------------------------------------------------------------------------------------------
 
 def run_target(record: Mapping[str, Any]) -> str:
@@ -300,12 +237,20 @@ def run_target(record: Mapping[str, Any]) -> str:
 
 def compare_record(record: Mapping[str, Any], entry_settings: Mapping[str, Any], row_method: str,
                    ctx: PairingContext) -> Verdict:
-    """A stored result against a published row's settings: every gap, or none (the same setting)."""
+    """A stored result against a published row's settings: every gap, or none (the same setting). The evaluation
+    side (split, data) is checked first and for every row, trained or not."""
     from usebench import methods  # noqa: F401  (enrols the plugins: a published row's preset is resolved through its method)
     from usebench import tasks  # noqa: F401  (enrols the adapters: dev_task="target" is resolved with the task's splits)
 
-    if record["task"].get("partial"):
-        return Verdict(("evaluation data: ours --allow-partial (not the release), paper the release",))
+    split = str(entry_settings.get("split") or DEFAULT_SPLIT)
+    eval_gaps, eval_notes = evaluation_gaps(record, split, ctx.data_root)
+    verdict = _setting(record, entry_settings, row_method, ctx)
+    return Verdict(tuple(eval_gaps) + verdict.gaps, tuple(dict.fromkeys(eval_notes + list(verdict.notes))))
+
+
+def _setting(record: Mapping[str, Any], entry_settings: Mapping[str, Any], row_method: str,
+             ctx: PairingContext) -> Verdict:
+    """The model side of :func:`compare_record`: an untrained row's scoring, or each trained stage's."""
     if not entry_settings.get("preset"):
         return _untrained(record, entry_settings)
     stages = record_stages(record)
@@ -324,43 +269,50 @@ def compare_record(record: Mapping[str, Any], entry_settings: Mapping[str, Any],
         if verdict.paired:
             return verdict
         best = best if best is not None and len(best.gaps) <= len(verdict.gaps) else verdict
-    assert best is not None
+    if best is None:
+        raise BenchError(f"paper_reference.json: a row of {row_method} names no preset (expected one or a list)")
     return best
 
 
 def _against_preset(record: Mapping[str, Any], stages: list[dict[str, Any]], preset: str,
                     entry_settings: Mapping[str, Any], row_method: str, ctx: PairingContext) -> Verdict:
-    from usebench.registry import METHODS
     from usebench.train.config import config_to_dict
 
     task = run_target(record)
     gaps, notes = backbone_gaps(record["method"].get("backbone"), str(entry_settings.get("model")))
     expected = expected_stages([str(s["method"]) for s in stages], preset, row_method,
                                entry_settings.get("config") or {}, task)
+    dev_data = list(record["method"].get("dev_data") or [])
     many = len(stages) > 1
     for k, (stage, (name, cfg)) in enumerate(zip(stages, expected)):
         prefix = f"stage {k + 1} ({name}) " if many else ""
         gaps += config_gaps(_normalised(stage.get("config") or {}, k), _normalised(config_to_dict(cfg), k), prefix)
-        data = stage.get("data") or {}
-        if METHODS.get(name).data_kind == "sentences":
-            g, n = data_gaps(data, entry_settings.get("train_data"), task, ctx, prefix)
-            gaps, notes = gaps + g, notes + n
-            if getattr(cfg, "dev_metric", None) == "loss":  # the validation sentences select the checkpoint
-                g, n = data_gaps({"sha256": data.get("dev_corpus_sha256"), "label": "validation sentences"},
-                                 entry_settings.get("dev_data", "not stated by the row"), task, ctx,
-                                 prefix + "validation ")
-                gaps, notes = gaps + g, notes + n
-        else:
-            want = _labeled_sha(name, json.dumps(config_to_dict(cfg)), task, int(record.get("seed", 0)),
-                                str(ctx.data_root)) if ctx.data_root else None
-            if want is None or data.get("sha256") != want:
-                gaps.append(f"{prefix}training data: ours {_short(data.get('sha256'))} ({data.get('label', '?')}), "
-                            f"paper {_short(want) if want else 'its release (not in the data root here)'}")
+        g, n = _stage_data_gaps(stage.get("data") or {}, name, cfg, entry_settings, task, ctx, prefix)
+        gaps, notes = gaps + g, notes + n
+        if getattr(cfg, "dev_every", 0) and getattr(cfg, "dev_task", None):  # a dev task picks the checkpoint
+            gaps += dev_gaps(dev_data[k] if k < len(dev_data) else None, str(cfg.dev_task), prefix, ctx.data_root)
     return Verdict(tuple(gaps), tuple(dict.fromkeys(notes)))
 
 
+def _stage_data_gaps(data: Mapping[str, Any], name: str, cfg: Any, entry_settings: Mapping[str, Any], task: str,
+                     ctx: PairingContext, prefix: str) -> tuple[list[str], list[str]]:
+    """One stage's training data (and validation sentences) against the published row's, by content."""
+    from usebench.registry import METHODS
+
+    if METHODS.get(name).data_kind != "sentences":
+        return labeled_gaps(data, name, task, prefix), []
+    gaps, notes = corpus_gaps(data, entry_settings.get("train_data"), task, ctx.data_root, ctx.user_samples, prefix)
+    if getattr(cfg, "dev_metric", None) == "loss":  # the validation sentences select the checkpoint
+        g, n = corpus_gaps({"sha256": data.get("dev_corpus_sha256"), "label": "validation sentences"},
+                           entry_settings.get("dev_data", "not stated by the row"), task, ctx.data_root,
+                           ctx.user_samples, prefix + "validation ")
+        gaps, notes = gaps + g, notes + n
+    return gaps, notes
+
+
 def _untrained(record: Mapping[str, Any], entry_settings: Mapping[str, Any]) -> Verdict:
-    """An untrained row (a backbone scored as it is, BM25, word vectors): the model by content, no training."""
+    """An untrained row (a backbone scored as it is, BM25, word vectors): the model by content, no training, and
+    every key of how it was scored (pooling, max length, precision, similarity, prompt)."""
     if record_stages(record):
         return Verdict(("training: ours trained, paper none",))
     model = entry_settings.get("model")
@@ -369,6 +321,9 @@ def _untrained(record: Mapping[str, Any], entry_settings: Mapping[str, Any]) -> 
         return Verdict(tuple(config_gaps({k: config.get(k, "not recorded") for k in want}, want))) \
             if (want := bm25_setting(str(model or "bm25-elasticsearch"))) else Verdict(("BM25: unknown variant",))
     gaps, notes = backbone_gaps(record["method"].get("backbone"), str(model))
+    want = published_untrained(entry_settings, published_positions(str(model)))
+    ours = untrained_setting(record)
+    gaps += config_gaps({k: ours.get(k, "not recorded") for k in want}, want)
     return Verdict(tuple(gaps), tuple(notes))
 
 

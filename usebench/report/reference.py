@@ -67,6 +67,7 @@ class RefEntry:
     note: str | None = None
     setting: dict[str, Any] | None = None  # the table's training setting (corpus, steps), see paper_setting
     settings: dict[str, Any] | None = None  # the row's own settings (module docstring), checked before comparing
+    seeds: int | None = None  # how many seeds the published number averages (None: the paper does not say)
 
 
 def entries(table_id: str) -> list[RefEntry]:
@@ -79,8 +80,19 @@ def entries(table_id: str) -> list[RefEntry]:
     return [RefEntry(table_id=table_id, source=f"{source} {table['table']}", label=r["label"], block=r["block"],
                      model=r.get("model"), match=r.get("match"), values=r["values"], std=r.get("std", {}),
                      marks=r.get("marks", {}), note=r.get("note"), setting=table.get("setting"),
-                     settings=r.get("settings"))
+                     settings=_row_settings(table, r), seeds=table.get("seeds"))
             for r in table["rows"]]
+
+
+def _row_settings(table: Mapping[str, Any], row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A row's ``settings`` with what its table states for every row: the split its numbers are on (``split``,
+    default test) and, for an untrained row, the pooling its ``match`` names (how the backbone was scored)."""
+    settings = row.get("settings")
+    if settings is None:
+        return None
+    pooling = (row.get("match") or {}).get("pooling")
+    extra = {"pooling": pooling} if pooling and not settings.get("preset") else {}
+    return {**settings, "split": table.get("split", "test"), **extra}
 
 
 def matches(entry: RefEntry, key: RowKey) -> bool:
@@ -121,10 +133,18 @@ class Comparison:
     rows: tuple[tuple[Row, RefEntry], ...]
     decimals: int
     notes: tuple[str, ...]
+    # per pair, "n of N seeds" (shown beside the Δ: a one-seed mean beside a five-seed one is said, never hidden)
+    seeds: tuple[str, ...] = ()
+    # per row without a published neighbour: (our label, ((published row, every key that differs), ...)); the notes
+    # say the main differences, this holds them all (the JSON's "unpaired", the HTML page's collapsible detail)
+    unpaired: tuple[tuple[str, tuple[tuple[str, tuple[str, ...]], ...]], ...] = ()
 
     def delta(self, row: Row, entry: RefEntry, col_id: str) -> float | None:
         ours, paper = row.cells[col_id], entry.values.get(col_id)
         return None if ours.missing or paper is None else ours.mean - paper
+
+    def seeds_of(self, i: int) -> str:
+        return self.seeds[i] if i < len(self.seeds) else ""
 
 
 @dataclass(frozen=True)
@@ -213,7 +233,8 @@ def setting_gap(label: str, entry: RefEntry, ours: Setting, paper: Setting) -> s
     """One line beside a compared pair: our row's backbone, budget and corpus beside the paper's prose. A pair
     exists only when the two settings are equal by content, so the line states that and shows both."""
     return (f"Setting of {label} vs {entry.source} {entry.label}: the same setting by content (every "
-            "score-affecting config key of each stage, the backbone's fingerprint, the training data's sha256). "
+            "score-affecting config key of each stage, the backbone's config, weights and tokenizer, the training "
+            "and evaluation data's sha256, the split). "
             f"Ours: {ours.backbone}; {ours.steps}; corpus {ours.corpus}. Paper: {paper.backbone}; {paper.steps}; "
             f"corpus {paper.corpus}.")
 
@@ -223,37 +244,37 @@ def compare(built: Built, spec: TableSpec, source: str | None = None,
             runs: Mapping[RowKey, RunSettings] | None = None, context: PairingContext | None = None) -> Comparison:
     """Pair each of our rows with the published row whose setting it equals by content (``source`` restricts to
     one reference table; ``runs``: :func:`usebench.report.row_settings.run_settings`, without which nothing is
-    paired), with a note for each row left without one listing the exact keys that differ; with ``settings``
-    (ours, see :func:`our_settings`) the notes show each pair's setting beside the paper's."""
+    paired), with a short note for each row left without one naming the main keys that differ (all of them in
+    ``Comparison.unpaired``); with ``settings`` (ours, see :func:`our_settings`) the notes show each pair's setting
+    beside the paper's. Only the results behind the table's cells are compared: its columns' tasks, its split."""
+    from usebench.report.pair_notes import seeds_text, shown_records, unpaired_note
+
     table_ids = (source,) if source else spec.references
-    pairs, unpaired, pair_notes = [], [], []
+    pairs, seeds, unpaired, pair_notes, detail = [], [], [], [], []
     for row in built.rows:
         if row.key is None:
             continue
-        entry, missed, notes = find_reference(table_ids, row.key, runs.get(row.key) if runs is not None else None,
-                                              context)
+        run = shown_records(runs.get(row.key), built.columns, built.split) if runs is not None else None
+        entry, missed, notes = find_reference(table_ids, row.key, run, context)
         if entry is not None:
             shown = replace(row, label=f"{row.label} (user's sample)") if any("user's sample" in n for n in notes) \
                 else row
             pairs.append((shown, entry))
+            seeds.append(seeds_text(row.n, entry.seeds))
             pair_notes += [f"{row.label} vs {entry.source} {entry.label}: {n}." for n in notes]
         elif missed:
-            unpaired.append(_unpaired_note(row.label, missed))
-    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points)."] + pair_notes + unpaired
+            unpaired.append(unpaired_note(row.label, missed))
+            detail.append((row.label, tuple((f"{e.source} {e.label}", tuple(g)) for e, g in missed)))
+    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points); seeds: ours of the paper's."]
+    notes += pair_notes + unpaired
     if not pairs:
         notes.append("None of these rows has a published counterpart of the same setting (see the published table).")
     for row, entry in pairs:
         if settings and row.key in settings:
             notes.append(setting_gap(row.label, entry, settings[row.key], paper_setting(entry, row.key)))
     return Comparison(name=f"{built.name}-vs-paper", title=f"{built.title}: ours vs paper",
-                      columns=built.columns, rows=tuple(pairs), decimals=built.decimals, notes=tuple(notes))
-
-
-def _unpaired_note(label: str, missed: list[tuple[RefEntry, list[str]]]) -> str:
-    """``label`` has no published neighbour: the rows it would fit, each with the exact keys that differ."""
-    shown = [f"{e.source} {e.label} differs in {'; '.join(g)}" for e, g in missed[:3]]
-    more = f" (and {len(missed) - 3} more rows)" if len(missed) > 3 else ""
-    return f"No published neighbour for {label}: " + " | ".join(shown) + more + "."
+                      columns=built.columns, rows=tuple(pairs), decimals=built.decimals, notes=tuple(notes),
+                      seeds=tuple(seeds), unpaired=tuple(detail))
 
 
 def published(spec: TableSpec) -> list[Built]:

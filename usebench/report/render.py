@@ -94,14 +94,14 @@ def grid_of_comparison(comp: Comparison) -> Grid:
     """Ours vs paper: for every column the set (ours, paper, Δ)."""
     d = comp.decimals
     rows = []
-    for row, entry in comp.rows:
+    for i, (row, entry) in enumerate(comp.rows):
         cells: list[GCell] = []
         for c in comp.columns:
             cells += [GCell(_num(row.cells[c.id].mean, d)), GCell(_num(entry.values.get(c.id), d)),
                       GCell(_num(comp.delta(row, entry, c.id), d, signed=True))]
-        rows.append(GRow((row.label, f"{entry.label} ({entry.source})"), tuple(cells)))
+        rows.append(GRow((row.label, f"{entry.label} ({entry.source})", comp.seeds_of(i)), tuple(cells)))
     groups = tuple((f"{c.group} {c.header}".strip(), 3) for c in comp.columns)
-    return Grid(name=comp.name, title=comp.title, lead=("Method", "Paper row"), groups=groups,
+    return Grid(name=comp.name, title=comp.title, lead=("Method", "Paper row", "Seeds"), groups=groups,
                 headers=("ours", "paper", "Δ") * len(comp.columns), blocks=(("", tuple(rows)),) if rows else (),
                 notes=comp.notes)
 
@@ -258,13 +258,13 @@ def comparison_csv(comp: Comparison) -> str:
     buf = io.StringIO()
     w = csv.writer(buf, lineterminator="\n")
     w.writerow(("table", "row", "model", "paper_row", "paper_model", "paper_source", "column", "ours", "ours_std",
-                "n", "paper", "delta"))
+                "n", "paper_seeds", "paper", "delta"))
     for row, e in comp.rows:
         for c in comp.columns:
             cell = row.cells[c.id]
             w.writerow([comp.name, row.label, row.key.model if row.key else "", e.label, e.model or "", e.source,
                         c.id, _csv_num(cell.mean), _csv_num(cell.std), "" if cell.missing else cell.n,
-                        _csv_num(e.values.get(c.id)), _csv_num(comp.delta(row, e, c.id))])
+                        e.seeds or "", _csv_num(e.values.get(c.id)), _csv_num(comp.delta(row, e, c.id))])
     return buf.getvalue()
 
 
@@ -278,7 +278,10 @@ def to_json(built: Built, comp: Comparison | None) -> dict:
     out = {"table": built.name, "title": built.title, "columns": [c.id for c in built.columns], "rows": rows,
            "notes": list(built.notes)}
     if comp is not None:
-        out["paper"] = [{"row": r.label, "paper_row": e.label, "source": e.source, "values": e.values}
-                        for r, e in comp.rows]
-        out["paper_notes"] = list(comp.notes)  # why rows are not beside a published number, key by key
+        out["paper"] = [{"row": r.label, "paper_row": e.label, "source": e.source, "values": e.values,
+                         "seeds": comp.seeds_of(i)} for i, (r, e) in enumerate(comp.rows)]
+        out["paper_notes"] = list(comp.notes)  # the short notes, main differences first
+        # why rows are not beside a published number: every key that differs, per published row they would fit
+        out["unpaired"] = [{"row": label, "published": [{"paper_row": p, "differs": list(g)} for p, g in missed]}
+                           for label, missed in comp.unpaired]
     return out

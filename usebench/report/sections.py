@@ -28,6 +28,18 @@ def unpaired_notes(s: Section) -> list[str]:
     return [n for n in s.comparison.notes if n.startswith("No published neighbour")]
 
 
+def unpaired_detail_html(s: Section) -> list[str]:
+    """Every key that keeps each row from a published number, one collapsible list per row (the notes name the main
+    ones)."""
+    out = []
+    for label, missed in s.comparison.unpaired:
+        items = "".join(f"<li>{html.escape(p)}<ul>" + "".join(f"<li>{html.escape(g)}</li>" for g in gaps) + "</ul></li>"
+                        for p, gaps in missed)
+        out.append(f'<details class="unpaired"><summary>Why {html.escape(label)} has no published neighbour '
+                   f"(every difference)</summary><ul>{items}</ul></details>")
+    return out
+
+
 def section_markdown(s: Section) -> str:
     """A table, ours vs paper, paired comparisons and the published tables, as Markdown."""
     parts = [to_markdown(grid_of(s.built))]
@@ -56,6 +68,7 @@ def section_html(s: Section) -> str:
     if unpaired_notes(s):
         parts.append("<h4>Not beside the published numbers</h4><ul class=\"unpaired\">"
                      + "".join(f"<li>{html.escape(x)}</li>" for x in unpaired_notes(s)) + "</ul>")
+    parts += unpaired_detail_html(s)
     if s.paired:
         parts.append("<h4>Paired comparison over seeds</h4><ul class=\"paired\">"
                      + "".join(f"<li>{html.escape(x)}</li>" for x in s.paired) + "</ul>")

@@ -16,6 +16,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import Any
 
 from usebench.report.build import Built, Cell, Row, build_table
@@ -145,7 +146,8 @@ def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:
                 and fits(slot, r.key, wanted.get(i, {}), configs[r.key], backbones)]
         for n, r in mine:
             placed.add(n)
-            rows.append(replace(r, label=slot_label(slot, r.key), block=slot.block, slot=i))
+            mark = f" · {r.not_release}" if r.not_release else ""  # data that is not the release says so
+            rows.append(replace(r, label=slot_label(slot, r.key) + mark, block=slot.block, slot=i))
         if not mine:
             reason, _ = _why_not(slot)
             rows.append(Row(label=slot.label, block=slot.block, cells={c.id: Cell(None, n=0) for c in built.columns},
@@ -161,9 +163,10 @@ def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:
     return replace(built, rows=tuple(rows), notes=tuple(notes))
 
 
-def build_with_skeleton(spec: TableSpec, index: ResultIndex, split: str | None = None) -> Built:
+def build_with_skeleton(spec: TableSpec, index: ResultIndex, split: str | None = None,
+                        data_root: Path | None = None) -> Built:
     """:func:`usebench.report.build.build_table`, laid out on the paper's table where the spec names one."""
-    return apply_skeleton(build_table(spec, index, split), spec, index)
+    return apply_skeleton(build_table(spec, index, split, data_root), spec, index)
 
 
 def table_status(table: str, index: ResultIndex) -> list[SlotStatus]:

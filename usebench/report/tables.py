@@ -19,6 +19,17 @@ class Column:
     mean_of: tuple[str, ...] = ()
 
 
+def column_tasks(columns: tuple[Column, ...]) -> set[str]:
+    """The tasks behind a table's columns (a derived column's parts included)."""
+    out: set[str] = set()
+    for col in columns:
+        if col.task:
+            out.add(col.task)
+        if col.mean_of:
+            out |= column_tasks(tuple(COLUMNS[c] for c in col.mean_of))
+    return out
+
+
 def _metric(id_: str, header: str, task: str, metric: str, group: str = "") -> Column:
     return Column(id=id_, header=header, group=group, task=task, metric=metric)
 

@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from usebench.report.build import Built, Cell, Row
+from usebench.report.build import Built, Cell, Row, release_mark
+from usebench.report.pairing import PairingContext
 from usebench.report.reference import Comparison, RefEntry, entries, load_reference, same_model
 from usebench.report.sections import Section
 from usebench.report.stats import SeedStats, aggregate, per_seed_average
@@ -22,6 +23,13 @@ from usebench.store import StoredResult
 from usebench.run.config_search import SEARCHED, app_a_setting
 
 USEB = ("askubuntu", "cqadupstack", "twitterpara.avg", "scidocs.avg")
+
+
+def _marked(row: Row, found: list[StoredResult], ctx: PairingContext | None) -> Row:
+    """``row`` marked (and never bold) when a result behind it was not scored on its task's release, as in every
+    other table (:func:`usebench.report.build.release_mark`)."""
+    mark = release_mark([r.record for r in found], ctx.data_root if ctx else None)
+    return replace(row, label=f"{row.label} · {mark}", not_release=mark) if mark else row
 
 
 def _setting_label(s: Mapping[str, Any]) -> str:
@@ -66,15 +74,30 @@ def _published(table_ids: tuple[str, ...], columns: tuple[Column, ...], decimals
     return out
 
 
-def _comparison(built: Built, ours: dict[int, dict[str, Any]], table_ids: tuple[str, ...]) -> Comparison:
-    """Pair each of our rows with every published row whose settings it meets."""
-    pairs = []
+def _comparison(built: Built, ours: dict[int, dict[str, Any]], table_ids: tuple[str, ...],
+                found: dict[int, list[StoredResult]], split: str, ctx: PairingContext | None) -> Comparison:
+    """Pair each of our rows with every published row whose settings it meets: the config values the table varies,
+    and by content every result's backbone (fingerprint), split and evaluation data (the release's identity)."""
+    from usebench.report.pair_notes import main_first, unpaired_note
+    from usebench.report.pairing import backbone_gaps
+    from usebench.report.pairing_data import evaluation_gaps
+
+    data_root = ctx.data_root if ctx else None
+    pairs, unpaired = [], []
     for i, row in enumerate(built.rows):
         for entry, settings in (p for t in table_ids for p in _row_settings(t)):
-            if _matches(settings, ours[i]):
+            if not _matches(settings, ours[i]):
+                continue
+            gaps = list(dict.fromkeys(g for r in found.get(i, []) for g in (
+                evaluation_gaps(r.record, split, data_root)[0]
+                + backbone_gaps(r.record["method"].get("backbone"), str(settings.get("model")))[0])))
+            if gaps:
+                unpaired.append(unpaired_note(row.label, [(entry, main_first(gaps))]))
+            else:
                 pairs.append((row, entry))
     notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points). A published row is paired only "
-             "with runs meeting every setting it records (noise, ratio, pooling, tying, backbone, budget, corpus)."]
+             "with runs meeting every setting it records (noise, ratio, pooling, tying, backbone, budget, corpus), "
+             "on the release's evaluation data and the published backbone (by content)."] + unpaired
     if not pairs:
         notes.append("None of these rows meets a published row's settings (see the published tables).")
     return Comparison(name=f"{built.name}-vs-paper", title=f"{built.title}: ours vs paper", columns=built.columns,
@@ -86,7 +109,7 @@ def _comparison(built: Built, ours: dict[int, dict[str, Any]], table_ids: tuple[
 APP_A_TABLES = ("tsdae-table5", "tsdae-table6", "tsdae-table7", "tsdae-app-a-tying")
 
 
-def app_a_section(results: list[StoredResult], spec: TableSpec) -> Section:
+def app_a_section(results: list[StoredResult], spec: TableSpec, ctx: PairingContext | None = None) -> Section:
     """One row per App. A setting (noise, ratio, pooling, tying) and block per (backbone, budget, corpus)."""
     groups: dict[tuple, list[StoredResult]] = defaultdict(list)
     for r in results:
@@ -103,10 +126,12 @@ def app_a_section(results: list[StoredResult], spec: TableSpec) -> Section:
                                                                         cells={col.id: cell})))
     made.sort(key=lambda m: (m[0], m[1]))
     ours = {i: m[2] for i, m in enumerate(made)}
+    found = {i: groups[tuple(sorted((k, v) for k, v in m[2].items() if k != "method"))] for i, m in enumerate(made)}
     built = Built(name=spec.name, title=spec.title, caption=spec.caption, columns=(col,),
-                  rows=tuple(m[3] for m in made), decimals=spec.decimals,
-                  notes=(spec.caption, "Split: dev (the best of the dev evaluations)."))
-    return Section(built, _comparison(built, ours, APP_A_TABLES), _published(APP_A_TABLES, (col,), 2))
+                  rows=tuple(_marked(m[3], found[i], ctx) for i, m in enumerate(made)), decimals=spec.decimals,
+                  notes=(spec.caption, "Split: dev (the best of the dev evaluations)."), split="dev")
+    return Section(built, _comparison(built, ours, APP_A_TABLES, found, "dev", ctx),
+                   _published(APP_A_TABLES, (col,), 2))
 
 
 # --- Table 4: TSDAE from other checkpoints, test score and final training loss --------------------------------
@@ -132,7 +157,7 @@ def _table4_key(record: Mapping[str, Any]) -> tuple | None:
     return (cfg.get("model"), bool(cfg.get("from_scratch")), cfg.get("max_steps"), str(decoder))
 
 
-def table4_section(results: list[StoredResult], spec: TableSpec) -> Section:
+def table4_section(results: list[StoredResult], spec: TableSpec, ctx: PairingContext | None = None) -> Section:
     """TSDAE per (backbone, from scratch, budget): each USEB task's test score and final training loss."""
     by_key: dict[tuple, list[StoredResult]] = defaultdict(list)
     for r in results:
@@ -140,7 +165,7 @@ def table4_section(results: list[StoredResult], spec: TableSpec) -> Section:
         if key is not None:
             by_key[key].append(r)
     columns = tuple(COLUMNS[c] for c in spec.columns)  # each score, then its training loss
-    rows, ours = [], {}
+    rows, ours, found_by_row = [], {}, {}
     for key in sorted(by_key, key=str):
         model, scratch, steps, decoder = key
         cells, losses, scores = {}, {}, {}
@@ -151,15 +176,16 @@ def table4_section(results: list[StoredResult], spec: TableSpec) -> Section:
             cells[c], cells[f"{c}.loss"] = Cell.from_stats(scores[c]), Cell.from_stats(losses[c])
         cells["useb.avg"] = Cell.from_stats(per_seed_average(list(scores.values())))
         cells["useb.loss"] = Cell.from_stats(per_seed_average(list(losses.values())))
+        found_by_row[len(rows)] = by_key[key]
         ours[len(rows)] = {"model": model, "from_scratch": scratch, "max_steps": steps, "method": "tsdae",
                            "corpus": "target", "tie_encoder_decoder": decoder == "tied"}
         shown = "" if decoder == "tied" else (" · its own decoder" if decoder == "own" else f" · decoder {decoder}")
-        rows.append(Row(label=f"{model}{' (from scratch)' if scratch else ''}{shown}", block=f"TSDAE · {steps} steps",
-                        cells=cells))
+        rows.append(_marked(Row(label=f"{model}{' (from scratch)' if scratch else ''}{shown}",
+                                block=f"TSDAE · {steps} steps", cells=cells), by_key[key], ctx))
     built = Built(name=spec.name, title=spec.title, caption=spec.caption, columns=columns, rows=tuple(rows),
-                  decimals=spec.decimals, notes=(spec.caption, "Split: test."))
+                  decimals=spec.decimals, notes=(spec.caption, "Split: test."), split="test")
     published = [_table4_published(columns)]
-    return Section(built, _comparison(built, ours, ("tsdae-table4",)), published)
+    return Section(built, _comparison(built, ours, ("tsdae-table4",), found_by_row, "test", ctx), published)
 
 
 def _table4_published(columns: tuple[Column, ...]) -> Built:
@@ -168,7 +194,7 @@ def _table4_published(columns: tuple[Column, ...]) -> Built:
     return replace(built, notes=built.notes + ("Loss columns: the printed training loss after the slash.",))
 
 
-SECTION_BUILDERS: dict[str, Callable[[list[StoredResult], TableSpec], Section]] = {
+SECTION_BUILDERS: dict[str, Callable[[list[StoredResult], TableSpec, PairingContext | None], Section]] = {
     "tsdae-app-a": app_a_section,
     "tsdae-table4": table4_section,
 }

@@ -233,7 +233,7 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
                     f"dev_corpus {cfg.dev_corpus}")
     if dist.main:
         _write_stage_files(spec, stage, home, values)
-    dev_eval = _dev_evaluator(cfg, spec, data_root) if cfg.dev_every and cfg.dev_task else None
+    dev_eval = _dev_evaluator(cfg, spec, data_root, home) if cfg.dev_every and cfg.dev_task else None
     held = list(locks or ())
 
     def still_held(_step: int) -> None:  # a lock taken over (this process frozen past the timeout): stop
@@ -310,12 +310,13 @@ def _check_same(planned: str, found: str, label: str) -> None:
                          f"{found[:12]}); re-run the command so the run id names the data it trains on")
 
 
-def _dev_evaluator(cfg: Any, spec: UnitSpec, data_root: Path):
+def _dev_evaluator(cfg: Any, spec: UnitSpec, data_root: Path, home: Path):
     """checkpoint dir -> ``cfg.dev_metric`` (default: the main score) on ``cfg.dev_task``'s dev split (several
-    tasks: the mean of their scores)."""
+    tasks: the mean of their scores); each evaluation's data sha256 is kept in ``home`` (usebench/run/dev_data.py)."""
     from usebench.eval.encoder import HFEncoder
     from usebench.eval.evaluate import evaluate
     from usebench.eval.scorer import DenseScorer
+    from usebench.run.dev_data import note_dev_data
     from usebench.train.config import dev_tasks
 
     def score(ckpt: Path) -> float:
@@ -323,6 +324,7 @@ def _dev_evaluator(cfg: Any, spec: UnitSpec, data_root: Path):
         scores = []
         for name in dev_tasks(cfg.dev_task):
             ev = evaluate(name, scorer, "dev", data_root)
+            note_dev_data(home, name, ev.data_sha256)  # the content that picks the checkpoint, not the task's name
             scores.append(ev.scores[cfg.dev_metric] if cfg.dev_metric else ev.main_score)
         return sum(scores) / len(scores)
 
@@ -403,9 +405,11 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
     if spec.start:
         meta["nli_sts_model"] = spec.start
     from usebench.eval.models import recorded_backbone  # cached per model: hashed once per unit
+    from usebench.run.dev_data import unit_dev_data
 
     meta["backbone"] = recorded_backbone(str(first_cfg["model"]))  # what pairs it with a published row
     meta["step_path"] = trained_step_paths(spec, results_dir)
+    meta["dev_data"] = unit_dev_data([results_dir / s.home for s in spec.stages])  # what selected each checkpoint
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
                                        config=spec.config))
     fault_point("evaluated")

@@ -15,7 +15,7 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis")  # usebench.run.recipes.PAPERS
 
 
 @click.command("reproduce")
-@click.argument("paper", type=click.Choice(PAPERS))
+@click.argument("paper", metavar="PAPER|RECIPE.toml")
 @click.option("--tables", "table_spec", default=None, metavar="T,...",
               help="Only these tables of the recipe (ids as `--dry-run` lists them: table2, table10, ...).")
 @click.option("--methods", "method_spec", default=None, metavar="M,...",
@@ -60,7 +60,8 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, o
               labeled_sizes, corpus_sizes, glove, inputs, nli_sts_model, out, formats, force, strict, allow_merged_runs,
               dry_run, data_root, results_dir, launcher_config,
               step_times=None, **launch) -> None:
-    """Train, evaluate and write every table of PAPER's recipe (tsdae, denosent, paser, thesis).
+    """Train, evaluate and write every table of PAPER's recipe (tsdae, denosent, paser, thesis), or of a recipe
+    file of your own (RECIPE.toml, in the packaged recipes' format: docs/reports.md), loaded as strictly.
 
     Exit status: 0 when every table was written with every row the recipe can make here (rows that can never be
     made, e.g. USE-large, are named and do not count); 1 otherwise, with the list; 2 on a usage error."""
@@ -72,7 +73,7 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, o
     from usebench.run.reproduce import Given, build_plan
 
     check_positive(batch_size, "--batch-size")
-    recipe = load_checked_recipe(paper)
+    recipe = load_checked_recipe(_recipe_argument(paper))
     model, overrides = absolute_paths(model, tuple(overrides))
     given = Given(preset=preset, model=model, seeds=parse_seeds(seeds) if seeds else None, max_steps=max_steps,
                   overrides=overrides, device=device, batch_size=batch_size, nli_sts_model=nli_sts_model,
@@ -98,6 +99,26 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, o
         return
     _run_all(rp, given, data_root, results_dir, execute, lopts.launcher)
     _report(rp, given, results_dir, out, tuple(_csv(formats)))
+
+
+def _recipe_argument(value: str) -> str | Path:
+    """A packaged paper's name, or the path of a recipe file (a name that is neither is a usage error, with the
+    papers listed)."""
+    if value in PAPERS:
+        return value
+    path = Path(value)
+    if path.suffix == ".toml" or path.exists():
+        if not path.is_file():
+            raise click.BadParameter(f"{value}: no such recipe file", param_hint="PAPER|RECIPE.toml")
+        if path.suffix != ".toml":
+            raise click.BadParameter(f"{value}: a recipe file is TOML (RECIPE.toml)", param_hint="PAPER|RECIPE.toml")
+        return path.resolve()
+    import difflib
+
+    close = difflib.get_close_matches(value, PAPERS, n=1)
+    hint = f"; did you mean {close[0]!r}?" if close else ""
+    raise click.BadParameter(f"{value!r} is not a paper ({', '.join(PAPERS)}) nor a recipe file (RECIPE.toml){hint}",
+                             param_hint="PAPER|RECIPE.toml")
 
 
 def _csv(spec: str) -> list[str]:
@@ -227,8 +248,10 @@ def _report(rp, given, results_dir: Path, out: Path, formats: tuple[str, ...]) -
 
 def _print_outcome(oc) -> None:
     made = [r for r in oc.rows if r.state == "made"]
+    counted = [r for r in oc.rows if r.state != "never"]  # rows that can never be made here do not count (--help)
     click.echo(f"\n{oc.entry.id}: {oc.entry.title}\n  written: {', '.join(oc.written) or 'none'}; rows made: "
-               f"{len(made)} of {len(oc.rows)}")
+               f"{len(made)} of {len(counted)}" + (f" (and {len(oc.rows) - len(counted)} that can never be made "
+                                                   "here)" if len(counted) < len(oc.rows) else ""))
     for name, why in oc.not_written:
         click.echo(f"  NOT WRITTEN {name}: {why}")
     for r in oc.rows:

@@ -185,11 +185,11 @@ def _line(name: str, slot: Any, match: dict[str, Any] | None, never: dict[str, s
           methods: frozenset[str] | None) -> RowLine:
     if slot.never or slot.label in never:
         return RowLine(name, slot.block, slot.label, "never", slot.reason or never.get(slot.label, ""))
+    if slot.made:  # a row --methods did not name can still be filled (a setting's chain trained with its run)
+        return RowLine(name, slot.block, slot.label, "made")
     method = (match or {}).get("method")
     if methods is not None and method and method not in methods:
         return RowLine(name, slot.block, slot.label, "not selected", f"--methods leaves out {method}")
-    if slot.made:
-        return RowLine(name, slot.block, slot.label, "made")
     return RowLine(name, slot.block, slot.label, "not made", slot.reason)
 
 

@@ -127,7 +127,10 @@ def _why_not(slot: RefEntry) -> tuple[str, bool]:
         note = (slot.settings or {}).get("note") or slot.note or "no counterpart in the suite"
         return f"cannot be made here: {note}", True
     where = f" in the {slot.match['group']} setting" if "group" in slot.match else ""
-    return f"no results of {slot.match.get('method')}{where} in this store", False
+    method = slot.match.get("method")
+    if method in UNTRAINED and slot.model:  # "no results of base" read as if no untrained row existed at all
+        return f"no results of {slot.model} ({method}){where} in this store", False
+    return f"no results of {method}{where} in this store", False
 
 
 def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:

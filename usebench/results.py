@@ -2,7 +2,7 @@
 (``aggregate``).
 
 ``load_results`` reads every record with :func:`usebench.store.iter_results` (a corrupt file is an error
-naming it) and writes one row per (run, stage chain, setting, seed, task, split, subset, metric), with the
+naming it), and MTEB's result files of the USEB tasks in place (:func:`usebench.mteb.results.all_results`), and writes one row per (run, stage chain, setting, seed, task, split, subset, metric), with the
 record's config hash, its config identity (the hash without the seed: equal for the seed repeats of one
 experiment) and its data sha256. The report's row of each record (:func:`usebench.report.rows.row_key`) is
 spelled out in the columns ``setting``, ``method``, ``base_model``, ``pooling``, ``corpus``, ``corpus_size``,
@@ -44,11 +44,11 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
 
     from usebench.frames import metric_rows, model_fields
     from usebench.report.stats import config_identity
-    from usebench.store import iter_results
+    from usebench.mteb.results import all_results
 
     root = _results_root(results_dir)
     rows: list[dict[str, Any]] = []
-    for result in iter_results(root):
+    for result in all_results(root):  # a results store, MTEB's result files of the USEB tasks, or both
         record = result.record
         head = {"run_id": record["run_id"], "chain": str(record["method"]["name"]), **_row_fields(record),
                 **model_fields(record), "seed": int(record["seed"]), "task": result.task, "split": result.split}

@@ -213,6 +213,9 @@ class StoredResult:
 MODEL_DIRS = frozenset({"checkpoint", "train_state", "dev_best"})
 
 
+MTEB_PREFIX, MTEB_META = "USEB-", "model_meta.json"  # mteb.evaluate's files in a cache's results/<model>/<revision>/
+
+
 def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
     """Every result file in the store; a corrupt file is an error naming it (never silently skipped). Hidden
     folders (``.launch/``: the launchers' state) hold no results."""
@@ -221,6 +224,8 @@ def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
         # hidden folders hold no results: .launch/ (launchers' state), a run's .dev_probe/ (an export mid-run)
         if path.parent.name in MODEL_DIRS or any(p.startswith(".") for p in path.relative_to(root).parts[:2]):
             continue
+        if path.name.startswith(MTEB_PREFIX) or (path.parent / MTEB_META).is_file():
+            continue  # an MTEB model folder (usebench/mteb/results.py reads its files of the USEB tasks)
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:

@@ -132,6 +132,25 @@ class HFEncoder:
             raise BenchError(f"--max-length {max_length} exceeds the {positions} positions of {model!r}")
         self._cache = EmbeddingCache(cache_dir, self.cache_key()) if cache_dir else None
 
+    @classmethod
+    def from_modules(cls, model: torch.nn.Module, tokenizer, *, name: str, pooling: str, max_length: int,
+                     batch_size: int = 64, show_progress: bool = False) -> HFEncoder:
+        """An encoder around a transformer and tokenizer already in memory (the model a sentence-transformers
+        trainer is training, usebench/st.py): the same tokenization, batching, pooling and fp32 forward as
+        ``HFEncoder(<its saved checkpoint>)``, on the device its weights are on. Nothing is cached (the weights
+        change between calls); the caller sets the module's train/eval mode."""
+        check_positive(batch_size, "batch_size")
+        check_positive(max_length, "max_length")
+        self = cls.__new__(cls)
+        self.info = ModelInfo(name=name, path=name, pooling=pooling, max_length=max_length, method={})
+        self.name, self.pooling, self.max_length = name, pooling, int(max_length)
+        self.prompt, self.prompt_text_max_length = None, None
+        self.batch_size, self.precision, self.show_progress = batch_size, "fp32", show_progress
+        self.device = next(model.parameters()).device
+        self._pool = build_pooler(pooling, name, self.device)
+        self.tokenizer, self.model, self._cache = tokenizer, model, None
+        return self
+
     def cache_key(self) -> str:
         # The precision is part of the key: a bf16 vector (or one an older version computed under GPU autocast,
         # whose key lacked it) is never served as an fp32 one.

@@ -1,5 +1,6 @@
 """Evaluate one scorer on one task split: load -> check the release -> prepare (encode unique texts once) ->
-score -> metrics."""
+score -> metrics. ``load_split`` and ``score_split`` are the two halves, for callers that score one split many
+times (the sentence-transformers evaluator, usebench/st.py; the MTEB tasks, usebench/mteb/)."""
 from __future__ import annotations
 
 import time
@@ -34,18 +35,33 @@ class Evaluation:
         return self.scores[self.main_metric]
 
 
-def evaluate(task_name: str, scorer: Scorer, split: str, data_root: str | Path,
-             allow_partial: bool = False) -> Evaluation:
-    """Run the task's protocol with ``scorer`` on ``split`` of the data under ``data_root``.
+@dataclass(frozen=True, eq=False)
+class LoadedSplit:
+    """One task split read and checked once (``load_split``), ready to be scored by any number of scorers
+    (``score_split``): a training run's evaluator scores the same split at every evaluation step."""
 
-    Data that is not the task's release (counts or recorded checksums differ) is refused before anything is
-    encoded, unless ``allow_partial``; then the evaluation (and its result) records what differed.
-    """
+    task: Any  # the task adapter (usebench.tasks.base.Task; the engine sits below the adapters)
+    split: str
+    data: Any
+    data_sha256: str
+    release: dict[str, Any]
+    load_s: float
+
+
+def load_split(task_name: str, split: str, data_root: str | Path, allow_partial: bool = False) -> LoadedSplit:
+    """Read ``split`` of the task and refuse data that is not its release (unless ``allow_partial``: then the
+    split records what differed), before anything is encoded."""
     task = TASKS.get(task_name)
     t0 = time.perf_counter()
     sha, per_file = task.data_digests(data_root, split)
     data = task.load(split, data_root)
     release = task.check_release(split, data, data_root, per_file, allow_partial)
+    return LoadedSplit(task, split, data, sha, release, time.perf_counter() - t0)
+
+
+def score_split(loaded: LoadedSplit, scorer: Scorer) -> Evaluation:
+    """The task's protocol on a loaded split: encode its unique texts once, score, compute the metrics."""
+    task, data = loaded.task, loaded.data
     t1 = time.perf_counter()
     scorer.prepare(task.texts(data))
     t2 = time.perf_counter()
@@ -53,10 +69,20 @@ def evaluate(task_name: str, scorer: Scorer, split: str, data_root: str | Path,
     metrics = task.metrics(data, raw)
     t3 = time.perf_counter()
     return Evaluation(
-        task=task.name, split=split, scores=metrics, main_metric=task.main_metric,
-        subsets=task.subsets(data, raw), n_queries=task.n_queries(data), data_sha256=sha,
-        timings={"load_s": t1 - t0, "encode_s": t2 - t1, "score_s": t3 - t2}, release=release,
+        task=task.name, split=loaded.split, scores=metrics, main_metric=task.main_metric,
+        subsets=task.subsets(data, raw), n_queries=task.n_queries(data), data_sha256=loaded.data_sha256,
+        timings={"load_s": loaded.load_s, "encode_s": t2 - t1, "score_s": t3 - t2}, release=loaded.release,
     )
+
+
+def evaluate(task_name: str, scorer: Scorer, split: str, data_root: str | Path,
+             allow_partial: bool = False) -> Evaluation:
+    """Run the task's protocol with ``scorer`` on ``split`` of the data under ``data_root``.
+
+    Data that is not the task's release (counts or recorded checksums differ) is refused before anything is
+    encoded, unless ``allow_partial``; then the evaluation (and its result) records what differed.
+    """
+    return score_split(load_split(task_name, split, data_root, allow_partial), scorer)
 
 
 def to_record(ev: Evaluation, *, run: str, method: dict[str, Any], seed: int, scorer: Scorer,

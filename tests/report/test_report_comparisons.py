@@ -105,7 +105,7 @@ def test_report_out_must_be_writable_before_anything_is_read(tmp_path, monkeypat
     import usebench.report.make as make
     from usebench.cli.main import main
 
-    monkeypatch.setattr(make, "iter_results", lambda d: pytest.fail("the store was read"))
+    monkeypatch.setattr(make, "all_results", lambda d: pytest.fail("the store was read"))
     blocker = tmp_path / "file"
     blocker.write_text("x")
     res = CliRunner().invoke(main, ["report", "--results-dir", str(tmp_path), "--out", str(blocker / "reports")])

@@ -21,6 +21,7 @@ from usebench.report.skeleton import build_with_skeleton
 from usebench.report.stats import SeedStats, paired_comparison
 from usebench.report.tables import COLUMNS, TABLES
 from usebench.report.tsdae_analyses import SECTION_BUILDERS
+from usebench.mteb.results import all_results
 from usebench.store import StoredResult, write_json_atomic
 
 Format = Literal["md", "tex", "csv", "html"]
@@ -115,8 +116,6 @@ def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Sec
 
 def make_report(opts: ReportOptions) -> Report:
     """Build and write the report; returns what was written."""
-    from usebench.mteb.results import all_results
-
     results = all_results(opts.results_dir)  # the store's results and MTEB's files of the USEB tasks under it
     if not results:
         raise BenchError(f"no results in {opts.results_dir}; run `bench eval` or `bench run` first")

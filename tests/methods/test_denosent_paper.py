@@ -49,7 +49,7 @@ def test_the_refusal_comes_when_the_plan_is_built(tiny_bert_dir, tmp_path):
     assert not (tmp_path / "r").exists() or not list((tmp_path / "r").glob("denosent__*"))
 
 
-def test_dev_selection_on_several_tasks_is_the_mean_of_their_scores(tiny_bert_dir):
+def test_dev_selection_on_several_tasks_is_the_mean_of_their_scores(tiny_bert_dir, tmp_path):
     from usebench.eval.encoder import HFEncoder
     from usebench.eval.evaluate import evaluate
     from usebench.eval.scorer import DenseScorer
@@ -59,7 +59,7 @@ def test_dev_selection_on_several_tasks_is_the_mean_of_their_scores(tiny_bert_di
         batch_size, device = 8, "cpu"
 
     cfg = METHODS.get("denosent").config("official")
-    score = _dev_evaluator(cfg, Spec(), ASSETS)(Path(tiny_bert_dir))
+    score = _dev_evaluator(cfg, Spec(), ASSETS, tmp_path)(Path(tiny_bert_dir))
     scorer = DenseScorer(HFEncoder(str(tiny_bert_dir), device="cpu", show_progress=False))
     each = [evaluate(t, scorer, "dev", ASSETS).main_score for t in ("stsb", "sickr")]
     assert score == pytest.approx(sum(each) / 2, abs=1e-9) and each[0] != each[1]

@@ -118,7 +118,7 @@ def test_paser_runs_meet_the_ablation_row_of_their_own_setting(tmp_path):
     _sts_run(tmp_path / "b", "paser", 0, preset="paper", corpus=sts, data=data, config=t1)
     labels = {}
     for run in ("a", "b"):
-        sections = _report(tmp_path / run, data, ("paser-ablations", "sts-table"),
+        sections = _report(tmp_path / run, data, ("paser-table5", "sts-table"),
                            user_samples=(("consert-sts-sentences", "e" * 64),))
         labels[run] = [f"{e.source} {e.label}" for s in sections for _, e in s.comparison.rows]
     assert labels["a"] == ["PaSeR Table 5 RAKE (top3)"]  # not Table 1's number: a different setting

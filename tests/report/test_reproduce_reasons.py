@@ -38,3 +38,22 @@ def test_no_published_glove_row_says_the_suite_has_no_glove():
     for row in rows:
         notes = [row.get("note"), (row.get("settings") or {}).get("note")]
         assert "no counterpart in the suite" not in notes, row["label"]
+
+
+def test_a_table_its_own_builder_lays_out_has_a_row_status(tmp_path):
+    """TSDAE Table 4 is laid out by its builder, not the generic skeleton: `bench reproduce` printed "rows made: 0
+    of 0" for it. Its rows' states come from the builder's slots."""
+    from tests.report.test_new_skeletons import _tsdae_result, _tsdae_units
+    from usebench.report.reproduce_status import _rows, load_checked_recipe
+    from usebench.report.rows import index_results
+
+    config, _ = _tsdae_units("table4")[0]  # BERT-base only
+    results = [_tsdae_result(tmp_path, 0, config, 0, task, "test", task, metric, 0.6)
+               for task, metric in (("askubuntu", "map"), ("cqadupstack", "map@100"), ("twitterpara", "ap_avg"),
+                                    ("scidocs", "map_avg"))]
+    entry = load_checked_recipe("tsdae").table("table4")
+    lines = _rows("tsdae-table4", entry, "tsdae", index_results(results), None, results)
+    assert [(line.label, line.state) for line in lines] == [
+        ("BERT-base", "made"), ("Scratch", "not made"), ("BART-base", "not made"), ("T5-base", "not made")]
+    assert lines[1].reason == "no results of TSDAE from scratch (from_scratch=true) on the four tasks' own " \
+                              "sentences in this store"

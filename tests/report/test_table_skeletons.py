@@ -185,7 +185,7 @@ def test_denosent_tables_have_their_published_numbers(tmp_path):
     fig = load_reference()["tables"]["denosent-fig3"]
     deno = next(r for r in fig["rows"] if r["label"] == "DenoSent (back-translation)")
     assert "SimCSE" not in [r["label"] for r in fig["rows"]] and deno["match"] == {"method": "denosent"}
-    assert set(fig["columns"]) == set(TABLES.get("denosent-fig3").columns) | {"mteb.MindSmallReranking.mrr@10"}
+    assert fig["columns"] == list(TABLES.get("denosent-fig3").columns)  # MindSmall's MRR@10 too (issue 39)
     table2 = load_reference()["tables"]["denosent-table2"]
     assert table2["columns"] == list(TABLES.get("denosent-table2").columns)
 

@@ -9,8 +9,12 @@ holds a measured matmul rate and is compared by its plan-derived numbers: distin
 The backbone is the packaged MiniLM (an alias: no weight file's bytes enter the run ids). The fixture root lives at
 one fixed path (:data:`ROOT`), because a ``dev_corpus`` path is part of a stage's config and so of its run id.
 
-Rewritten since: the dry-run text of tsdae, paser and thesis (the snapshot options merge runs their recipes list as
-distinct, and the dry run now names them: usebench/run/merged_runs.py); every unit, run and plan digest is 9c5c627's.
+Rewritten since, each time for a change meant to change plans (issue 39): the dry run names the runs the snapshot
+options merge (usebench/run/merged_runs.py); the fixture root's NLI and STSb files grew so that every chain stage
+trains past warm-up, and its corpora to 600 sentences; the recipes plan DenoSent's Table 3 rows, PaSeR's tables by
+the paper's numbers and its BERT-flow/CT rows with their published preset and data, TSDAE's BERT-flow with App. B's
+mean pooling, the thesis' batch-size study on 100,000 sentences. Up to the first of these, every unit, run and plan
+digest was 9c5c627's.
 
 When a change is meant to change plans (a recipe, a preset, an identity field), rewrite the digests and say why in
 the commit: ``python -m tests.run.test_plan_identity --write``.

@@ -89,9 +89,9 @@ def test_the_dev_evaluator_reads_the_named_metric(monkeypatch, tmp_path):
     monkeypatch.setattr("usebench.eval.scorer.DenseScorer", lambda *a, **k: None)
     cfg = METHODS.get("simcse").config("smoke", dev_task="quora", dev_every=5, dev_metric="recall@10")
     spec = type("Spec", (), {"batch_size": 8, "device": "cpu"})()
-    assert unit._dev_evaluator(cfg, spec, tmp_path)(tmp_path) == 0.8
+    assert unit._dev_evaluator(cfg, spec, tmp_path, tmp_path / "home")(tmp_path) == 0.8
     cfg = cfg.replace(dev_metric=None)
-    assert unit._dev_evaluator(cfg, spec, tmp_path)(tmp_path) == 0.5
+    assert unit._dev_evaluator(cfg, spec, tmp_path, tmp_path / "home")(tmp_path) == 0.5
 
 
 def test_seeds_as_a_count_or_a_list(tiny_bert_dir, tmp_path):

@@ -46,6 +46,12 @@ TABLE_NEEDS = {
     "tsdae-table4": "test results of TSDAE on the four USEB tasks per backbone, with each run's log.jsonl (the loss): "
                     "bench run --methods tsdae --tasks useb --seeds 5 --model bert-base-uncased | facebook/bart-base "
                     "| t5-base (--set tie_encoder_decoder=false) | bert-base-uncased --set from_scratch=true",
+    "denosent-table3": "STS test results of denosent per ablation (the recipe's table3 runs: paraphrases on/off, "
+                       "loss weights, pooling): bench reproduce denosent --tables table3",
+    "tsdae-table9": "test results on the four USEB tasks of tsdae, ct, simcse and bertflow trained unsupervised per "
+                    "checkpoint: bench run --methods tsdae,ct,simcse,bertflow --tasks useb --seeds 5 --model "
+                    "google/electra-base-discriminator | distilroberta-base | roberta-base | distilbert-base-uncased "
+                    "(TSDAE untied with a BERT decoder) | bert-base-uncased",
 }
 FIGURES = (
     Artifact("<table>-seeds", "figure", "per-seed values of every row and column of each table",

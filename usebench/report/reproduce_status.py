@@ -51,12 +51,16 @@ class RowLine:
 def skeleton_of(name: str, entry: TableEntry, paper: str) -> str | None:
     """The published table whose rows report table ``name`` is checked against for this recipe table of
     ``paper``: the report table's skeleton when the recipe table names it, or names none and the skeleton is
-    ``paper``'s own (DenoSent's untyped Table 3 lands in sts-table, whose skeleton is TSDAE's Table 11: not held
-    to it)."""
+    ``paper``'s own (a recipe table written into another paper's table, e.g. a user's recipe writing sts-table,
+    whose skeleton is TSDAE's Table 11, is not held to it)."""
     from usebench.report.reference import load_reference
     from usebench.report.tables import TABLES
 
+    from usebench.report.tsdae_analyses import SECTION_SLOTS
+
     skeleton = TABLES.get(name).skeleton if name in TABLES.names() else None
+    if not skeleton and name in SECTION_SLOTS:  # laid out by its own builder: its first published table names it
+        skeleton = SECTION_SLOTS[name][0]
     if not skeleton:
         return None
     if entry.reference is not None:
@@ -129,7 +133,8 @@ def table_outcomes(tables: list[TableEntry], paper: str, results_dir: Path, out:
     from usebench.report.tables import TABLES
     from usebench.store import iter_results
 
-    index = index_results(list(iter_results(results_dir))) if results_dir.is_dir() else None
+    results = list(iter_results(results_dir)) if results_dir.is_dir() else None
+    index = index_results(results) if results is not None else None
     outcomes = []
     for entry in tables:
         oc = TableOutcome(entry)
@@ -139,7 +144,7 @@ def table_outcomes(tables: list[TableEntry], paper: str, results_dir: Path, out:
                 where = f"{where}: {failed[name]}"
             (oc.written.append(name) if where is None else oc.not_written.append((name, where)))
             if name in TABLES.names():
-                oc.rows += _rows(name, entry, paper, index, methods)
+                oc.rows += _rows(name, entry, paper, index, methods, results)
         outcomes.append(oc)
     return outcomes
 
@@ -157,7 +162,7 @@ def _written(name: str, entry: TableEntry, out: Path) -> str | None:
 
 
 def _rows(name: str, entry: TableEntry, paper: str, index: Any,
-          methods: frozenset[str] | None) -> list[RowLine]:
+          methods: frozenset[str] | None, results: list[Any] | None = None) -> list[RowLine]:
     """The published rows of report table ``name`` (its skeleton's slots), each with its state. A recipe table
     held to another published table than the report table's skeleton (Table 9 beside paper-table2) has no slots
     to check: only that its file was written."""
@@ -172,13 +177,44 @@ def _rows(name: str, entry: TableEntry, paper: str, index: Any,
     except ImportError:
         return [RowLine(name, "", "(all rows)", "not made", "row status unavailable: usebench.report.skeleton "
                         "is not in this install")]
+    from usebench.report.tsdae_analyses import SECTION_SLOTS
+
     try:
-        slots = table_status(name, index)
+        slots = section_status(name, results or []) if name in SECTION_SLOTS else table_status(name, index)
     except BenchError as e:  # e.g. runs that may not be averaged in one row
         return [RowLine(name, "", "(all rows)", "not made", str(e))]
-    match = {(r.get("block", ""), r["label"]): (r.get("match") or {}) for r in _published_rows(skeleton)}
+    published = [r for t in SECTION_SLOTS.get(name, (skeleton,)) for r in _published_rows(t)]
+    match = {(r.get("block", ""), r["label"]): (r.get("match") or {}) for r in published}
     never = {n.label: n.reason for n in entry.never}
     return [_line(name, s, match.get((s.block, s.label)), never, methods) for s in slots]
+
+
+def section_status(name: str, results: list[Any]) -> list[Any]:
+    """Slot by slot, as :func:`usebench.report.skeleton.table_status`, for a table its own builder lays out
+    (TSDAE Tables 4, 9 and App. A, the thesis' studies and eProduct tables: ``tsdae_analyses.SECTION_BUILDERS``),
+    whose slots are the rows of the published tables ``SECTION_SLOTS[name]`` in order."""
+    from usebench.report.reference import entries
+    from usebench.report.skeleton import SlotStatus, _why_not
+    from usebench.report.tables import TABLES
+    from usebench.report.tsdae_analyses import SECTION_BUILDERS, SECTION_SLOTS
+
+    built = SECTION_BUILDERS[name](results, TABLES.get(name), None).built
+    out = []
+    for i, slot in enumerate(e for t in SECTION_SLOTS[name] for e in entries(t)):
+        rows = [r for r in built.rows if r.slot == i]
+        # a builder's row of ours may carry no report key (App. A's rows are configurations): a value says it is ours
+        ours = [r for r in rows if r.key is not None or not all(c.missing for c in r.cells.values())]
+        if any(not any(c.missing for c in r.cells.values()) for r in ours):
+            out.append(SlotStatus(name, slot.block, slot.label, True, "", False))
+        elif ours:
+            gaps = sorted({c.header if not c.group else f"{c.group} {c.header}" for r in ours for c in built.columns
+                           if r.cells[c.id].missing})
+            out.append(SlotStatus(name, slot.block, slot.label, False, "no results for " + ", ".join(gaps), False))
+        else:
+            note = next((r.note for r in rows if r.note), "")
+            reason, never = (note, note.startswith("cannot be made here")) if note else _why_not(slot)
+            out.append(SlotStatus(name, slot.block, slot.label, False, reason, never))
+    return out
 
 
 def _line(name: str, slot: Any, match: dict[str, Any] | None, never: dict[str, str],

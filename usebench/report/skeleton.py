@@ -2,10 +2,14 @@
 paper prints it, every slot filled with our row of that setting or shown as "—" with the reason.
 
 A report table that reproduces a published table names it (``TableSpec.skeleton``). Each published row is a slot;
-our rows are slotted by what the row is (method, setting block, pooling, the evaluated model of an untrained row,
-and the config keys that tell the table's rows of one method apart, e.g. ``loss`` in the thesis' Table 5.9),
-never by a label. A slot's label is the paper's, with our marks where our row differs from it in something a
-reader must see (a variant of the preset, another backbone, another training corpus). Our rows that fit no slot
+a slot admits our row only when the row's resolved setting is the slot's: method, setting block (a chain's shape),
+pooling, the evaluated model of an untrained row, the kind of training data, and every key that tells the paper's
+rows apart (:func:`slot_settings`: the keys in which the published rows of the same method, in any of the paper's
+tables, differ, e.g. PaSeR's ``top_k``/``signal``, DenoSent's ``paraphrases`` and loss weights, TSDAE's noise and
+tying, ``loss`` in the thesis' Table 5.9), read from each result's resolved config, never from a label or a preset's
+name. Budget keys (steps, batch size, dev selection) count only where the table's own rows differ in them. A slot's
+label is the paper's, with our marks where our row differs from it in something a reader must see (a variant of
+the preset, another backbone, another training corpus). Our rows that fit no slot
 follow the skeleton in blocks of their own, marked as not in the paper's table. Whether the paper's *number* may
 stand beside ours is a separate, stricter question (:mod:`usebench.report.reference`).
 
@@ -15,12 +19,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from usebench.report.build import Built, Cell, Row, build_table
-from usebench.report.reference import RefEntry, entries, matches, same_model
+from usebench.report.pairing import NO_SCORE_KEYS
+from usebench.report.reference import RefEntry, entries, load_reference, matches, same_model
 from usebench.report.rows import UNTRAINED, ResultIndex, RowKey, index_results, row_marks  # noqa: F401
 from usebench.report.tables import TABLES, TableSpec
 
@@ -72,6 +78,91 @@ def distinguishing_keys(slots: Sequence[RefEntry]) -> dict[int, dict[str, Any]]:
     return out
 
 
+# Keys that set a run's budget and how its checkpoint is picked (how long and how large it trains, on which dev data
+# it is selected, its backbone): a CPU check (`--preset smoke`, `--max-steps`) shrinks them and its row is still the
+# slot's kind of row, marked with its variant (whether the published number may stand beside it is the pairing's
+# question). They tell slots apart only where the table's own rows differ in them (thesis Table 5.17: 1 vs 3 epochs).
+BUDGET_KEYS = frozenset({"model", "epochs", "max_steps", "batch_size", "lr", "warmup_steps", "warmup_ratio",
+                         "max_length", "eval_max_length", "max_chars", "amp", "drop_last", "dev_task", "dev_every",
+                         "dev_metric", "dev_patience", "dev_corpus", "train_data", "log_every", "save_every"})
+
+
+def _plain(value: Any) -> Any:
+    return [_plain(v) for v in value] if isinstance(value, (list, tuple)) else value
+
+
+def _resolve(method: str, preset: str, values: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A published row's config as the planner resolves it (its preset with the row's values), None when the
+    method or preset is not ours or the values are not the method's keys."""
+    from usebench import methods  # noqa: F401  (enrols the plugins)
+    from usebench.errors import BenchError
+    from usebench.registry import METHODS
+    from usebench.train.config import config_to_dict
+
+    if method not in METHODS.names():
+        return None
+    try:
+        cfg = METHODS.get(method).config(preset, dict(values))
+    except (BenchError, TypeError, ValueError, KeyError):
+        return None
+    return {k: _plain(v) for k, v in config_to_dict(cfg).items()}
+
+
+def _presets(settings: Mapping[str, Any] | None) -> list[str]:
+    preset = (settings or {}).get("preset")
+    return [preset] if isinstance(preset, str) else [str(p) for p in preset or ()]
+
+
+@lru_cache(maxsize=None)
+def _paper_rows(source: str) -> tuple[RefEntry, ...]:
+    """Every published row of one paper (all its tables)."""
+    data = load_reference()["tables"]
+    return tuple(e for t, table in data.items() if table.get("source") == source for e in entries(t))
+
+
+def _of_method(row: RefEntry, method: str) -> bool:
+    """Whether a published row is a run of ``method``: its ``match`` says so, or (a row of a configuration search,
+    e.g. the TSDAE paper's App. A and Table 4, which has no slot) every key it sets is a key of that method's config."""
+    if row.match:
+        return row.match.get("method") == method
+    values = (row.settings or {}).get("config") or {}
+    if (row.settings or {}).get("preset") or not values:
+        return False
+    from usebench.registry import METHODS
+
+    return method in METHODS.names() and set(values) <= {f.name for f in fields(METHODS.get(method).Config)}
+
+
+def slot_settings(slot: RefEntry) -> list[dict[str, Any]]:
+    """What a row of ours must have to be the slot's, one alternative per preset the slot names: the slot's
+    resolved config on every key in which another published row of the same method in the same paper differs from
+    it (the keys that tell the paper's rows apart: PaSeR's ``signal``/``top_k``/``synonym_ratio``, DenoSent's loss
+    weights and ``paraphrases``, TSDAE's noise, pooling, tying and ``from_scratch``), budget keys aside."""
+    method = str((slot.match or {}).get("method") or "")
+    source = load_reference()["tables"][slot.table_id].get("source", "")
+    out = []
+    for preset in _presets(slot.settings):
+        mine = _resolve(method, preset, (slot.settings or {}).get("config") or {})
+        if mine is None:
+            continue
+        keys: set[str] = set()
+        for other in _paper_rows(source):
+            if other is slot or not _of_method(other, method):
+                continue
+            values = (other.settings or {}).get("config") or {}
+            for theirs in [_resolve(method, p, values) for p in _presets(other.settings) or [preset]]:
+                keys |= {k for k, v in mine.items() if theirs is not None and k not in BUDGET_KEYS
+                         and k not in NO_SCORE_KEYS and not _same(theirs.get(k), v)}
+        out.append({k: mine[k] for k in sorted(keys)})
+    return out
+
+
+@lru_cache(maxsize=None)
+def _settings_of(table_id: str, position: int) -> tuple[dict[str, Any], ...]:
+    """:func:`slot_settings` of one published row, once per process (the published rows never change)."""
+    return tuple(slot_settings(entries(table_id)[position]))
+
+
 def table_backbones(slots: Sequence[RefEntry]) -> frozenset[str]:
     """The backbones the published table's trained rows start from (bert-base-uncased): an untrained row of that
     model is "the backbone", which a run's own backbone (--model) stands in for, marked in its label."""
@@ -79,9 +170,11 @@ def table_backbones(slots: Sequence[RefEntry]) -> frozenset[str]:
 
 
 def fits(slot: RefEntry, key: RowKey, wanted: Mapping[str, Any], configs: Sequence[Mapping[str, Any]],
-         backbones: frozenset[str] = frozenset()) -> bool:
-    """Whether our row is the slot's kind of row. A slot that names no block holds the unsupervised rows of a
-    trained method (the STS tables list methods, not settings)."""
+         backbones: frozenset[str] = frozenset(), settings: Sequence[Mapping[str, Any]] = ()) -> bool:
+    """Whether our row is the slot's kind of row: its method, block, pooling and kind of data, the values the table's
+    rows of one method differ in (``wanted``), and every key that tells the paper's rows apart (``settings``, one
+    alternative per preset: :func:`slot_settings`), read from each result's resolved config. A slot that names no
+    block holds the unsupervised rows of a trained method (the STS tables list methods, not settings)."""
     if not slot.match or not matches(slot, key):
         return False
     model = slot.match.get("model")
@@ -91,22 +184,25 @@ def fits(slot: RefEntry, key: RowKey, wanted: Mapping[str, Any], configs: Sequen
         return False
     if not _data_kind_fits((slot.settings or {}).get("train_data"), key):
         return False
-    if not wanted:
-        return True
-    return bool(configs) and all(all(_same(c.get(k), v) for c in configs) for k, v in wanted.items())
+    if wanted and not (configs and all(all(_same(c.get(k), v) for c in configs) for k, v in wanted.items())):
+        return False
+    recorded = [c for c in configs if c]  # a result that records no resolved config (an old store) is not read
+    return not (settings and recorded) or any(all(all(_same(c.get(k), v) for c in recorded) for k, v in alt.items())
+                                              for alt in settings)
 
 
 def _data_kind_fits(train_data: Any, key: RowKey) -> bool:
     """The kind of training data the slot's row had: the evaluated task's own (``in-domain``: our row has no
     corpus of its own), or a corpus of its own (Table 11's TSDAE on Wikipedia sentences: a file, a named corpus, or
-    the evaluated task's own sample; never another target task's sentences scored elsewhere). Which corpus exactly, and whether it is
-    the published one, is the pairing's question (:mod:`usebench.report.pairing`), decided by content."""
+    the evaluated task's own sample; never another target task's sentences scored elsewhere). Which corpus exactly,
+    and whether it is the published one, is the pairing's question (:mod:`usebench.report.pairing`), decided by
+    content."""
     from usebench.data.nli_sentences import is_named_corpus
 
     if key.method in UNTRAINED or train_data in (None, "none"):
         return True
-    if train_data == "in-domain":
-        return not key.corpus
+    if train_data == "in-domain":  # the task's whole release: a sample of it (--corpus-size, Fig. 3) is other data
+        return not key.corpus and not key.corpus_size
     if isinstance(train_data, Mapping) and train_data.get("from_task"):  # a sample of the evaluated task's own
         return not key.corpus                                            # corpus (the thesis' Quora titles 100k)
     # a corpus of its own (a file or a named corpus), never a target task's own sentences scored elsewhere
@@ -140,13 +236,14 @@ def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:
         return built
     slots = entries(spec.skeleton)
     wanted, backbones = distinguishing_keys(slots), table_backbones(slots)
+    settings = {i: _settings_of(spec.skeleton, i) for i, s in enumerate(slots) if s.match}
     configs = {r.key: _row_configs(index, r.key) for r in built.rows if r.key is not None}
     placed: set[int] = set()
     rows: list[Row] = []
     missing_notes = []
     for i, slot in enumerate(slots):
         mine = [(n, r) for n, r in enumerate(built.rows) if n not in placed and r.key is not None
-                and fits(slot, r.key, wanted.get(i, {}), configs[r.key], backbones)]
+                and fits(slot, r.key, wanted.get(i, {}), configs[r.key], backbones, settings.get(i, ()))]
         for n, r in mine:
             placed.add(n)
             mark = f" · {r.not_release}" if r.not_release else ""  # data that is not the release says so
@@ -155,7 +252,7 @@ def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:
             reason, _ = _why_not(slot)
             rows.append(Row(label=slot.label, block=slot.block, cells={c.id: Cell(None, n=0) for c in built.columns},
                             slot=i, note=reason))
-            missing_notes.append(f"— {slot.block} / {slot.label}: {reason}.")
+            missing_notes.append(f"— {slot.block + ' / ' if slot.block else ''}{slot.label}: {reason}.")
     rows += [replace(r, block=r.block + NOT_IN_PAPER) for n, r in enumerate(built.rows) if n not in placed]
     source = slots[0].source if slots else spec.skeleton
     notes = list(built.notes) + [f"Rows and blocks in the order of {source}; a row of ours carries the paper's "

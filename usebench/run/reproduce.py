@@ -196,7 +196,8 @@ def run_options(entry: RunEntry, given: Given, inputs: dict[str, InputState]) ->
     fill = _filler(inputs)
     start = given.nli_sts_model if entry.setting in ("all", "adapt-nli-first") else None
     corpus = fill(entry.corpus) if entry.corpus else None
-    sets = tuple(fill(s) for s in entry.overrides if not (given.model and entry.model and _key(s) in BACKBONE_BOUND))
+    sets = tuple(fill(s) for s in entry.overrides if not (given.model and entry.model and _key(s) in BACKBONE_BOUND)
+                 and not _left_out(s, entry.methods, methods))
     return RunOptions(methods=methods, tasks=entry.tasks, eval_tasks=entry.eval_tasks, seeds=seeds,
                       seed_list=tuple(seed_list), preset=given.preset or entry.preset,
                       model=given.model or (fill(entry.model) if entry.model else None),
@@ -209,6 +210,19 @@ def run_options(entry: RunEntry, given: Given, inputs: dict[str, InputState]) ->
 
 BACKBONE_BOUND = ("decoder_model",)  # a recipe value chosen for its run's backbone (DistilBERT's BERT decoder)
 MODEL_KEYS = ("model", "decoder_model")  # overrides naming a checkpoint the unit loads when it starts
+
+
+def _left_out(item: str, listed: tuple[str, ...], kept: tuple[str, ...]) -> bool:
+    """A recipe's ``METHOD.key=value`` for a method of the run that --methods left out: it has nothing to reach
+    (a prefix that names no method of the run at all stays, so that the planner refuses the typo)."""
+    method, dot, _ = item.split("=", 1)[0].strip().partition(".")
+    if not dot:
+        return False
+
+    def parts(specs: tuple[str, ...]) -> set[str]:
+        return {part.strip() for spec in specs for part in spec.split(">")}
+
+    return method in parts(listed) - parts(kept)
 
 
 def _key(item: str) -> str:

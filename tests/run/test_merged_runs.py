@@ -26,19 +26,19 @@ def _plan(root: Path, tables: list[str], **given):
 
 def test_a_global_set_that_merges_the_batch_size_study_is_refused_naming_the_runs(root):
     with pytest.raises(ConfigError) as e:
-        _plan(root, ["studies"], overrides=("batch_size=8",))
+        _plan(root, ["tables5.11-5.13"], overrides=("batch_size=8",))
     text = str(e.value)
     assert text.startswith("--set batch_size=8 would merge runs the recipe lists as distinct")
-    assert "studies runs 1, 2, 3, 5 become one simcse unit" in text
+    assert "tables5.11-5.13 runs 1, 2, 3, 5 become one simcse unit" in text
     assert "--set batch_size=32 | --set batch_size=128 | --set batch_size=512" in text  # and run 5: batch 64, 100k
     assert "--allow-merged-runs" in text
 
 
 def test_allowed_merges_are_named_in_the_plan_and_really_are_one_unit(root, tiny_bert_dir):
     # the batch-size study trains on 100k sentences (Table 5.11): --corpus-sizes 16 lets the fixtures hold it
-    rp = _plan(root, ["studies"], overrides=("batch_size=8",), allow_merged_runs=True, model=str(tiny_bert_dir),
+    rp = _plan(root, ["tables5.11-5.13"], overrides=("batch_size=8",), allow_merged_runs=True, model=str(tiny_bert_dir),
                corpus_sizes=(16,))
-    assert any(line.startswith("studies runs 1-5 become one simcse unit") for line in rp.merged)
+    assert any(line.startswith("tables5.11-5.13 runs 1-5 become one simcse unit") for line in rp.merged)
     study = rp.runs[:3]
     assert all(r.run_ids for r in study) and len({tuple(r.run_ids) for r in study}) == 1  # what the check predicted, the planner did
 
@@ -46,19 +46,19 @@ def test_allowed_merges_are_named_in_the_plan_and_really_are_one_unit(root, tiny
 def test_options_that_keep_the_runs_apart_pass(root):
     # no option at all; an option every run keeps distinct (max_length); a set for a method of no study run
     for given in ({}, {"overrides": ("max_length=16",)}, {"overrides": ("tsdae.batch_size=8",)}):
-        assert _plan(root, ["studies"], **given).merged == []
+        assert _plan(root, ["tables5.11-5.13"], **given).merged == []
 
 
 def test_the_corpus_sizes_option_merging_the_corpus_size_study_is_named(root):
-    with pytest.raises(ConfigError, match=r"studies runs 4, 5 become one simcse unit; the recipe tells them apart "
+    with pytest.raises(ConfigError, match=r"tables5.11-5.13 runs 4, 5 become one simcse unit; the recipe tells them apart "
                                           r"by --corpus-size 10000 \| --corpus-size 100000"):
-        _plan(root, ["studies"], corpus_sizes=(16,))
+        _plan(root, ["tables5.11-5.13"], corpus_sizes=(16,))
 
 
 def test_the_command_refuses_before_planning_and_the_flag_lets_a_smoke_check_through(root, tmp_path):
-    args = ["reproduce", "thesis", "--tables", "studies", "--dry-run", "--seeds", "1", "--set", "batch_size=8",
+    args = ["reproduce", "thesis", "--tables", "tables5.11-5.13", "--dry-run", "--seeds", "1", "--set", "batch_size=8",
             "--data-root", str(root), "--results-dir", str(tmp_path / "r")]
     refused = CliRunner().invoke(main, args)
     assert refused.exit_code == 2 and "would merge runs the recipe lists as distinct" in refused.output
     allowed = CliRunner().invoke(main, [*args, "--allow-merged-runs"])
-    assert "merged by the options (one unit, one number in their rows): studies runs 1, 2, 3, 5" in allowed.output
+    assert "merged by the options (one unit, one number in their rows): tables5.11-5.13 runs 1, 2, 3, 5" in allowed.output

@@ -61,3 +61,17 @@ def test_a_bad_paper_or_recipe_argument_is_a_usage_error(argument, message, tmp_
     monkeypatch.chdir(tmp_path)
     result = _invoke(argument, "--dry-run")
     assert result.exit_code == 2 and message in " ".join(result.output.split())
+
+
+@pytest.mark.parametrize(("paper", "old", "new"), [("paser", "ablations", "table4, table5, table8 and table9"),
+                                                    ("thesis", "studies", "tables5.11-5.13"),
+                                                    ("thesis", "alpha", "figure5.2")])
+def test_a_table_id_that_followed_no_paper_number_names_its_new_id(paper, old, new):
+    from usebench.errors import ConfigError
+    from usebench.report.reproduce_status import load_checked_recipe
+
+    recipe = load_checked_recipe(paper)
+    with pytest.raises(ConfigError, match=f"{old} is {new}$"):
+        recipe.table(old)
+    for table_id in new.replace(" and ", ", ").split(", "):
+        assert recipe.table(table_id).id == table_id

@@ -70,7 +70,7 @@ def _parts(command: str) -> list[str]:
 
 
 def _where(group: list[RecipeRun]) -> str:
-    """``studies runs 1-3`` / ``table2 run 4, table10 run 2``."""
+    """``tables5.11-5.13 runs 1-3`` / ``table2 run 4, table10 run 2``."""
     tables = list(dict.fromkeys(r.table for r in group))
     out = []
     for table in tables:
@@ -82,7 +82,7 @@ def _where(group: list[RecipeRun]) -> str:
 
 
 def _group_line(group: list[RecipeRun], chains: list[str]) -> str:
-    """``studies runs 1-3 become one simcse unit; the recipe tells them apart by --set batch_size=32 | ...``."""
+    """``tables5.11-5.13 runs 1-3 become one simcse unit; the recipe tells them apart by --set batch_size=32 | ...``."""
     parts = [_parts(r.command) for r in group]
     common = set.intersection(*(set(p) for p in parts))
     differ = [" ".join(x for x in p if x not in common) or "(as the recipe gives it)" for p in parts]

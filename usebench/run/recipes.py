@@ -140,6 +140,12 @@ class EvalEntry:
         return f"bench eval --model {self.model}{pooling} --tasks {self.tasks}{split}"
 
 
+# Recipe table ids that followed no number of the paper, and the ids that replaced them (an old id in a script or a
+# note gets the new one, not a did-you-mean).
+RENAMED = {("paser", "ablations"): "table4, table5, table8 and table9",
+           ("thesis", "studies"): "tables5.11-5.13", ("thesis", "alpha"): "figure5.2"}
+
+
 @dataclass(frozen=True)
 class NeverRow:
     """A published row that can never be made here, and why."""
@@ -178,6 +184,9 @@ class Recipe:
         for t in self.tables:
             if t.id == table_id:
                 return t
+        if (self.paper, table_id) in RENAMED:
+            raise ConfigError(f"--tables {table_id}: the {self.paper} recipe's table ids follow the paper's numbers "
+                              f"now; {table_id} is {RENAMED[self.paper, table_id]}")
         raise ConfigError(f"--tables {table_id}: not a table of the {self.paper} recipe ({self.path}); its tables: "
                           f"{', '.join(t.id for t in self.tables)}" + _hint(table_id, [t.id for t in self.tables]))
 

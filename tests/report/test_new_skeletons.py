@@ -362,3 +362,21 @@ def test_section_slots_name_the_published_rows_each_section_lays_out():
     assert set(SECTION_SLOTS) == set(SECTION_BUILDERS)
     assert SECTION_SLOTS["tsdae-app-a"] == APP_A_TABLES and SECTION_SLOTS["thesis-studies"] == STUDY_TABLES
     assert SECTION_SLOTS["thesis-eproduct"] == EPRODUCT_TABLES
+
+
+def test_tsdae_table4_leaves_out_a_corpus_size_sample(tmp_path):
+    """Figure 3's runs train TSDAE on a sample of the task's sentences: they are no Table 4 row, and a store holding
+    both (bench reproduce tsdae on every table) must not try to average them with the whole-corpus run."""
+    import json
+
+    from usebench.report.tsdae_analyses import table4_section
+
+    config, _ = _tsdae_units("table4")[0]
+    whole = _tsdae_result(tmp_path, 0, config, 0, "askubuntu", "test", "askubuntu", "map", 0.6)
+    sample = _tsdae_result(tmp_path, 1, config, 0, "askubuntu", "test", "askubuntu", "map", 0.3)
+    sample.record["config"]["corpus_size"] = 16
+    sample.path.write_text(json.dumps(sample.record))
+    built = table4_section([whole, sample], TABLES.get("tsdae-table4")).built
+    (bert,) = [r for r in built.rows if r.label.startswith("BERT-base")]
+    assert bert.cells["askubuntu"].mean == pytest.approx(60.0)
+    assert not [r for r in built.rows if r.slot is None]  # the sample is not even "not in the paper's table"

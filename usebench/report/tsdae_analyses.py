@@ -220,6 +220,8 @@ def _table4_key(record: Mapping[str, Any]) -> tuple | None:
     task = record["task"]["name"]
     if config.get("method") != "tsdae" or corpus.get("label") != task or record["task"]["split"] != "test":
         return None
+    if config.get("corpus_size") is not None:  # a sample of the task's sentences (Fig. 3), not Table 4's whole corpus
+        return None
     # the decoder is part of the row: a tied BERT decoder, BART/T5's own, or a separate one are other settings
     decoder = "tied" if cfg.get("tie_encoder_decoder", True) else (cfg.get("decoder_model") or "own")
     return (cfg.get("model"), bool(cfg.get("from_scratch")), cfg.get("max_steps"), str(decoder))

@@ -57,3 +57,45 @@ def test_a_table_its_own_builder_lays_out_has_a_row_status(tmp_path):
         ("BERT-base", "made"), ("Scratch", "not made"), ("BART-base", "not made"), ("T5-base", "not made")]
     assert lines[1].reason == "no results of TSDAE from scratch (from_scratch=true) on the four tasks' own " \
                               "sentences in this store"
+
+
+def _fig3_results(root, method: str, corpus: str, value: float) -> None:
+    from usebench.report.tables import COLUMNS, TABLES
+    from usebench.store import make_record, run_id, save_result
+
+    by_task: dict[str, dict[str, float]] = {}
+    for cid in TABLES.get("denosent-fig3").columns:
+        by_task.setdefault(COLUMNS[cid].task, {})[COLUMNS[cid].metric] = value
+    for seed in (0, 1):
+        cfg = {"method": method, "model": "bert-base-uncased", "seed": seed}
+        for task, scores in by_task.items():
+            save_result(root, make_record(
+                run=run_id(method, "bert-base-uncased", {"method": method}, seed),
+                task={"name": task, "split": "test", "group": "mteb", "version": 1, "data_sha256": f"sha-{task}",
+                      "n_queries": 5},
+                method={"name": method, "base_model": "bert-base-uncased", "pooling": "cls", "max_length": 32,
+                        "train_corpus": corpus},
+                seed=seed, scores=scores, main_metric=next(iter(scores)), subsets={}, scorer={"kind": "dense"},
+                timings={}, config=cfg))
+
+
+def test_figure3_puts_denosent_beside_simcse_trained_on_its_own_data_and_an_empty_table_is_not_made(tmp_path):
+    """DenoSent's Figure 3 is DenoSent (on its paraphrases) minus SimCSE (on wiki1m): the table dropped every row,
+    as it paired SimCSE only on the same corpus, and `bench reproduce` still called the empty table complete."""
+    from usebench.report.reproduce_status import _rows, load_checked_recipe
+    from usebench.report.rows import index_results
+    from usebench.report.skeleton import build_with_skeleton
+    from usebench.report.tables import TABLES
+    from usebench.store import iter_results
+
+    entry = load_checked_recipe("denosent").table("figure3")
+    _fig3_results(tmp_path, "denosent", "file:paraphrases.tsv", 0.60)
+    index = index_results(list(iter_results(tmp_path)))
+    (line,) = _rows("denosent-fig3", entry, "denosent", index, None)
+    assert line.state == "not made" and "no row of ours" in line.reason
+    _fig3_results(tmp_path, "simcse", "file:wiki1m_for_simcse.txt", 0.55)
+    index = index_results(list(iter_results(tmp_path)))
+    (row,) = [r for r in build_with_skeleton(TABLES.get("denosent-fig3"), index).rows if r.key is not None]
+    assert row.key.method == "denosent"
+    assert all(abs(c.mean - 5.0) < 1e-9 for c in row.cells.values())  # 100 x (0.60 - 0.55), paired per seed
+    assert _rows("denosent-fig3", entry, "denosent", index, None) == []

@@ -158,11 +158,19 @@ def _minus_baseline(spec: TableSpec, stats: dict[RowKey, dict[str, SeedStats]]) 
     out = {}
     for key, cells in stats.items():
         base = [k for k in stats if k.method == spec.baseline and k.same_experiment(key)]
+        if not base and spec.baseline_own_data:  # the one baseline row of the block and backbone, on its own data
+            base = [k for k in stats if k.method == spec.baseline and _same_but_data(k, key)]
+            base = base if len(base) == 1 else []  # two SimCSE corpora: which one the figure meant is not known
         if key.method == spec.baseline or not base:
             continue
         out[key] = {cid: SeedStats({s: v - stats[base[0]][cid].values[s] for s, v in cell.values.items()
                                     if s in stats[base[0]][cid].values}) for cid, cell in cells.items()}
     return out
+
+
+def _same_but_data(a: RowKey, b: RowKey) -> bool:
+    """Same block, base model, labeled size and config marks; the training corpus and its size aside."""
+    return (a.group, a.model, a.labeled_size, a.config) == (b.group, b.model, b.labeled_size, b.config)
 
 
 def _daggers(spec: TableSpec, key: RowKey, stats: dict[RowKey, dict[str, SeedStats]],

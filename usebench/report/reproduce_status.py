@@ -169,7 +169,7 @@ def _rows(name: str, entry: TableEntry, paper: str, index: Any,
 
     skeleton = skeleton_of(name, entry, paper)
     if skeleton is None:
-        return []
+        return _empty_table(name, entry, index, methods)
     if index is None:
         return [RowLine(name, "", "(all rows)", "not made", "no results store")]
     try:
@@ -187,6 +187,29 @@ def _rows(name: str, entry: TableEntry, paper: str, index: Any,
     match = {(r.get("block", ""), r["label"]): (r.get("match") or {}) for r in published}
     never = {n.label: n.reason for n in entry.never}
     return [_line(name, s, match.get((s.block, s.label)), never, methods) for s in slots]
+
+
+def _empty_table(name: str, entry: TableEntry, index: Any, methods: frozenset[str] | None) -> list[RowLine]:
+    """A table with no published rows to check (DenoSent's Table 2 and Figure 3): written with no row of ours at all,
+    although the recipe ran runs for it, is not made ("rows made: 0 of 0" read as complete)."""
+    from usebench.report.skeleton import build_with_skeleton
+    from usebench.report.tables import TABLES
+    from usebench.report.tsdae_analyses import SECTION_SLOTS
+
+    if index is None or name not in TABLES.names() or name in SECTION_SLOTS:
+        return []
+    chosen = [m for r in entry.runs for m in r.methods if methods is None or m in methods]
+    chosen += [e.method for e in entry.evals if methods is None or e.method in methods]
+    if not chosen:  # --methods left none of its runs: nothing was asked of it
+        return []
+    try:
+        built = build_with_skeleton(TABLES.get(name), index)
+    except BenchError as e:
+        return [RowLine(name, "", "(all rows)", "not made", str(e))]
+    if any(not all(c.missing for c in r.cells.values()) for r in built.rows):
+        return []
+    return [RowLine(name, "", "(all rows)", "not made", "the table has no row of ours: its runs left no result it "
+                    "can show (for a table of differences, no row with its baseline)")]
 
 
 def section_status(name: str, results: list[Any]) -> list[Any]:

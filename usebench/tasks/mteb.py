@@ -21,6 +21,8 @@ and TwitterSemEval2015, which hold 51,534 and 16,777 pairs against USEB's 9,334 
 """
 from __future__ import annotations
 
+import contextlib
+
 import hashlib
 import importlib.util
 from dataclasses import dataclass
@@ -184,10 +186,47 @@ class MtebTask(Task):
         return data.n_items
 
 
+def _cached_configs(repo: str) -> list[str]:
+    """The configs of ``repo`` in ``datasets``' own cache (``<namespace>___<snake_name>/<config>/...``)."""
+    from datasets import config as ds_config
+    from datasets.naming import camelcase_to_snakecase
+
+    namespace, _, name = repo.rpartition("/")
+    root = Path(ds_config.HF_DATASETS_CACHE) / f"{namespace}___{camelcase_to_snakecase(name)}"
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if p.is_dir() and next(p.rglob("dataset_info.json"), None))
+
+
+@contextlib.contextmanager
+def _configs_seen_offline():
+    """Offline, ``datasets.get_dataset_config_names`` reports only ``default`` for a cached dataset, so MTEB's
+    retrieval loader never loads a re-ranking task's ``top_ranked`` config and scores the task as retrieval over the
+    whole corpus, not over each query's candidates: another protocol under the task's name. While MTEB loads, the
+    configs in the cache are added to what it is told."""
+    try:
+        import mteb.abstasks.retrieval_dataset_loaders as loaders
+    except ImportError:  # another MTEB layout: nothing to widen
+        yield
+        return
+    original = loaders.get_dataset_config_names
+
+    def names(path: str, revision: str | None = None, *args: Any, **kwargs: Any) -> list[str]:
+        found = list(original(path, revision, *args, **kwargs))
+        return found + [c for c in _cached_configs(path) if c not in found]
+
+    loaders.get_dataset_config_names = names
+    try:
+        yield
+    finally:
+        loaders.get_dataset_config_names = original
+
+
 def _load_cached(task: Any, name: str) -> None:
     """``task.load_data()`` from the Hugging Face cache; a dataset that is not there is missing data."""
     try:
-        task.load_data()
+        with _configs_seen_offline():
+            task.load_data()
     except (ConnectionError, OSError, FileNotFoundError, ValueError) as e:
         from huggingface_hub.constants import HF_HUB_CACHE
 

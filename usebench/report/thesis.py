@@ -70,6 +70,13 @@ def recall_precision_curves(built: Built, out_dir: Path, name: str, index: Resul
     return Plot(name, png, csv, f"{built.title}: mean over seeds, log k axis")
 
 
+LEGEND_CHARS = 70  # a longer label is cut in the legend; the CSV beside the plot keeps it whole
+
+
+def _legend_label(text: str) -> str:
+    return text if len(text) <= LEGEND_CHARS else text[:LEGEND_CHARS - 1].rstrip() + "…"
+
+
 def alpha_sweep(results: list[StoredResult], out_dir: Path, split: str = "test") -> Plot | None:
     """Metric vs alpha for every BM25-rescoring result (``bm25*+<task>``), one line per (run row, task)."""
     series: dict[tuple[str, str, str], dict[float, list[float]]] = defaultdict(lambda: defaultdict(list))
@@ -94,13 +101,14 @@ def alpha_sweep(results: list[StoredResult], out_dir: Path, split: str = "test")
                 continue
             alphas = sorted(points)
             means = [100 * float(np.mean(points[a])) for a in alphas]
-            ax.plot(alphas, means, marker=".", label=f"{task} ({label})")
+            ax.plot(alphas, means, marker=".", label=_legend_label(f"{task} ({label})"))
             data += [(task, label, metric, a, v, len(points[a])) for a, v in zip(alphas, means)]
         ax.axvline(20.0, color="grey", linewidth=0.8, linestyle="--")  # the thesis' alpha (Table 5.8)
         ax.set_xlabel("alpha (score = bm25 + alpha * cos)")
         ax.set_title(f"{metric} x100")
-    axes[0].legend(fontsize="x-small")
+    # below the axes, not over them: a row's label (model path and settings) is wider than a panel
+    axes[0].legend(fontsize="x-small", loc="upper left", bbox_to_anchor=(0.0, -0.18))
     png, csv = out_dir / "thesis-alpha.png", out_dir / "thesis-alpha.csv"
-    fig.savefig(png)
+    fig.savefig(png, bbox_inches="tight")
     _write_csv(csv, ("task", "row", "metric", "alpha", "mean_x100", "n_seeds"), data)
     return Plot("thesis-alpha", png, csv, "BM25 top-1000 rescored with bm25 + alpha * cos (eq. 5.1): metric vs alpha")

@@ -205,3 +205,69 @@ def _human(hours: float) -> str:
     if hours < 48:
         return f"about {hours:.0f} hours"
     return f"about {hours / 24:.0f} days"
+
+
+# The cost of a whole plan (`bench reproduce --dry-run`): each distinct stage once.
+GPU_STEP_SECONDS = 0.1  # the docs' rough floor for one small-batch BERT-base step on an A100 (docs/papers/tsdae.md)
+H200_FP32_FLOPS = 51.0e12  # warmed-up fp32 matmul that `bench doctor` measured on an H200 (docs/scale-out.md)
+
+
+@dataclass(frozen=True)
+class Cost:
+    """The training cost of a plan: distinct stages, optimizer steps, FLOPs, and time estimates."""
+
+    stages: int
+    steps: int
+    flops: float
+    device_hours: float  # at the measured matmul rate of the device it would run on
+    device: str
+    gpu_floor_hours: float  # steps x GPU_STEP_SECONDS: the docs' rough A100 floor
+    h200_hours: float = 0.0  # FLOPs at the H200's measured fp32 rate and the cost model's fp32 utilisation
+    measured: Any = None  # usebench.run.step_times.MeasuredCost: GPU-hours at a doctor report's measured steps
+
+    @property
+    def measured_hours(self) -> float | None:
+        return self.measured.hours if self.measured is not None else None
+
+    def text(self) -> str:
+        """One line: the plan's size, then the GPU-hours at the measured steps when a doctor report was given,
+        else the assumed figures (named as such)."""
+        here = f"about {self.device_hours:,.1f} hours" if self.device_hours else "no estimate"
+        gpu = (self.measured.text() if self.measured is not None else
+               f"on an H200 (fp32 matmul {H200_FP32_FLOPS / 1e12:.1f} TFLOP/s as `bench doctor` measured it): about "
+               f"{self.h200_hours:,.1f} GPU-hours, {ASSUMED}")
+        return (f"{self.stages:,} distinct training stage(s), {self.steps:,} optimizer steps, {self.flops:.2e} "
+                f"training FLOPs; on {self.device}: {here}; {gpu}; at "
+                f"{GPU_STEP_SECONDS} s per small-batch step (the docs' rough A100 floor): about "
+                f"{self.gpu_floor_hours:,.1f} GPU-hours")
+
+
+def plan_cost(units: list, device: str | None, measure: bool = True, step_times: Any = None) -> Cost:
+    """Each distinct stage (by its home) once, over every preset: its steps and FLOPs (the cost model of
+    this module's cost model), the time at this device's measured matmul rate, and with ``step_times`` (a
+    :class:`usebench.run.step_times.StepTimes`) the GPU-hours at the doctor's measured steps."""
+    stages: dict[str, tuple[Any, str]] = {}
+    for unit in units:
+        backbone = str(unit.stages[0].identity.get("config", {}).get("model", ""))
+        for stage in unit.stages:
+            stages.setdefault(stage.home, (stage, backbone))
+    steps = sum(s.steps or 0 for s, _ in stages.values())
+    flops = training_flops(list(stages.values()))
+    rate, where, util = _device_rate(list(stages.values()), device) if measure and stages else \
+        (None, "this device (not measured)", 1.0)
+    hours = flops / (rate * util) / 3600 if rate else 0.0
+    h200 = flops / (H200_FP32_FLOPS * UTILISATION["fp32"]) / 3600
+    measured = measured_cost(list(stages.values()), step_times) if step_times is not None else None
+    return Cost(len(stages), steps, flops, hours, where, steps * GPU_STEP_SECONDS / 3600, h200, measured)
+
+
+def _device_rate(stages: list[tuple[Any, str]], device: str | None) -> tuple[float | None, str, float]:
+    """The measured matmul rate of the device the units would run on, at the precision most steps train in, and
+    the share of it a training step reaches (this module's cost model); a device this machine lacks (`--device
+    cuda` on a login node) is named, not measured: an estimate never stops a plan."""
+    try:
+        precision = training_precision(stages, device)
+        rate, where = _matmul_flops(device, precision)
+    except (RuntimeError, AssertionError) as e:
+        return None, f"{device} (not measured here: {str(e).splitlines()[0]})", 1.0
+    return rate, where, UTILISATION[precision]

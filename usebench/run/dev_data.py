@@ -2,7 +2,8 @@
 is compared on (issue 38). A dev task is a name in the stage's config; its files are hashed each time the stage
 evaluates them (:func:`usebench.eval.evaluate.evaluate` gives ``data_sha256``), and every distinct sha256 is kept in
 ``<stage home>/dev_data.json``, so a result says which data chose its checkpoint (two values: the data changed
-while it trained, which no published row's setting is)."""
+while it trained, which no published row's setting is). :func:`dev_evaluator` is the scorer a unit selects its
+checkpoints with."""
 from __future__ import annotations
 
 import json
@@ -40,3 +41,23 @@ def note_dev_data(home: Path, task: str, sha256: str) -> None:
 def unit_dev_data(stage_homes: list[Path]) -> list[dict[str, Any] | None]:
     """Each stage's dev data record, in stage order (what a result's ``method.dev_data`` holds)."""
     return [read_dev_data(home) for home in stage_homes]
+
+
+def dev_evaluator(cfg: Any, spec: Any, data_root: Path, home: Path):
+    """checkpoint dir -> ``cfg.dev_metric`` (default: the main score) on ``cfg.dev_task``'s dev split (several
+    tasks: the mean of their scores); each evaluation's data sha256 is kept in ``home`` (usebench/run/dev_data.py)."""
+    from usebench.eval.encoder import HFEncoder
+    from usebench.eval.evaluate import evaluate
+    from usebench.eval.scorer import DenseScorer
+    from usebench.train.config import dev_tasks
+
+    def score(ckpt: Path) -> float:
+        scorer = DenseScorer(HFEncoder(str(ckpt), batch_size=spec.batch_size, device=spec.device, show_progress=False))
+        scores = []
+        for name in dev_tasks(cfg.dev_task):
+            ev = evaluate(name, scorer, "dev", data_root)
+            note_dev_data(home, name, ev.data_sha256)  # the content that picks the checkpoint, not the task's name
+            scores.append(ev.scores[cfg.dev_metric] if cfg.dev_metric else ev.main_score)
+        return sum(scores) / len(scores)
+
+    return score

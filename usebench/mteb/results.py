@@ -25,6 +25,8 @@ from usebench.store import MTEB_PREFIX, StoredResult, check_writable, iter_resul
 
 TASK_PREFIX = MTEB_PREFIX
 AVERAGE_FILE = "USEB-Average.json"
+# folders between an MTEB cache and a result file: results/<model>/<revision>[/experiments/<kwargs>]
+MAX_DEPTH = 5
 KNOWN = {"USEB-AskUbuntu": "askubuntu", "USEB-CQADupStack": "cqadupstack", "USEB-TwitterPara": "twitterpara",
          "USEB-SciDocs": "scidocs"}  # as usebench/mteb/metadata.py names them (kept here: no MTEB import)
 
@@ -38,8 +40,10 @@ def result_files(folder: str | Path) -> list[Path]:
     if not root.is_dir():
         raise BenchError(f"MTEB results folder {root} does not exist (mteb.evaluate writes to its cache, "
                          "~/.cache/mteb or $MTEB_CACHE, unless given cache=mteb.ResultCache(PATH))")
-    return sorted(p for p in root.rglob(f"{TASK_PREFIX}*.json")
-                  if p.stem in KNOWN and "remote" not in p.relative_to(root).parts)
+    # MTEB's layout has a fixed depth: a bounded glob, never a walk through a results store's checkpoints (bench
+    # report and load_results look here in every store)
+    found = (p for depth in range(MAX_DEPTH + 1) for p in root.glob("*/" * depth + f"{TASK_PREFIX}*.json"))
+    return sorted(p for p in found if p.stem in KNOWN and "remote" not in p.relative_to(root).parts)
 
 
 def model_info(path: Path) -> dict[str, Any]:

@@ -44,3 +44,27 @@ def test_progress_bars_are_text_bars_without_ipywidgets(monkeypatch):
     assert progress_bar_class() is tqdm.tqdm
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: object() if name == "ipywidgets" else real(name, *a))
     assert progress_bar_class() is tqdm.auto.tqdm
+
+
+def test_with_the_notebook_extra_a_kernel_gets_widget_bars():
+    """With ipywidgets installed (the `notebook` extra; CI's extras step), progress bars are tqdm.auto's: a widget
+    in a Jupyter kernel, a text bar elsewhere, and no TqdmWarning."""
+    import importlib.util
+    import warnings
+
+    import pytest
+
+    if importlib.util.find_spec("ipywidgets") is None:
+        pytest.skip("needs the `notebook` extra: pip install -e '.[notebook]'")
+    import ipywidgets  # noqa: F401
+    import tqdm.auto
+
+    from usebench.encoders import progress_bar_class
+
+    cls = progress_bar_class()
+    assert cls is tqdm.auto.tqdm
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        bar = cls(total=2, disable=False)
+        bar.update(2)
+        bar.close()

@@ -1,6 +1,9 @@
 """The `ray` launcher on a local Ray with 2 CPUs: the grid runs two units at a time and fills the same store as
-`--launcher local`; a unit killed mid-training is retried and ends with the same weights; a unit asking for a
-GPU where there is none fails at once."""
+`--launcher local`; a unit asking for a GPU where there is none fails at once. A unit killed mid-training and
+retried to the same weights is tests/launch/test_ray_cluster.py's (its first attempt's lock also names a dead
+node); a killed unit reported failed with its log, then restarted to a clean run's store, is
+tests/run/test_store_faults_launchers.py's. Each of those costs a Ray worker start-up per attempt, so each is
+run once."""
 from __future__ import annotations
 
 import functools
@@ -12,11 +15,10 @@ from click.testing import CliRunner
 
 from usebench.cli.main import main
 from usebench.launch import LaunchOptions
-from usebench.run.console import attempts
 from usebench.run.grid import run_benchmark
 from usebench.run.manifest import read_job
 from tests.launch.helpers import (
-    ASSETS, grid_args, grid_options, kill_once_at_step, max_overlap, rendezvous_unit, store_digest,
+    ASSETS, grid_args, grid_options, max_overlap, rendezvous_unit, store_digest,
 )
 
 ray = pytest.importorskip("ray", reason="the ray extra is not installed (pip install -e '.[ray]')")
@@ -57,32 +59,6 @@ def test_ray_runs_two_units_at_the_same_moment(tiny_bert_dir, grid_corpus, local
     assert sorted(p.read_text() for p in meeting.glob("*.seen")) == ["2", "2"]
     digest = store_digest(tmp_path / "results")
     assert all(digest[u.run_id] == store_digest(local_grid)[u.run_id] for u in outcome.units)
-
-
-def test_a_unit_killed_mid_training_is_retried_and_ends_with_the_same_weights(tiny_bert_dir, grid_corpus,
-                                                                             local_grid, local_ray, tmp_path):
-    from usebench.launch.ray_launcher import RayLauncher
-
-    opts = grid_options(tiny_bert_dir, grid_corpus, methods=("simcse",), seeds=1)
-    marker = tmp_path / "killed"
-    launcher = RayLauncher(LaunchOptions(launcher="ray", retries=1, cpus_per_unit=1),
-                           unit_fn=functools.partial(kill_once_at_step, marker, 2))
-    outcome = run_benchmark(opts, ASSETS, tmp_path / "results", execute=launcher)
-    (unit,) = outcome.units
-    assert marker.is_file(), "the first attempt was not killed"
-    assert unit.state == "done" and unit.training == ["resuming from its last train state"]
-    assert [a[2] for a in attempts(unit.log)] == ["killed", "ok"]  # SIGKILL: no end line, then the retry
-    assert store_digest(tmp_path / "results")[unit.run_id] == store_digest(local_grid)[unit.run_id]
-
-
-def test_a_killed_unit_without_retries_is_reported_with_its_log(tiny_bert_dir, grid_corpus, local_ray, tmp_path):
-    from usebench.launch.ray_launcher import RayLauncher
-
-    opts = grid_options(tiny_bert_dir, grid_corpus, methods=("simcse",), seeds=1)
-    launcher = RayLauncher(LaunchOptions(launcher="ray", cpus_per_unit=1),
-                           unit_fn=functools.partial(kill_once_at_step, tmp_path / "killed", 1))
-    (unit,) = run_benchmark(opts, ASSETS, tmp_path / "results", execute=launcher).units
-    assert unit.state == "failed" and "Worker" in unit.error and unit.log == unit.run_dir / "unit.log"
 
 
 @pytest.mark.skipif("torch.cuda.is_available()", reason="this machine has a GPU")

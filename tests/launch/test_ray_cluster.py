@@ -28,18 +28,18 @@ pytestmark = pytest.mark.timeout(900)  # a launcher that hangs fails the test in
 
 
 def test_each_unit_gets_a_fresh_worker_no_gpu_and_its_task_id(local_ray, tmp_path, capfd):
-    """max_calls=1: three units one after the other run in three processes (a reused worker keeps the CUDA
-    context of its first GPU); a unit with no GPU sees CUDA_VISIBLE_DEVICES empty (Ray 2.60 leaves it as it is
-    for num_gpus=0); its lock records the Ray task id; the preflight probed the node."""
+    """max_calls=1: two units one after the other run in two processes (a reused worker keeps the CUDA context
+    of its first GPU); a unit with no GPU sees CUDA_VISIBLE_DEVICES empty (Ray 2.60 leaves it as it is for
+    num_gpus=0); its lock records the Ray task id; the preflight probed the node."""
     from usebench.launch.ray_launcher import RayLauncher
 
-    specs = [fake_spec(f"unit{k}") for k in range(3)]
+    specs = [fake_spec(f"unit{k}") for k in range(2)]
     launcher = RayLauncher(LaunchOptions(launcher="ray", max_parallel=1, cpus_per_unit=1, gpus_per_unit=0),
                            unit_fn=functools.partial(record_unit, 0.0))
     results = launcher(specs, tmp_path, tmp_path / "results")
-    assert [r.state for r in results] == ["done"] * 3
+    assert [r.state for r in results] == ["done"] * 2
     seen = [json.loads((tmp_path / "results" / s.run_id / "seen.json").read_text()) for s in specs]
-    assert len({s["pid"] for s in seen}) == 3, seen
+    assert len({s["pid"] for s in seen}) == 2, seen
     assert all(s["cuda_visible_devices"] == "" and s["job"].startswith("ray:") and s["threads"] == 1 for s in seen)
     assert "preflight: 1 node(s) import the same code" in capfd.readouterr().err
 

@@ -101,6 +101,9 @@ def test_a_unit_killed_under_a_launcher_is_reported_and_a_restart_equals_a_clean
     assert sum(line.endswith(": failed") or ": failed: " in line for line in driver.splitlines()) == 1
     if launcher == "ray":  # the dead worker's own stderr, copied into the unit's log by the driver
         assert f"=== native output of pid {pid}" in (faulty / killed / UNIT_LOG).read_text()
+        # the failure says a worker died (Ray's error), not some other error after it
+        (failed,) = [line for line in driver.splitlines() if ": failed: " in line]
+        assert "Worker" in failed, failed
     # the launcher knows that process is over: it leaves no lock behind, the unit's nor the stage's it trained
     assert not sorted(faulty.rglob(".lock*")), f"orphan lock: {sorted(faulty.rglob('.lock*'))}"
 

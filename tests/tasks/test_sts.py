@@ -209,17 +209,18 @@ def test_real_pair_counts(real_data, name):
 
 @pytest.mark.slow
 def test_packaged_model_scores_are_sane(real_data, tmp_path):
-    """all-MiniLM-L6-v2 (mean pooling) end to end through the `bench eval` engine on TwitterPara, STSb and SICK-R.
+    """all-MiniLM-L6-v2 (mean pooling) end to end through the `bench eval` engine on STSb and SICK-R.
     STS12-16 (and STSb, SICK-R) are scored to MTEB's published digits by tests/tasks/test_mteb_published.py (the
-    mteb extra): encoding them here again cost a minute of every CI run for a weaker check."""
+    mteb extra), and TwitterPara with this model is held to the committed reference by `bench check` (CI's last
+    step) and to the kit by tests/api/test_useb_kit.py: encoding its 22K sentences here again cost over a minute
+    of every CI run for a weaker check."""
     from usebench.run.evaluation import EvalOptions, evaluate_model
 
-    names = ("twitterpara", "stsb", "sickr")
+    names = ("stsb", "sickr")
     outcome = evaluate_model(EvalOptions(model="minilm", pooling="mean", batch_size=128), ",".join(names), "test",
                              real_data, tmp_path, strict=True)
     scores = {ev.task: ev.scores for ev in outcome.evaluations}
     assert sorted(scores) == sorted(names) and not outcome.skipped
     assert scores["stsb"]["spearman"] > 0.75 and scores["sickr"]["spearman"] > 0.7
     assert scores["stsb"]["spearman"] < 1 and scores["sickr"]["spearman"] < 1
-    assert 0.6 < scores["twitterpara"]["ap_pit"] < 1 and 0.6 < scores["twitterpara"]["ap_twitterurl"] < 1
-    assert len(list(tmp_path.rglob("test.json"))) == 3
+    assert len(list(tmp_path.rglob("test.json"))) == 2

@@ -11,6 +11,12 @@ ASSETS = Path(__file__).parent / "assets"
 # Real data for `slow` tests: $BENCH_DATA, else the workplace's shared copy beside the repository.
 REAL_DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
 
+# Under pytest-xdist (the README's `-n auto`) each worker gets its share of the cores, set before torch is imported
+# (and inherited by the commands the tests start): with torch's default of every core per worker, two workers on two
+# cores oversubscribe them, and a test encoding real data with the packaged model ran three times slower than alone.
+_workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+if _workers > 1:
+    os.environ.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // _workers)))
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The planner's digests (usebench/data/digests.py) go to a folder of this test session, never the user's cache.

@@ -1,0 +1,81 @@
+"""The dry run's wide table (`usebench/cli/wide_table.py`) is rich's table, byte for byte: on random tables with
+multi-line cells, wide characters, long words, a capped (folding) column and consoles narrow enough that rich
+collapses and wraps columns; and where its layout is not the simple one (markup in a title, a control character,
+a column narrower than its header) it hands the table to rich."""
+from __future__ import annotations
+
+import io
+import random
+
+import pytest
+from rich.console import Console
+
+from usebench.cli.wide_table import Column, layout, print_table, rich_table
+
+WORDS = ["tsdae", "simcse", "nli-sts>tsdae", "twitterpara", "(test)", "s0", "batch_size=8", "日本語", "é", "x",
+         "a-very-long-word-without-any-space-in-it-at-all", "", "max_steps=2", "reused from #3"]
+
+
+def _printed(width: int, draw) -> str:
+    out = io.StringIO()
+    draw(Console(width=width, file=out))
+    return out.getvalue()
+
+
+def _random_table(rng: random.Random) -> tuple[str, list[Column], list[tuple[str, ...]]]:
+    n = rng.randint(1, 8)
+    columns = [Column(f"col{i}", max_width=rng.choice([None, None, 12, 36])) for i in range(n)]
+
+    def cell() -> str:
+        return "\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 6)))
+                         for _ in range(rng.randint(1, 3)))
+
+    rows = [tuple(cell() for _ in columns) for _ in range(rng.randint(0, 12))]
+    return f"bench run --dry-run: {len(rows)} unit(s)", columns, rows
+
+
+def test_random_tables_print_as_rich_prints_them():
+    rng = random.Random(0)
+    fast = 0
+    for _ in range(400):
+        title, columns, rows = _random_table(rng)
+        width = rng.choice([320, 320, 160, 90, 60])
+        ours = _printed(width, lambda c: print_table(c, title, columns, rows))
+        theirs = _printed(width, lambda c: c.print(rich_table(title, columns, rows)))
+        assert ours == theirs, (width, title, columns, rows)
+        fast += layout(Console(width=width, file=io.StringIO()), title, columns, rows) is not None
+    assert fast > 250  # most of them took the fast layout, collapsed ones included
+
+
+def test_collapsed_columns_are_laid_out_here_not_by_rich():
+    columns = [Column("#"), Column("chain"), Column("variant", max_width=36)]
+    rows = [("1", "nli-sts>tsdae " * 6, "smoke + max_steps=2 batch_size=8 max_length=16 a-very-long-word-" * 3),
+            ("2", "tsdae", "-")]  # 84 + 36 wide: over a console of 120 with the borders and padding
+    console = Console(width=120, file=io.StringIO())
+    laid = layout(console, "t", columns, rows)
+    assert laid is not None and sum(w + 3 for w in laid[1]) + 1 <= 120
+    assert _printed(120, lambda c: print_table(c, "t", columns, rows)) == \
+        _printed(120, lambda c: c.print(rich_table("t", columns, rows)))
+
+
+@pytest.mark.parametrize("title, cell, header", [
+    ("plan [bold]x[/bold]", "a", "h"),       # markup rich would read in a str title
+    ("plan :smile: x", "a", "h"),            # an emoji code
+    ("plan", "a\tb", "h"),                   # a tab rich expands
+    ("plan", "bell\x07", "h"),               # a control code rich strips
+    ("plan", "a", "a-header-wider-than-a-console-of-twenty"),  # rich would wrap the header
+])
+def test_what_rich_would_rewrite_goes_to_rich(title, cell, header):
+    columns = [Column(header), Column("b")]
+    assert layout(Console(width=20, file=io.StringIO()), title, columns, [(cell, "x")]) is None
+    assert _printed(20, lambda c: print_table(c, title, columns, [(cell, "x")])) == \
+        _printed(20, lambda c: c.print(rich_table(title, columns, [(cell, "x")])))
+
+
+def test_a_terminal_gets_the_title_and_headers_styled():
+    out = io.StringIO()
+    console = Console(width=80, file=out, force_terminal=True, color_system="standard")
+    print_table(console, "plan", [Column("run id"), Column("now")], [("abc", "done")])
+    text = out.getvalue()
+    assert "\x1b[1m" in text and "\x1b[3m" in text  # bold headers, italic title (rich's table.header, table.title)
+    assert "abc" in text and "done" in text

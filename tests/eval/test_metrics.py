@@ -161,3 +161,21 @@ def test_ndcg_at_by_hand_and_pytrec():
     assert ndcg_at([1, 0], 1, 10) == 1.0 and ndcg_at([0, 0], 1, 10) == 0.0
     with pytest.raises(BenchError, match="without relevant"):
         ndcg_at([0, 1], 0, 10)
+
+
+def test_the_fast_average_precision_is_sklearns_to_the_bit():
+    """CQADupStack's per-query AP is computed with sklearn's own operations, not its call: the same float on
+    random lists, ties (rounded scores) and float32 scores included."""
+    from usebench.eval.metrics import sklearn_average_precision
+
+    rng = np.random.default_rng(0)
+    for _ in range(2000):
+        n = int(rng.integers(1, 120))
+        hits = (rng.random(n) < rng.random()).astype(np.int64)
+        hits[rng.integers(n)] = 1
+        scores = rng.standard_normal(n)
+        if rng.random() < 0.5:
+            scores = np.round(scores, int(rng.integers(1, 4)))  # ties
+        else:
+            scores = scores.astype(np.float32).astype(np.float64)
+        assert sklearn_average_precision(hits, scores) == float(average_precision_score(hits, scores))

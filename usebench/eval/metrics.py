@@ -92,14 +92,30 @@ def truncated_average_precision(hits: Sequence[int], scores: Sequence[float]) ->
     all relevant ones (unlike trec ``map_cut_k``); 0 when the list holds none. Tied scores form one threshold
     (sklearn), so the order inside a tie does not change the value.
     """
-    from sklearn.metrics import average_precision_score
-
     hits = np.asarray(hits, dtype=np.int64)
     if len(hits) != len(scores):
         raise BenchError(f"metric inputs differ in length: {len(hits)} vs {len(scores)}")
     if not hits.any():
         return 0.0
-    return float(average_precision_score(hits, np.asarray(scores, dtype=np.float64)))
+    return sklearn_average_precision(hits, np.asarray(scores, dtype=np.float64))
+
+
+def sklearn_average_precision(hits: np.ndarray, scores: np.ndarray) -> float:
+    """``sklearn.metrics.average_precision_score(hits, scores)`` for 0/1 ``hits`` with at least one 1, by the same
+    numpy operations in the same order (its ``_binary_clf_curve`` and ``precision_recall_curve``), so the same
+    float: about 20 times faster than the library's call, whose input validation dominates a 100-item list, and
+    CQADupStack scores one list per query (tests/eval/test_metrics.py holds it equal to sklearn's, ties included)."""
+    order = np.argsort(scores, kind="mergesort")[::-1]  # descending, ties in sklearn's order
+    ranked_scores, ranked_hits = scores[order], hits[order] == 1
+    threshold_idxs = np.r_[np.where(np.diff(ranked_scores))[0], ranked_hits.size - 1]  # one threshold per tie
+    tps = np.cumsum(ranked_hits * 1.0, dtype=np.float64)[threshold_idxs]
+    fps = 1 + threshold_idxs - tps
+    predicted = tps + fps
+    precision = np.zeros_like(tps)
+    np.divide(tps, predicted, out=precision, where=(predicted != 0))
+    recall = tps / tps[-1]
+    precision, recall = np.hstack((precision[::-1], 1)), np.hstack((recall[::-1], 0))
+    return float(-np.sum(np.diff(recall) * np.array(precision)[:-1]))
 
 
 def ndcg_at(hits: Sequence[int], n_relevant: int, k: int) -> float:

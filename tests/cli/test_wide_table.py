@@ -8,7 +8,9 @@ import io
 import random
 
 import pytest
+from rich.cells import cell_len
 from rich.console import Console
+from rich.text import Text
 
 from usebench.cli.wide_table import Column, layout, print_table, rich_table
 
@@ -22,13 +24,20 @@ def _printed(width: int, draw) -> str:
     return out.getvalue()
 
 
-def _random_table(rng: random.Random) -> tuple[str, list[Column], list[tuple[str, ...]]]:
+def _random_table(rng: random.Random) -> tuple[str, list[Column], list[tuple]]:
     n = rng.randint(1, 8)
-    columns = [Column(f"col{i}", max_width=rng.choice([None, None, 12, 36])) for i in range(n)]
+    columns = [Column(f"col{i}", max_width=rng.choice([None, None, 12, 36]),
+                      justify=rng.choice(["left", "left", "right"])) for i in range(n)]
 
-    def cell() -> str:
-        return "\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 6)))
+    def cell():
+        text = "\n".join(" ".join(rng.choice(WORDS) for _ in range(rng.randint(0, 6)))
                          for _ in range(rng.randint(1, 3)))
+        if rng.random() < 0.1:
+            return Text(text, style=rng.choice(["green", "bold red"]))  # the padded lines in the style
+        if rng.random() < 0.1:
+            state = rng.choice(["done", "running", "failed", ""])  # the text alone in the style (bench status')
+            return Text.from_markup(f"[cyan]{state}[/cyan]")
+        return text
 
     rows = [tuple(cell() for _ in columns) for _ in range(rng.randint(0, 12))]
     return f"bench run --dry-run: {len(rows)} unit(s)", columns, rows
@@ -53,7 +62,7 @@ def test_collapsed_columns_are_laid_out_here_not_by_rich():
             ("2", "tsdae", "-")]  # 84 + 36 wide: over a console of 120 with the borders and padding
     console = Console(width=120, file=io.StringIO())
     laid = layout(console, "t", columns, rows)
-    assert laid is not None and sum(w + 3 for w in laid[1]) + 1 <= 120
+    assert laid is not None and max(cell_len(line) for line in laid[0].split("\n")) <= 120
     assert _printed(120, lambda c: print_table(c, "t", columns, rows)) == \
         _printed(120, lambda c: c.print(rich_table("t", columns, rows)))
 
@@ -70,6 +79,31 @@ def test_what_rich_would_rewrite_goes_to_rich(title, cell, header):
     assert layout(Console(width=20, file=io.StringIO()), title, columns, [(cell, "x")]) is None
     assert _printed(20, lambda c: print_table(c, title, columns, [(cell, "x")])) == \
         _printed(20, lambda c: c.print(rich_table(title, columns, [(cell, "x")])))
+
+
+def test_on_a_terminal_the_styles_are_rich_s():
+    """With colours on, the same bytes as rich's as well: the title italic, the headers bold, a styled cell's
+    padded lines in its style (a unit state's colour in `bench status`)."""
+    rng = random.Random(1)
+    for _ in range(200):
+        title, columns, rows = _random_table(rng)
+
+        def printed(draw) -> str:
+            out = io.StringIO()
+            draw(Console(width=rng_width, file=out, force_terminal=True, color_system="standard"))
+            return out.getvalue()
+
+        rng_width = rng.choice([320, 90])
+        assert printed(lambda c: print_table(c, title, columns, rows)) == \
+            printed(lambda c: c.print(rich_table(title, columns, rows))), (title, columns, rows)
+
+
+def test_a_cell_of_several_styles_goes_to_rich():
+    part = Text("done ok")
+    part.stylize("green", 0, 4)
+    two = Text.from_markup("[green]done[/green] [red]ok[/red]")
+    for cell in (part, two):
+        assert layout(Console(width=80, file=io.StringIO()), "t", [Column("a")], [(cell,)]) is None
 
 
 def test_a_terminal_gets_the_title_and_headers_styled():

@@ -1,25 +1,33 @@
-"""A wide table of plain-text cells printed as rich prints it, in a fraction of the time.
+"""A wide table of text cells printed as rich prints it, in a fraction of the time.
 
-`bench run --dry-run` and `bench reproduce --dry-run` print one row per unit: 1,895 rows for the TSDAE recipe. Rich
-measures and renders every cell through its generic layout (wrapping, cropping, measuring each renderable again
-per line), which took 3 of the 6 seconds of a planned `bench reproduce tsdae --dry-run`. These tables need little
-of it: every cell is plain text, every column takes its widest line (a capped column folds its long cells, as rich
-does), and the whole table fits the console. :func:`print_table` lays such a table out itself, with rich's box,
-padding, title and wrapping, and hands rich one pre-laid text to print (styles kept on a terminal); anything else
-(a table wider than the console, a control character rich would strip, a title rich would wrap or read as markup)
-goes to rich's own ``Table``. ``tests/cli/test_wide_table.py`` holds the output equal to rich's, byte for byte.
+`bench run --dry-run` and `bench reproduce --dry-run` print one row per unit (1,895 rows for the TSDAE recipe), and
+`bench status` one per unit of the store. Rich measures and renders every cell through its generic layout
+(wrapping, cropping, measuring each renderable again per line): 3 of the 6 seconds of a planned `bench reproduce
+tsdae --dry-run`, and 60% of a `bench status` of as many units. These tables need little of it: cells are text (one
+style at most, such as a unit state's colour), a column takes its widest line or is capped (rich's overflow="fold"),
+left or right justified. :func:`print_table` lays such a table out itself, as rich's ``Table`` does (its widths, its
+collapse of the widest columns on a narrow console, its word wrap, box, padding and centred title), and hands rich
+one pre-laid text with its styles to print. What rich would rewrite (markup or an emoji code in a title, a tab or
+control character, a cell of several styles, a header wider than its column) goes to rich's own ``Table``.
+``tests/cli/test_wide_table.py`` holds the text equal to rich's, byte for byte.
 """
 from __future__ import annotations
 
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal, Union
 
 from rich._ratio import ratio_reduce
 from rich.cells import cell_len
 from rich.console import Console
+from rich.style import Style
 from rich.table import Table
-from rich.text import Text
+from rich.text import Span, Text
+
+# A Text cell carries one style: as its base style (rich styles the cell's lines padded to the column), or as one
+# span over all of its text, as markup such as "[green]done[/green]" gives (rich styles the text, not the padding).
+Cell = Union[str, Text]
 
 # what rich's Text strips or expands (control codes, tabs) and markup/emoji a str title would be read as
 _RICH_REWRITES = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
@@ -30,79 +38,132 @@ _MARKUP = re.compile(r"\[|:[^\s:]*:")  # a markup tag's bracket, an emoji code s
 class Column:
     header: str
     max_width: int | None = None  # a capped column folds its longer cells, as rich's overflow="fold"
+    justify: Literal["left", "right"] = "left"
 
 
-def print_table(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> None:
-    """Print ``rows`` (one str per column, lines split by newlines) under ``columns`` as rich's ``Table(title=...)``
-    with ``add_column(header, max_width=..., overflow="fold")`` and ``add_row(*map(Text, row))`` would."""
+def print_table(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> None:
+    """Print ``rows`` (a cell per column, lines split by newlines) under ``columns`` as rich's ``Table(title=...)``
+    with ``add_column(header, justify=..., max_width=..., overflow="fold")`` and ``add_row`` of the cells as
+    ``Text`` would (:func:`rich_table`)."""
     laid = layout(console, title, columns, rows)
     if laid is None:
         console.print(rich_table(title, columns, rows))
         return
-    lines, widths = laid
-    text = Text(no_wrap=True, end="\n")
-    text.append(lines[0], style="table.title")
-    text.append("\n" + lines[1] + "\n┃")
-    for column, width in zip(columns, widths):  # the headers bold, as rich's table.header
-        text.append(" ")
-        text.append(column.header, style="table.header")
-        text.append(" " * (width - cell_len(column.header)) + " ┃")
-    text.append("\n" + "\n".join(lines[3:]))
-    console.print(text, soft_wrap=True, highlight=False, markup=False, emoji=False)
+    text, spans = laid
+    console.print(Text(text, spans=spans, no_wrap=True, end="\n"), soft_wrap=True, highlight=False, markup=False,
+                  emoji=False)
 
 
-def rich_table(title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> Table:
+def rich_table(title: str, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]) -> Table:
     """The same table as rich's own ``Table`` (the fallback, and the reference the tests compare with)."""
     table = Table(title=title)
     for column in columns:
         if column.max_width is None:
-            table.add_column(column.header)
+            table.add_column(column.header, justify=column.justify)
         else:
-            table.add_column(column.header, max_width=column.max_width, overflow="fold")
+            table.add_column(column.header, justify=column.justify, max_width=column.max_width, overflow="fold")
     for row in rows:
-        table.add_row(*map(Text, row))
+        table.add_row(*(cell if isinstance(cell, Text) else Text(cell) for cell in row))
     return table
 
 
-def layout(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[str]]
-           ) -> tuple[list[str], list[int]] | None:
-    """The table's lines as rich lays them out, and its columns' widths; None where rich's layout is not this
-    simple one."""
+def layout(console: Console, title: str, columns: Sequence[Column], rows: Sequence[Sequence[Cell]]
+           ) -> tuple[str, list[Span]] | None:
+    """The table as rich lays it out (its text, and the spans of its styles: the title's, the headers', each styled
+    cell's); None where rich's layout is not this simple one."""
     if _MARKUP.search(title) or _RICH_REWRITES.search(title) or any(
             _MARKUP.search(c.header) or _RICH_REWRITES.search(c.header) for c in columns):
         return None
     if any(len(row) != len(columns) for row in rows):
         return None
-    if any(_RICH_REWRITES.search(cell) for row in rows for cell in row):
+    plain = [[cell if isinstance(cell, str) else cell.plain for cell in row] for row in rows]
+    styles = [[_style_of(cell) for cell in row] for row in rows]
+    if any(style is _MIXED for row in styles for style in row):
         return None
-    widths = _column_widths(console, columns, rows)
+    if any(_RICH_REWRITES.search(cell) for row in plain for cell in row):
+        return None
+    widths = _column_widths(columns, plain, console.width)
     if widths is None:
         return None
+    if any(style is not None and not style[1] and any(cell_len(line) > w for line in text.split("\n"))
+           for row, texts in zip(styles, plain) for style, text, w in zip(row, texts, widths)):
+        return None  # a text-styled cell rich would wrap
     table_width = sum(w + 2 for w in widths) + len(widths) + 1
     if cell_len(title) > table_width or any(cell_len(c.header) > w for c, w in zip(columns, widths)):
         return None  # rich would wrap the title or a header
+
+    out = _Builder()
     excess = table_width - cell_len(title)
-    out = [" " * (excess // 2) + title + " " * (excess - excess // 2),
-           "┏" + "┳".join("━" * (w + 2) for w in widths) + "┓",
-           "┃" + "┃".join(f" {_pad(c.header, w)} " for c, w in zip(columns, widths)) + "┃",
-           "┡" + "╇".join("━" * (w + 2) for w in widths) + "┩"]
-    for row in rows:
-        cells = [_cell_lines(console, cell, w, c.max_width is not None) for cell, w, c in zip(row, widths, columns)]
-        for k in range(max(len(cell) for cell in cells)):
-            out.append("│" + "│".join(f" {_pad(cell[k] if k < len(cell) else '', w)} "
-                                      for cell, w in zip(cells, widths)) + "│")
-    out.append("└" + "┴".join("─" * (w + 2) for w in widths) + "┘")
-    return out, widths
+    out.add(" " * (excess // 2) + title + " " * (excess - excess // 2), "table.title")  # centred, all italic
+    out.add("\n┏" + "┳".join("━" * (w + 2) for w in widths) + "┓\n┃")
+    for column, width in zip(columns, widths):
+        left, right = _padding(column.header, width, column.justify)
+        # bold, as rich's table.header: the padding, the justified header and the padding, three segments as rich's
+        out.add(" ", "table.header")
+        out.add(left + column.header + right, "table.header")
+        out.add(" ", "table.header")
+        out.add("┃")
+    out.add("\n┡" + "╇".join("━" * (w + 2) for w in widths) + "┩\n")
+    for row_styles, texts in zip(styles, plain):
+        cells = [_cell_lines(console, text, w, c) for text, w, c in zip(texts, widths, columns)]
+        for k in range(max(len(lines) for lines in cells)):
+            out.add("│")
+            for lines, width, column, style in zip(cells, widths, columns, row_styles):
+                line = lines[k] if k < len(lines) else ""
+                left, right = _padding(line, width, column.justify)
+                if style is None or k >= len(lines):  # the blank lines below a short cell are unstyled (rich's)
+                    out.add(f" {left}{line}{right} │")
+                elif style[1]:  # a base style: rich pads the cell's lines under it (Text.truncate(pad=True))
+                    out.add(" ")
+                    out.add(f"{left}{line}{right}", style[0])
+                    out.add(" │")
+                else:  # a span over the text: the text alone
+                    out.add(" " + left)
+                    out.add(line, style[0])
+                    out.add(right + " │")
+            out.add("\n")
+    out.add("└" + "┴".join("─" * (w + 2) for w in widths) + "┘")
+    return "".join(out.parts), out.spans
 
 
-def _column_widths(console: Console, columns: Sequence[Column], rows: Sequence[Sequence[str]]) -> list[int] | None:
+_MIXED = ("mixed", False)  # a cell of several styles: rich's to lay out
+
+
+def _style_of(cell: Cell) -> tuple[str | Style, bool] | None:
+    """(style, whether it covers the padding) of a cell; None for plain text."""
+    if isinstance(cell, str):
+        return None
+    if not cell.spans:
+        return (cell.style, True) if cell.style else None
+    (span,) = cell.spans if len(cell.spans) == 1 else (None,)
+    if span is None or cell.style or span.start != 0 or span.end < len(cell.plain):
+        return _MIXED
+    return span.style, False
+
+
+class _Builder:
+    """The table's text in pieces, and the spans of the styled ones at their offsets."""
+
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.spans: list[Span] = []
+        self.offset = 0
+
+    def add(self, piece: str, style: str | Style | None = None) -> None:
+        if style is not None and piece:
+            self.spans.append(Span(self.offset, self.offset + len(piece), style))
+        self.parts.append(piece)
+        self.offset += len(piece)
+
+
+def _column_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], console_width: int) -> list[int] | None:
     """Each column's content width as rich's ``Table._calculate_column_widths`` finds it: the widest line (capped at
     the column's ``max_width``); when the table is wider than the console, rich's own collapse of the widest
     columns, then its even reduction. None where rich would clamp a single cell to the console or a column would
     vanish."""
     if not columns:
         return None
-    room = console.width - (len(columns) + 1)  # the console less the borders
+    room = console_width - (len(columns) + 1)  # the console less the borders
     natural = []
     for i, column in enumerate(columns):
         widest = max([cell_len(column.header)] + [cell_len(line) for row in rows for line in row[i].split("\n")])
@@ -120,13 +181,17 @@ def _column_widths(console: Console, columns: Sequence[Column], rows: Sequence[S
     return [w - 2 for w in widths]
 
 
-def _cell_lines(console: Console, cell: str, width: int, capped: bool) -> list[str]:
+def _cell_lines(console: Console, cell: str, width: int, column: Column) -> list[str]:
     lines = cell.split("\n")
     if any(cell_len(line) > width for line in lines):  # rich's word wrap: a capped column folds a long word,
-        overflow = "fold" if capped else "ellipsis"       # another cuts it with an ellipsis (rich's default)
-        return [line.plain for line in Text(cell).wrap(console, width, justify="left", overflow=overflow)]
+        overflow = "fold" if column.max_width is not None else "ellipsis"  # another cuts it with an ellipsis
+        return [line.plain for line in Text(cell).wrap(console, width, justify=column.justify, overflow=overflow)]
+    if column.justify == "right":  # rich right-justifies a line without its trailing whitespace
+        return [line.rstrip() for line in lines]
     return lines
 
 
-def _pad(text: str, width: int) -> str:
-    return text + " " * (width - cell_len(text))
+def _padding(text: str, width: int, justify: str) -> tuple[str, str]:
+    """The spaces left and right of ``text`` in a column of ``width``."""
+    gap = " " * (width - cell_len(text))
+    return (gap, "") if justify == "right" else ("", gap)

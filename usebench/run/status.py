@@ -20,7 +20,7 @@ from usebench.run.console import UNIT_LOG
 from usebench.run.lock import LOCK_FILE, owner_alive, read_owner, store_clock
 from usebench.run.manifest import LAUNCH_DIR, planned_units, read_job
 from usebench.run.stages import STAGE_LOCK_DIR, STAGES_HOME, finished
-from usebench.run.unit import FAILED_FILE, STAGES_DIR, STAGES_FILE
+from usebench.run.unit_files import FAILED_FILE, STAGES_DIR, STAGES_FILE
 
 
 STATES = ("done", "running", "failed", "interrupted", "requeued", "stopped", "submitted", "missing")

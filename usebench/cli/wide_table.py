@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Union
 
-from rich._ratio import ratio_reduce
 from rich.cells import cell_len
 from rich.console import Console
 from rich.style import Style
@@ -28,6 +27,12 @@ from rich.text import Span, Text
 # A Text cell carries one style: as its base style (rich styles the cell's lines padded to the column), or as one
 # span over all of its text, as markup such as "[green]done[/green]" gives (rich styles the text, not the padding).
 Cell = Union[str, Text]
+
+try:  # rich's own helpers for a table wider than the console (private: without them, such a table is rich's)
+    from rich._ratio import ratio_reduce
+    _collapse_widths = Table._collapse_widths
+except (ImportError, AttributeError):  # pragma: no cover - another rich
+    ratio_reduce = _collapse_widths = None
 
 # what rich's Text strips or expands (control codes, tabs) and markup/emoji a str title would be read as
 _RICH_REWRITES = re.compile(r"[\x00-\x09\x0b-\x1f\x7f]")
@@ -172,7 +177,9 @@ def _column_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], con
         return None
     widths = natural
     if sum(widths) > room:  # rich wraps the widest columns (every column here may wrap)
-        widths = Table._collapse_widths(widths, [True] * len(widths), room)
+        if _collapse_widths is None or ratio_reduce is None:
+            return None
+        widths = _collapse_widths(widths, [True] * len(widths), room)
         if sum(widths) > room:
             widths = ratio_reduce(sum(widths) - room, [1] * len(widths), widths, widths)
         widths = [min(w, n) for w, n in zip(widths, natural)]  # rich measures each column again at its width

@@ -205,7 +205,8 @@ def test_a_unit_whose_lock_is_taken_over_stops_training_and_leaves_the_unit_alon
     failure marker is written over the new holder's unit, and the new holder's lock stays."""
     import usebench.train.loop as loop
     from usebench.run.grid import plan_run
-    from usebench.run.unit import FAILED_FILE, run_unit
+    from usebench.run.unit import run_unit
+    from usebench.run.unit_files import FAILED_FILE
 
     monkeypatch.setattr(lock_module, "HEARTBEAT_S", 0.05)
     (spec,) = plan_run(grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1), ASSETS).units

@@ -87,11 +87,12 @@ def layout(console: Console, title: str, columns: Sequence[Column], rows: Sequen
         return None
     if any(_RICH_REWRITES.search(cell) for row in plain for cell in row):
         return None
-    widths = _column_widths(columns, plain, console.width)
+    split = [[cell.split("\n") for cell in row] for row in plain]  # each cell's lines, once
+    widths = _column_widths(columns, split, console.width)
     if widths is None:
         return None
-    if any(style is not None and not style[1] and any(cell_len(line) > w for line in text.split("\n"))
-           for row, texts in zip(styles, plain) for style, text, w in zip(row, texts, widths)):
+    if any(style is not None and not style[1] and any(cell_len(line) > w for line in lines)
+           for row, cells in zip(styles, split) for style, lines, w in zip(row, cells, widths)):
         return None  # a text-styled cell rich would wrap
     table_width = sum(w + 2 for w in widths) + len(widths) + 1
     if cell_len(title) > table_width or any(cell_len(c.header) > w for c, w in zip(columns, widths)):
@@ -109,8 +110,8 @@ def layout(console: Console, title: str, columns: Sequence[Column], rows: Sequen
         out.add(" ", "table.header")
         out.add("┃")
     out.add("\n┡" + "╇".join("━" * (w + 2) for w in widths) + "┩\n")
-    for row_styles, texts in zip(styles, plain):
-        cells = [_cell_lines(console, text, w, c) for text, w, c in zip(texts, widths, columns)]
+    for row_styles, texts, row_lines in zip(styles, plain, split):
+        cells = [_cell_lines(console, text, lines, w, c) for text, lines, w, c in zip(texts, row_lines, widths, columns)]
         for k in range(max(len(lines) for lines in cells)):
             out.add("│")
             for lines, width, column, style in zip(cells, widths, columns, row_styles):
@@ -140,10 +141,9 @@ def _style_of(cell: Cell) -> tuple[str | Style, bool] | None:
         return None
     if not cell.spans:
         return (cell.style, True) if cell.style else None
-    (span,) = cell.spans if len(cell.spans) == 1 else (None,)
-    if span is None or cell.style or span.start != 0 or span.end < len(cell.plain):
+    if cell.style or len(cell.spans) > 1 or cell.spans[0].start != 0 or cell.spans[0].end < len(cell.plain):
         return _MIXED
-    return span.style, False
+    return cell.spans[0].style, False
 
 
 class _Builder:
@@ -161,7 +161,8 @@ class _Builder:
         self.offset += len(piece)
 
 
-def _column_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], console_width: int) -> list[int] | None:
+def _column_widths(columns: Sequence[Column], rows: Sequence[Sequence[list[str]]], console_width: int
+                   ) -> list[int] | None:
     """Each column's content width as rich's ``Table._calculate_column_widths`` finds it: the widest line (capped at
     the column's ``max_width``); when the table is wider than the console, rich's own collapse of the widest
     columns, then its even reduction. None where rich would clamp a single cell to the console or a column would
@@ -171,7 +172,7 @@ def _column_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], con
     room = console_width - (len(columns) + 1)  # the console less the borders
     natural = []
     for i, column in enumerate(columns):
-        widest = max([cell_len(column.header)] + [cell_len(line) for row in rows for line in row[i].split("\n")])
+        widest = max([cell_len(column.header)] + [cell_len(line) for row in rows for line in row[i]])
         natural.append(widest + 2 if column.max_width is None else min(widest, column.max_width) + 2)  # + padding
     if max(natural) > room:
         return None
@@ -188,8 +189,7 @@ def _column_widths(columns: Sequence[Column], rows: Sequence[Sequence[str]], con
     return [w - 2 for w in widths]
 
 
-def _cell_lines(console: Console, cell: str, width: int, column: Column) -> list[str]:
-    lines = cell.split("\n")
+def _cell_lines(console: Console, cell: str, lines: list[str], width: int, column: Column) -> list[str]:
     if any(cell_len(line) > width for line in lines):  # rich's word wrap: a capped column folds a long word,
         overflow = "fold" if column.max_width is not None else "ellipsis"  # another cuts it with an ellipsis
         return [line.plain for line in Text(cell).wrap(console, width, justify=column.justify, overflow=overflow)]

@@ -115,7 +115,7 @@ def sklearn_average_precision(hits: np.ndarray, scores: np.ndarray) -> float:
     np.divide(tps, predicted, out=precision, where=(predicted != 0))
     recall = tps / tps[-1]
     precision, recall = np.hstack((precision[::-1], 1)), np.hstack((recall[::-1], 0))
-    return float(-np.sum(np.diff(recall) * np.array(precision)[:-1]))
+    return float(-np.sum(np.diff(recall) * precision[:-1]))
 
 
 def ndcg_at(hits: Sequence[int], n_relevant: int, k: int) -> float:

@@ -18,7 +18,8 @@ from usebench.run.lock import JOB_ENV, release_job
 from usebench.run.manifest import launch_dir
 from usebench.run.plan import UnitSpec
 from usebench.run.stages import STAGE_LOCK_DIR
-from usebench.run.unit import FAILED_FILE, UnitResult, say
+from usebench.run.unit import UnitResult, say
+from usebench.run.unit_files import FAILED_FILE
 
 UnitFn = Callable[[UnitSpec, Path, Path], UnitResult]  # run_unit, or a wrapper of it (tests)
 

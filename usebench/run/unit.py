@@ -35,7 +35,7 @@ from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
 from usebench.run.plan import StageSpec, UnitSpec
 from usebench.run.stages import STAGES_HOME, finished, stage_id, stage_lock
-from usebench.run.unit_files import FAILED_FILE, STAGES_DIR, STAGES_FILE  # noqa: F401  (their old home)
+from usebench.run.unit_files import FAILED_FILE, STAGES_FILE
 
 
 @dataclass

@@ -39,7 +39,7 @@ class Size:
 
 
 FULL = Size()
-# --quick: every section at toy size; its training section times 5 steps per pass (a smoke run of the timing, not
+# --quick: every section at toy size; its training section times 3 steps per pass (a smoke run of the timing, not
 # a measurement: the toy model's steps say nothing about BERT-base, and 19 trainers x 2 precisions stay about a minute)
 QUICK = Size(hidden=32, layers=2, heads=2, ffn=64, batch=8, seq=16, matmul_n=256, docs=3000, queries=40, dim=32,
              k=10, cpu_queries=40, encode_texts=64, resume_steps=4, timed_steps=3, min_warmup=1)

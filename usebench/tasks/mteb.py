@@ -22,7 +22,6 @@ and TwitterSemEval2015, which hold 51,534 and 16,777 pairs against USEB's 9,334 
 from __future__ import annotations
 
 import contextlib
-
 import hashlib
 import importlib.util
 from dataclasses import dataclass

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 ROW_COLUMNS = ("setting", "method", "base_model", "pooling", "corpus", "corpus_size", "labeled_size", "variant")
 CELL_COLUMNS = ("task", "split", "subset", "metric")
 RESULT_COLUMNS = ("run_id", "chain", *ROW_COLUMNS, "model", "revision", "seed", *CELL_COLUMNS, "value", "main",
-                  "config_hash", "config_identity", "data_sha256", "partial", "path")
+                  "config_hash", "config_identity", "data_sha256", "task_version", "scorer", "step_path", "partial", "path")
 # What tells two models apart in aggregate's cells and usebench.table's rows, besides the report's row.
 MODEL_COLUMNS = ("model", "revision")
 # What aggregate needs of a frame: usebench.load_results' and usebench.evaluate's frames both have them.
@@ -54,8 +54,9 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
                 **model_fields(record), "seed": int(record["seed"]), "task": result.task, "split": result.split}
         tail = {"config_hash": record.get("config_hash"),
                 "config_identity": config_identity(record.get("config") or {}),
-                "data_sha256": record["task"].get("data_sha256"), "partial": bool(record["task"].get("partial")),
-                "path": str(result.path)}
+                "data_sha256": record["task"].get("data_sha256"),
+                "task_version": str(record["task"].get("version", "1")), **measurement(record),
+                "partial": bool(record["task"].get("partial")), "path": str(result.path)}
         rows.extend({**head, **row, **tail} for row in metric_rows(record))
     frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
     if frame.empty:
@@ -64,6 +65,18 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
     for col in ("corpus_size", "labeled_size"):
         frame[col] = frame[col].astype("Int64")  # None -> <NA>, kept as a group key (dropna=False below)
     return frame
+
+
+def measurement(record: dict[str, Any]) -> dict[str, str | None]:
+    """How a number was measured beyond its task and data (:mod:`usebench.validity`): the scorer's keys that change
+    numbers, and the training step path (None: not recorded); seeds that differ in either are never averaged."""
+    import json
+
+    from usebench.validity import path_text, scorer_identity, training_path
+
+    path = training_path(record)
+    return {"scorer": json.dumps(scorer_identity(record), sort_keys=True),
+            "step_path": None if path is None else path_text(path)}
 
 
 def _results_root(results_dir: Any) -> Path:
@@ -137,18 +150,26 @@ def _key_columns(frame: pd.DataFrame) -> list[str]:
     return [c for c in (*ROW_COLUMNS, *MODEL_COLUMNS) if c in frame.columns]
 
 
+# The columns whose values the seeds of one cell share, and how a refusal says they differ (a None step path:
+# not recorded, compared with nothing).
+SAME_IN_A_CELL = (("data_sha256", "the data differ (sha256 "), ("config_identity", "the configs differ beyond the "
+                                                                                   "seed (identity "),
+                  ("task_version", "the task versions differ ("), ("scorer", "the scorers differ ("),
+                  ("step_path", "the training step paths differ ("))
+
+
 def _cell(group: pd.DataFrame):
     """The SeedStats of one cell, after the report's comparability checks (on the columns the frame has)."""
     from usebench.report.stats import MixedRunsError, SeedStats
 
     first = group.iloc[0]
     where = f"{first.get('method', first.get('model'))} on {first['task']}/{first['split']}"
-    for column, what in (("data_sha256", "the data differ (sha256"), ("config_identity", "the configs differ beyond "
-                                                                                         "the seed (identity")):
-        values = group[column].unique() if column in group.columns else ()
+    for column, what in SAME_IN_A_CELL:
+        values = group[column].dropna().unique() if column in group.columns else ()
         if len(values) > 1:
             runs = ", ".join(sorted(group["run_id"].unique()))
-            raise MixedRunsError(f"cannot average {where}: {what} {', '.join(str(v)[:12] for v in values)}) "
+            shown = [str(v)[:12] if column in ("data_sha256", "config_identity") else str(v) for v in values]
+            raise MixedRunsError(f"cannot average {where}: {what}{', '.join(shown)}) "
                                  f"in runs {runs}; use separate stores or move the stale results away")
     seeds = group["seed"].tolist()
     if len(set(seeds)) != len(seeds):

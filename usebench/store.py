@@ -192,7 +192,21 @@ def make_record(
         "created_at": now_iso(),
     }
     check_finite_main_score(record)
+    record[DIGEST_KEY] = record_digest(record)  # a record edited afterwards no longer holds (usebench.validity)
     return record
+
+
+DIGEST_KEY = "digest"  # a record's sha256 without this key: one edited after it was written no longer holds
+
+
+def record_digest(record: dict[str, Any]) -> str:
+    """sha256 of a record as the store writes it (keys sorted, numpy scalars as numbers), its digest left out."""
+    body = {k: v for k, v in record.items() if k != DIGEST_KEY}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, default=_digest_default).encode()).hexdigest()
+
+
+def _digest_default(obj: Any) -> Any:
+    return obj.item() if hasattr(obj, "item") else str(obj)
 
 
 @dataclass(frozen=True)

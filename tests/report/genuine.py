@@ -16,6 +16,7 @@ from usebench.report.pairing import published_backbones
 from usebench.run.corpus import load_corpus
 from usebench.train.config import config_to_dict
 from usebench.store import make_record, run_id, save_result
+from tests.report.synthetic_results import task_version
 
 # bert-base-uncased as the hub publishes it: its config's fingerprint, its safetensors file's LFS sha256 and its
 # tokenizer's identity.
@@ -104,7 +105,7 @@ def add_trained(store: Path, method: str, seed: int, task: str, scores: dict, *,
     rid = run_id(method, "bert-base-uncased", unit, seed)
     meta = {"name": method, "base_model": config["model"], "pooling": pooling, "max_length": 128, "preset": preset,
             "train_corpus": corpus["label"], "backbone": backbone, "dev_data": [dev_data(config)]}
-    record = make_record(run=rid, task={"name": task, "split": "test", "group": "g", "version": 1,
+    record = make_record(run=rid, task={"name": task, "split": "test", "group": "g", "version": task_version(task),
                                         "data_sha256": f"sha-{task}", "n_queries": 10},
                          method=meta, seed=seed, scores=scores, main_metric=main or next(iter(scores)), subsets={},
                          scorer={"kind": "dense"}, timings={}, config=unit)

@@ -9,6 +9,14 @@ from usebench.report.rows import index_results
 from usebench.report.tables import TABLES
 from usebench.store import iter_results, make_record, run_id, save_result
 
+def task_version(task: str) -> str:
+    """The task's protocol version now, as a result scored today records it (usebench/validity.py)."""
+    from usebench import tasks  # noqa: F401  (enrols the adapters)
+    from usebench.registry import TASKS
+
+    return str(TASKS.get(task).version) if task in TASKS.names() else "1"
+
+
 # Metric names per task, as the adapters write them.
 TASK_METRICS = {
     "askubuntu": ("map", ["map"]),
@@ -33,7 +41,7 @@ def add_result(root: Path, method: str, seed: int, task: str, scores: dict[str, 
     run = run_id(method.replace(">", "+"), model.replace("/", "_"), {k: v for k, v in cfg.items() if k != "seed"},
                  seed)
     record = make_record(
-        run=run, task={"name": task, "split": split, "group": group, "version": 1,
+        run=run, task={"name": task, "split": split, "group": group, "version": task_version(task),
                        "data_sha256": sha or f"sha-{task}", "n_queries": 10},
         method={"name": method, "base_model": model, "pooling": pooling, "max_length": 128,
                 **({"train_corpus": train_corpus} if train_corpus else {}), **(method_extra or {})},

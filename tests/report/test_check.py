@@ -58,7 +58,15 @@ def _perturb(ref: Path, task: str, metric: str, delta: float) -> None:
     path = next(p for p in ref.rglob(f"{task}/test.json") if "simcse" not in str(p))
     record = json.loads(path.read_text())
     record["scores"][metric] += delta
-    path.write_text(json.dumps(record))
+    path.write_text(json.dumps(signed(record)))
+
+
+def signed(record: dict) -> dict:
+    """A record changed by a test as `bench check --update` would have written it (its digest made anew): another
+    reference, not one edited by hand (that one is stale: test_a_stale_reference_fails_and_says_why)."""
+    from usebench.store import DIGEST_KEY, record_digest
+
+    return {**record, DIGEST_KEY: record_digest(record)}
 
 
 def test_passes_against_its_own_fresh_results(reference, tmp_path):
@@ -101,9 +109,27 @@ def test_new_metric_is_reported_not_failed(reference, tmp_path):
     record["scores"].pop("spearman")
     record["scores"]["pearson"] = 0.5
     record["main_metric"] = "pearson"
-    path.write_text(json.dumps(record))
+    record["main_score"] = 0.5
+    path.write_text(json.dumps(signed(record)))
     out = run_check(SUBSET, tmp_path / "data", reference, 0.5, runner=FakeRunner())
     assert {d.status for d in out.diffs} == {"ok", "new", "missing"} and not out.ok
+
+
+def test_a_stale_reference_fails_and_says_why(reference, tmp_path):
+    """Issue 46: a reference of an older task version, or one edited by hand, no longer holds; the check fails
+    naming it and the command that refreshes it."""
+    path = next(p for p in reference.rglob("twitterpara/test.json"))
+    record = json.loads(path.read_text())
+    path.write_text(json.dumps(signed({**record, "task": {**record["task"], "version": "0"}})))
+    out = run_check(SUBSET, tmp_path / "data", reference, 0.5, runner=FakeRunner())
+    (stale,) = [d for d in out.diffs if d.status == "stale"]
+    assert not out.ok and stale.metric == ("reference: the task's protocol changed (task version 0 when stored, 1 "
+                                          "now); refresh it with `bench check --update`")
+    record["scores"]["ap_pit"] = 0.9  # by hand
+    path.write_text(json.dumps(record))
+    (stale,) = [d for d in run_check(SUBSET, tmp_path / "data", reference, 0.5, runner=FakeRunner()).diffs
+                if d.status == "stale"]
+    assert "changed after it was written" in stale.metric
 
 
 def test_no_reference_is_an_error(tmp_path):

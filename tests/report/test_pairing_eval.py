@@ -25,7 +25,7 @@ from usebench.store import iter_results
 from tests.conftest import ASSETS
 from tests.report.genuine import (BERT, UNTRAINED_SCORING, add_trained, corpus_entry, data_root, pin_releases,
                                   stage_config)
-from tests.report.synthetic_results import add_result
+from tests.report.synthetic_results import add_result, task_version
 from tests.report.test_pairing_by_content import _context, _genuine, _pairable_rows
 
 
@@ -37,7 +37,8 @@ def _untrained_record(task="stsb", pooling="mean", **changes):
     """`bench eval --model bert-base-uncased --pooling P` as the papers scored it (whole length, fp32, cosine)."""
     method = {"name": "base", "base_model": "bert-base-uncased", "pooling": pooling, "backbone": BERT,
               **UNTRAINED_SCORING["method"]}
-    record = {"task": {"name": task, "split": "test", "data_sha256": f"sha-{task}", "n_queries": 10},
+    record = {"task": {"name": task, "split": "test", "data_sha256": f"sha-{task}", "n_queries": 10,
+                       "version": task_version(task)},
               "method": method, "config": {**UNTRAINED_SCORING["config"]},
               "scorer": {**UNTRAINED_SCORING["scorer"], "pooling": pooling}, "seed": 0}
     for where, key, value in changes.get("set", ()):
@@ -373,3 +374,44 @@ def test_pasers_table_1_row_masks_the_top_five_phrases():
             if e.match and e.match["method"] == "paser"]
     assert len(rows) == 2 and all(e.settings["config"]["top_k"] == 5 for e in rows)
     assert all(METHODS.get("paser").config(p).top_k == 5 for p in ("paper", "official"))
+
+
+# --- issue 46: the task version a published number was pinned with --------------------------------------------------
+
+def test_a_result_of_another_task_version_never_stands_beside_the_papers_numbers(tmp_path, monkeypatch):
+    """A published row pairs only with results scored under the task version its numbers were checked against
+    (paper_reference.json's ``task_versions``), trained rows and untrained ones alike."""
+    root = data_root(tmp_path / "data")
+    pin_releases(monkeypatch, root)
+    (tid, e), = [(t, x) for t, x in _pairable_rows() if x.match["method"] == "tsdae"][:1]
+    presets = e.settings["preset"]
+    record = _genuine(e, root, presets if isinstance(presets, str) else presets[0])
+    ctx = _context(root, e)
+    assert compare_record(record, e.settings, "tsdae", ctx).paired, (tid, e.label)
+    record["task"]["version"] = "0"
+    verdict = compare_record(record, e.settings, "tsdae", ctx)
+    assert not verdict.paired and any(g.startswith("task version: ours 0, the published numbers' pin 1 (")
+                                      for g in verdict.gaps), verdict.gaps
+    tid, untrained = _untrained_rows()[0]
+    task = "askubuntu" if "askubuntu" in untrained.values else "stsb"
+    old = _untrained_record(task, untrained.settings["pooling"], set=(("task", "version", "0"),))
+    verdict = compare_record(old, untrained.settings, "base", PairingContext())
+    assert not verdict.paired and any(g.startswith("task version: ours 0") for g in verdict.gaps)
+
+
+def test_every_task_of_a_published_table_is_pinned_at_its_version_now():
+    """A version bump (tasks/base.py: the protocol or data changed meaning) must move the pin on purpose, after
+    the new protocol is checked against the papers; MTEB's tasks are versioned by MTEB."""
+    from usebench.report.tables import COLUMNS
+
+    pins = load_reference()["task_versions"]
+    used = set()
+    for table in load_reference()["tables"].values():
+        todo = [COLUMNS[c] for c in table["columns"] if c in COLUMNS]
+        while todo:
+            col = todo.pop()
+            todo += [COLUMNS[c] for c in col.mean_of or ()]
+            if col.task and col.task in TASKS.names():
+                used.add(col.task)
+    assert used and used <= set(pins), sorted(used - set(pins))
+    assert {t: str(TASKS.get(t).version) for t in pins} == pins

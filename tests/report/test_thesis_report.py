@@ -16,6 +16,7 @@ from usebench.report.rows import index_results
 from usebench.report.tables import COLUMNS, TABLES
 from usebench.report.pairing import PairingContext
 from usebench.store import iter_results, make_record, run_id, save_result
+from tests.report.synthetic_results import task_version
 from tests.report.genuine import BERT as GENUINE
 from tests.report.genuine import UNTRAINED_SCORING, stage_config
 
@@ -31,7 +32,8 @@ def _add(root: Path, method: str, seed: int, task: str, scores: dict, *, main: s
             **({"variant": variant} if variant else {}), **({"backbone": backbone} if backbone else {}),
             **({"train_corpus": "file:openwebtext_1m.txt"} if method != "base" else {})}
     record = make_record(run=run_id(method, model, config, seed),
-                         task={"name": task, "split": "test", "group": "x", "version": "2", "data_sha256": f"sha-{task}",
+                         task={"name": task, "split": "test", "group": "x", "version": task_version(task),
+                               "data_sha256": f"sha-{task}",
                                "n_queries": 10},
                          method=meta, seed=seed, scores=scores, main_metric=main, subsets=subsets or {},
                          scorer=UNTRAINED_SCORING["scorer"] if untrained else {"kind": "dense"}, timings={},

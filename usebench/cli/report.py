@@ -82,6 +82,9 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
         if f.name == "pretraining-breakeven.md":
             click.echo(f.read_text(encoding="utf-8"))
     click.echo(f"wrote {len(rep.files)} files to {out} from {rep.n_results} result files")
+    refused = dict.fromkeys(n for s in rep.sections for n in s.built.notes if n.startswith("Not averaged"))
+    for note in refused:  # the cell is left empty in the table, whose notes say the same
+        click.secho(f"warning: {note}", fg="yellow", err=True)
     if rep.partial:
         click.secho(f"warning: {len(rep.partial)} of them were evaluated with --allow-partial on data that is not the "
                     f"release (task.partial in the file): {', '.join(str(p) for p in rep.partial[:3])}"

@@ -39,7 +39,11 @@ if TYPE_CHECKING:
 @click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available).")
 @click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size.")
 @click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip.")
-@click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished.")
+@click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished (every stored "
+              "result of a retrained unit is dropped: the run names them).")
+@click.option("--reevaluate", default=None, metavar="TASK,TASK",
+              help="Score these tasks again for units that already finished, from their checkpoints, into the same "
+                   "run directories (nothing is retrained); units not trained yet train as usual.")
 @click.option("--setting", default=None, help="Expand the methods into the TSDAE paper's setups: unsupervised | "
               "adapt-nli-first | adapt-target-first | supervised | all.")
 @click.option("--labeled-sizes", default=None, metavar="N,N,...",
@@ -58,8 +62,8 @@ if TYPE_CHECKING:
 @DATA_ROOT
 @RESULTS_DIR
 def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus_size, max_steps, overrides, split,
-        device, batch_size, strict, force, setting, labeled_sizes, nli_sts_model, dry_run, data_root, results_dir,
-        launcher_config, step_times=None, **launch) -> None:
+        device, batch_size, strict, force, reevaluate, setting, labeled_sizes, nli_sts_model, dry_run, data_root,
+        results_dir, launcher_config, step_times=None, **launch) -> None:
     """Train each method (or chain) on each task's data, evaluate, and print mean ± std over seeds.
 
     Exit status: 0 when every unit finished, 1 when some unit failed (each is listed with its log) or nothing
@@ -78,7 +82,8 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
                       eval_tasks=eval_tasks, seeds=seeds, seed_list=seed_list, preset=preset, model=model, corpus=tuple(corpus),
                       corpus_size=corpus_size, max_steps=max_steps, overrides=tuple(overrides), split=split,
                       force=force, strict=strict, device=device, batch_size=batch_size, setting=setting,
-                      labeled_sizes=_sizes(labeled_sizes), nli_sts_model=nli_sts_model)
+                      labeled_sizes=_sizes(labeled_sizes), nli_sts_model=nli_sts_model,
+                      reevaluate=_task_list(reevaluate))
     data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
     lopts = launch_options({k: launch[k] for k in LAUNCH_KEYS}, launcher_config)
     if lopts.launcher == "local":
@@ -87,6 +92,10 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     _check_torchrun(lopts.launcher)
     execute = make_launcher(lopts)  # a missing extra fails here, before planning
     plan = plan_run(opts, data_root)  # every unit built and checked before anything trains
+    if opts.reevaluate:
+        from usebench.run.reevaluate import check_reevaluate
+
+        check_reevaluate(opts.reevaluate, plan.units, force)
     if preset is None:  # the default is the papers' full budget: say so, with its cost here (also in a dry run)
         from usebench.run.cost import paper_preset_note
         from usebench.run.step_times import step_times_from
@@ -111,6 +120,16 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     if not outcome.cells:
         reasons = "; ".join(f"{w}: {r}" for w, r in outcome.skipped) or "no unit or baseline produced a result"
         raise NothingDoneError(f"nothing was trained or evaluated ({reasons})")
+
+
+def _task_list(value: str | None) -> tuple[str, ...]:
+    """``--reevaluate``'s tasks, groups expanded (``sts`` = its seven tasks); unknown names fail here."""
+    if not value:
+        return ()
+    from usebench import tasks  # noqa: F401  (enrols the adapters)
+    from usebench.tasks import expand_tasks
+
+    return tuple(expand_tasks(value))
 
 
 PATH_KEYS = ("model", "decoder_model", "dev_corpus")  # config fields that may name a local file or directory

@@ -98,7 +98,7 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None, d
     for key in index.rows:
         if spec.groups is not None and key.group not in spec.groups:
             continue
-        cells = {c.id: index.cell(key, c, split).scaled(100.0) for c in columns}
+        cells = {c.id: index.held_cell(key, c, split).scaled(100.0) for c in columns}
         if any(s.n for s in cells.values()):
             stats[key] = cells
     stats = _minus_baseline(spec, stats)
@@ -122,6 +122,7 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None, d
     if len(trained_models) == 1:
         notes.append(f"Trained rows start from {next(iter(trained_models))}.")
     notes.append(f"Split: {split}.")
+    notes += index.refusal_notes(index.rows, (c.id for c in columns), split)
     if spec.baseline:
         notes.append(f"Cells are differences to {spec.baseline} of the same setting (rows without it are left out).")
     if spec.correlate:

@@ -107,7 +107,7 @@ def real_runner(unit: Unit, data_root: Path, results_dir: Path) -> None:
         run_train_unit(unit, data_root, results_dir)
 
 
-Status = Literal["ok", "drift", "missing", "new", "data"]
+Status = Literal["ok", "drift", "missing", "new", "data", "stale"]
 
 
 @dataclass(frozen=True)
@@ -115,7 +115,7 @@ class Diff:
     """One metric of one result: reference vs fresh, in points (x100)."""
 
     where: str  # method/model/pooling s<seed> task/split
-    metric: str
+    metric: str  # a metric, or what a "data" / "stale" line is about
     reference: float | None
     fresh: float | None
     status: Status
@@ -167,6 +167,9 @@ def compare_stores(reference_dir: Path, fresh_dir: Path, tol: float, only_tasks:
         r, f = ref.get(key), fresh.get(key)
         if r is not None and f is not None and r.record["task"].get("data_sha256") != f.record["task"].get("data_sha256"):
             diffs.append(Diff(key, "data_sha256", None, None, "data"))
+        why = None if r is None else reference_stale_reason(r)
+        if why:
+            diffs.append(Diff(key, f"reference: {why}; refresh it with `bench check --update`", None, None, "stale"))
         rs, fs = (r.record["scores"] if r else {}), (f.record["scores"] if f else {})
         for metric in sorted(set(rs) | set(fs)):
             a = None if metric not in rs else float(rs[metric]) * 100
@@ -179,6 +182,21 @@ def compare_stores(reference_dir: Path, fresh_dir: Path, tol: float, only_tasks:
                 status = "ok" if abs(b - a) <= tol else "drift"
             diffs.append(Diff(key, metric, a, b, status))
     return diffs
+
+
+def reference_stale_reason(ref: StoredResult) -> str | None:
+    """Why a reference result no longer holds under the task as it is now (:mod:`usebench.validity`: a valid record
+    of the task's current version), or None. Its data are compared with the fresh run's (status "data") and its
+    metrics one by one (a metric the task gained shows as "new")."""
+    from dataclasses import replace
+
+    from usebench import tasks  # noqa: F401  (enrols the adapters)
+    from usebench.registry import TASKS
+    from usebench.validity import expected_result, stale_reason
+
+    if ref.task not in TASKS.names():
+        return None  # a task this installation does not register: nothing to hold it to
+    return stale_reason(ref.record, replace(expected_result(ref.task, ref.split, None), metrics=()))
 
 
 def run_subset(subset: Subset, data_root: Path, results_dir: Path, runner: UnitRunner = real_runner
@@ -263,7 +281,8 @@ def print_diffs(outcome: CheckOutcome, tol: float) -> None:
     table = Table(title=f"bench check (tolerance {tol} points)")
     for col in ("result", "metric", "reference", "fresh", "Δ", "status"):
         table.add_column(col, justify="right" if col in ("reference", "fresh", "Δ") else "left")
-    style = {"ok": "green", "new": "yellow", "drift": "bold red", "missing": "bold red", "data": "bold red"}
+    style = {"ok": "green", "new": "yellow", "drift": "bold red", "missing": "bold red", "data": "bold red",
+             "stale": "bold red"}
     for d in outcome.diffs:
         fmt = lambda v: "—" if v is None else f"{v:.2f}"
         delta = "—" if d.delta is None else f"{d.delta:+.2f}"
@@ -271,7 +290,7 @@ def print_diffs(outcome: CheckOutcome, tol: float) -> None:
     console.print(table)
     for name, err in outcome.failed_units:
         console.print(f"[bold red]unit {name} failed[/]: {err}")
-    bad = [d for d in outcome.diffs if d.status in ("drift", "missing", "data")]
+    bad = [d for d in outcome.diffs if d.status in ("drift", "missing", "data", "stale")]
     verdict = "[green]OK[/]" if outcome.ok else f"[bold red]FAILED[/] ({len(bad)} metrics off or missing)"
     console.print(f"{verdict}: {len(outcome.diffs)} metrics compared in {outcome.seconds:.1f} s")
 

@@ -11,7 +11,10 @@ release's identity.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
+from functools import lru_cache
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -58,11 +61,30 @@ def not_a_release(record: Mapping[str, Any], data_root: Path | None) -> str | No
     return None
 
 
+@lru_cache(maxsize=1)
+def task_version_pins() -> dict[str, str]:
+    """paper_reference.json's ``task_versions`` (read here, not through usebench.report.reference, which imports this
+    module)."""
+    text = resources.files("usebench.report").joinpath("paper_reference.json").read_text(encoding="utf-8")
+    return dict(json.loads(text).get("task_versions", {}))
+
+
+def version_gaps(task: str, version: str) -> list[str]:
+    """A result of another task version than the one the published numbers were pinned with (paper_reference.json's
+    ``task_versions``) never stands beside them."""
+    pinned = task_version_pins().get(task)
+    if pinned is None or pinned == version:
+        return []
+    return [f"task version: ours {version}, the published numbers' pin {pinned} (score it again under version "
+            f"{pinned}'s protocol, or check the papers' numbers against version {version} and move the pin)"]
+
+
 def evaluation_gaps(record: Mapping[str, Any], split: str, data_root: Path | None) -> tuple[list[str], list[str]]:
     """(gaps, notes) of a result's split and evaluation data against the published table's split and release."""
     task = record["task"]
     name, ours_split = str(task["name"]), str(task.get("split", DEFAULT_SPLIT))
     gaps = [] if ours_split == split else [f"split: ours {ours_split}, paper {split}"]
+    gaps += version_gaps(name, str(task.get("version", "1")))
     if task.get("partial"):
         return gaps + ["evaluation data: ours --allow-partial (not the release), paper the release"], []
     ident = evaluation_identity(name, ours_split, data_root)

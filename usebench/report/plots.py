@@ -140,7 +140,7 @@ def corpus_size_curve(index: ResultIndex, out_dir: Path) -> Plot | None:
     for k in keys:
         for col in cols:
             split = _corpus_split(index, k, col.task or "")
-            stats = index.cell(k, col, split).scaled(100.0)
+            stats = index.held_cell(k, col, split).scaled(100.0)
             if stats.n:
                 std = stats.std
                 data.append((col.id, split, k.method, row_label(replace(k, corpus_size=None), False),

@@ -54,7 +54,7 @@ def curve_points(index: ResultIndex) -> list[Point]:
         col = COLUMNS[cid]
         split = split_for(index, keys, col.task or "")
         for key in keys:
-            stats = index.cell(key, col, split).scaled(100.0)
+            stats = index.held_cell(key, col, split).scaled(100.0)
             if stats.n:
                 points.append(Point(cid, split, key.method, key.model, int(key.labeled_size), stats))
     return points
@@ -115,7 +115,7 @@ def unsupervised_levels(index: ResultIndex, cid: str, split: str, model: str) ->
     out = []
     for key in sorted((k for k in index.rows if k.group == "unsupervised" and k.model == model
                        and not k.corpus_size and not k.corpus), key=RowKey.sort_key):
-        stats = index.cell(key, COLUMNS[cid], split).scaled(100.0)
+        stats = index.held_cell(key, COLUMNS[cid], split).scaled(100.0)
         if stats.n:
             out.append((key, stats))
     return out

@@ -13,7 +13,7 @@ from typing import Any
 
 from usebench.report.tables import COLUMNS, Column
 from usebench.store import StoredResult
-from usebench.report.stats import SeedStats, aggregate, config_identity, per_seed_average
+from usebench.report.stats import MixedRunsError, SeedStats, aggregate, config_identity, per_seed_average
 
 # Setting groups (the `setting` key the run grid writes), in the paper's block order, with their block titles.
 GROUP_TITLES: dict[str, str] = {
@@ -160,6 +160,8 @@ class ResultIndex:
     """Results by row, then by (task, split)."""
 
     rows: dict[RowKey, dict[tuple[str, str], list[StoredResult]]] = field(default_factory=dict)
+    # Cells refused by held_cell: (row, column id, split) -> why their results are not seed repeats of one measurement
+    refused: dict[tuple[RowKey, str, str], str] = field(default_factory=dict)
 
     def results(self, key: RowKey, task: str, split: str) -> list[StoredResult]:
         return self.rows.get(key, {}).get((task, split), [])
@@ -173,6 +175,26 @@ class ResultIndex:
         if not results:
             return SeedStats({})
         return aggregate(results, col.metric or "")
+
+    def held_cell(self, key: RowKey, column: Column | str, split: str) -> SeedStats:
+        """:meth:`cell`, or an empty cell when its results are no seed repeats of one measurement (another task
+        version, data, scorer, step path or config): the table shows it missing and its notes say why
+        (:meth:`refusal_notes`); one stale result never takes the whole report down."""
+        col = COLUMNS[column] if isinstance(column, str) else column
+        try:
+            return self.cell(key, col, split)
+        except MixedRunsError as e:
+            self.refused[(key, col.id, split)] = str(e).removeprefix("cannot average ")
+            return SeedStats({})
+
+    def refusal_notes(self, keys: Iterable[RowKey], column_ids: Iterable[str], split: str) -> list[str]:
+        """One note per refused cell among ``keys`` x ``column_ids`` on ``split``."""
+        keys, ids = set(keys), set(column_ids)
+        columns: dict[tuple[RowKey, str], list[str]] = {}  # an average over a refused cell says the same reason
+        for (k, c, s), why in self.refused.items():
+            if k in keys and c in ids and s == split:
+                columns.setdefault((k, why), []).append(_column_name(c))
+        return [f"Not averaged ({row_label(k, False)}: {', '.join(cols)}): {why}." for (k, why), cols in columns.items()]
 
 
 def index_results(results: Iterable[StoredResult], split_configs: bool = False) -> ResultIndex:
@@ -210,3 +232,8 @@ def row_marks(key: RowKey) -> str:
     if key.config:
         marks.append(f"cfg {key.config}")
     return "".join(f" · {m}" for m in marks)
+
+
+def _column_name(column_id: str) -> str:
+    col = COLUMNS[column_id]
+    return f"{col.group} {col.header}".strip() or column_id

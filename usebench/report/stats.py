@@ -2,7 +2,8 @@
 tasks; paired comparisons between two methods over seeds.
 
 Aggregation refuses to average results that are not repeats of one experiment: a cell mixes runs only when
-they share the task, split, data sha256 and configuration (the seed aside). The refusal names the files and
+they share the task, split, task version, data sha256, scorer, training step path and configuration (the seed
+aside; :func:`usebench.validity.seed_mismatches`). The refusal names the files and
 what differs, so the researcher can move stale results away or re-run.
 """
 from __future__ import annotations
@@ -109,6 +110,7 @@ def check_comparable(results: Sequence[StoredResult]) -> None:
             raise MixedRunsError(
                 f"cannot average {what}: the data differ (sha256 {str(sha_a)[:12]} in {first.path} vs "
                 f"{str(sha_b)[:12]} in {r.path}); re-run on one data version or move the stale results away")
+        _check_same_measurement(first, r, what)
         if config_identity(first.record["config"]) != config_identity(r.record["config"]):
             raise MixedRunsError(
                 f"cannot average {what}: the configs differ beyond the seed ({first.path} vs {r.path}): "
@@ -118,6 +120,17 @@ def check_comparable(results: Sequence[StoredResult]) -> None:
         if seed in seen:
             raise MixedRunsError(f"cannot average {what}: seed {seed} appears twice ({seen[seed].path} and {r.path})")
         seen[seed] = r
+
+
+def _check_same_measurement(first: StoredResult, other: StoredResult, what: str) -> None:
+    """Seed repeats share the task version, scorer and training step path (usebench.validity.seed_mismatches)."""
+    from usebench.validity import seed_mismatches
+
+    for kind, a, b in seed_mismatches(first.record, other.record):
+        if kind != "data":  # said above with the paths
+            raise MixedRunsError(f"cannot average {what}: the {kind} differ ({a} in {first.path} vs {b} in "
+                                 f"{other.path}); score the stale one again (`bench run ... --reevaluate TASK`) or "
+                                 "report them as separate rows")
 
 
 def metric_value(result: StoredResult, metric: str) -> float:

@@ -1,8 +1,9 @@
 """Evaluate a model on a list of tasks and store the results (the engine behind `bench eval`).
 
 Before a model is loaded: the options are checked, the results directory must be writable, tasks without the
-split or the data are set aside, and a stored result is reused only if it was made with the same configuration,
-precision and data (its ``config_hash``, ``scorer.dtype`` and ``task.data_sha256``) and has a finite main score.
+split or the data are set aside, and a stored result is reused only if it still holds (:mod:`usebench.validity`:
+the task's version and metrics, the same configuration, precision and data, a valid record with a finite main
+score); otherwise the line says why and the task is evaluated again.
 The model is loaded only when some task is left to evaluate. ``log`` gets one line per task as it starts and
 ends (task, split, items, seconds, main score), whether or not stdout is a terminal.
 """
@@ -17,7 +18,8 @@ from typing import Any
 from usebench.errors import MissingDataError, NonFiniteScoreError
 from usebench.eval.evaluate import Evaluation, evaluate, to_record
 from usebench.eval.scorer import DenseScorer, Scorer
-from usebench.store import check_finite_main_score, check_writable, config_hash, result_path, run_id, save_result
+from usebench.store import check_writable, result_path, run_id, save_result
+from usebench.validity import expected_result, path_stale_reason
 
 Log = Callable[[str], None]
 
@@ -128,47 +130,6 @@ class ReuseKey:
     allow_partial: bool = False
 
 
-def stale_reason(path: Path, config: dict[str, Any], precision: str | None, data_sha256: str,
-                 allow_partial: bool = False) -> str | None:
-    """Why the stored result at ``path`` may not be reused for this evaluation; None when it may.
-
-    `bench run` can ask the same of its own stored results (config, precision and the task's data_sha256).
-    """
-    import json
-
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-        check_finite_main_score(record)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return "the stored result is not valid JSON"
-    except NonFiniteScoreError:
-        return "the stored result has a non-finite main score"
-    stored_sha = record.get("task", {}).get("data_sha256")
-    if stored_sha != data_sha256:
-        return f"the task's data changed (sha256 {str(stored_sha)[:12]}... when stored, {data_sha256[:12]}... now)"
-    if record.get("config_hash") != config_hash(config):
-        return "the stored result was made with another configuration"
-    stored_precision = record.get("scorer", {}).get("dtype")
-    if precision is not None and stored_precision != precision:
-        return f"the stored result was computed in {stored_precision}, this run computes in {precision}"
-    if record.get("task", {}).get("partial") and not allow_partial:
-        return "the stored result was made with --allow-partial on data that is not the release"
-    return missing_metrics(record)
-
-
-def missing_metrics(record: dict[str, Any]) -> str | None:
-    """Why a stored result is stale because its task now computes metrics it lacks (e.g. BEIR's recall@1..1000,
-    added in task version 2); None when it has them all (or its task is not registered here)."""
-    from usebench.registry import TASKS
-
-    try:
-        task = TASKS.get(str(record.get("task", {}).get("name")))
-    except Exception:  # noqa: BLE001  an unknown or unloadable task: nothing to compare with
-        return None
-    lacking = [m for m in task.metric_names if m not in record.get("scores", {})]
-    return f"the stored result lacks {', '.join(lacking)} (task version {task.version})" if lacking else None
-
-
 def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Path, results_dir: Path,
                    strict: bool = False, force: bool = False, seed: int = 0, log: Log | None = None,
                    prebuilt: Prebuilt | None = None) -> EvalOutcome:
@@ -228,7 +189,9 @@ def _plan(names: list[str], split: str, data_root: Path, results_dir: Path, outc
             continue
         path = result_path(results_dir, outcome.run_id, name, split)
         if path.is_file() and not force:
-            reason = stale_reason(path, key.config, key.precision, sha, allow_partial=key.allow_partial)
+            expected = expected_result(name, split, sha, config=key.config, precision=key.precision,
+                                       allow_partial=key.allow_partial)
+            reason = path_stale_reason(path, expected)
             if reason is None:
                 outcome.reused.append(name)
                 say(f"{name} ({split}): reused {path} (same model, configuration and data; --force re-runs)")
@@ -285,4 +248,4 @@ def raise_unless_done(outcome: EvalOutcome, n_tasks: int, failure_detail: str) -
 
 
 __all__ = ["EvalOptions", "EvalOutcome", "Prebuilt", "ReuseKey", "build_scorer", "describe_model", "evaluate_model",
-           "nothing_evaluated_reason", "raise_unless_done", "stale_reason"]
+           "nothing_evaluated_reason", "raise_unless_done"]

@@ -18,8 +18,9 @@ from pathlib import Path
 from usebench.store import StoredResult, result_path
 from usebench.run.baseline_job import baseline_job
 from usebench.run.plan import BaselineSpec, Plan, RunOptions, UnitSpec, method_overrides, plan_run
+from usebench.run.reevaluate import check_reevaluate, reevaluate_reset
 from usebench.run.stages import force_reset, stage_usage, usage_totals
-from usebench.run.unit import UnitResult, finished_unit, run_unit, say
+from usebench.run.unit import DataHashes, UnitResult, run_unit, say, unit_gaps
 
 __all__ = ["RunOptions", "RunOutcome", "method_overrides", "plan_run", "run_benchmark", "run_sequentially"]
 
@@ -56,6 +57,8 @@ def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute:
     """Plan (unless given), evaluate the baselines, run every unit that is not finished yet through ``execute``
     (finished ones are collected from the store); returns the table."""
     plan = plan or plan_run(opts, Path(data_root))
+    if opts.reevaluate:
+        check_reevaluate(opts.reevaluate, plan.units, opts.force)
     outcome = RunOutcome(skipped=list(plan.skipped))
     for note in plan.notes:
         say(note)
@@ -67,20 +70,27 @@ def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute:
         # once, here, for every unit and stage home: a retried or requeued attempt must resume, not start over
         force_reset(plan.units, Path(results_dir), say)
     say_stages(plan.units, Path(results_dir))
-    hashes: dict[tuple[str, str], str | None] = {}
+    if opts.reevaluate:
+        reevaluate_reset(plan.units, opts.reevaluate, Path(results_dir), say)
+    hashes: DataHashes = {}
+    rescore = 0
     for unit in plan.units:
         if unit.force:  # applied above (force_reset); the unit's attempts, retries and requeues only resume
             unit = replace(unit, force=False)
-        done = finished_unit(unit, data_root, results_dir, hashes)
+        done, stale = unit_gaps(unit, data_root, results_dir, hashes)
         if done is None:
             todo.append(unit)
+            rescore += bool(stale)
+            for line in stale:  # trained: only these are scored again, from its finished checkpoint
+                say(f"{unit.run_id}: trained; scoring again: {line}")
         else:
             collect(outcome, done)
     baseline_ids = {u.run_id for u in todo if not isinstance(u, UnitSpec)}
     n_todo = len(todo) - len(baseline_ids)
-    if n_todo < len(plan.units):
+    if n_todo < len(plan.units) or rescore:
+        again = f" ({rescore} of them trained, only to score again)" if rescore else ""
         say(f"{len(plan.units) - n_todo} of {len(plan.units)} unit(s) already done (results kept); "
-            f"{n_todo} to run")
+            f"{n_todo} to run{again}")
     if todo:
         for result in (execute or run_sequentially)(todo, Path(data_root), Path(results_dir)):
             if result.run_id in baseline_ids and result.state == "done":

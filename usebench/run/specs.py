@@ -35,6 +35,7 @@ class RunOptions:
     setting: str | None = None  # unsupervised | adapt-nli-first | adapt-target-first | supervised | all
     labeled_sizes: tuple[int, ...] = ()  # pre-training: the supervised stage on nested labeled subsets
     nli_sts_model: str | None = None  # a published NLI+STSb checkpoint that nli-sts>m chains start from
+    reevaluate: tuple[str, ...] = ()  # tasks whose stored results finished units score again (no retraining)
 
 
 @dataclass(frozen=True)

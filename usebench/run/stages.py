@@ -212,10 +212,14 @@ def force_reset(units: Sequence[Any], results_dir: Path, say: Callable[[str], No
     plan = force_plan(units, results_dir)
     for note in plan.notes():
         say(note)
+    from usebench.run.reevaluate import say_force_drops
+
+    evaluated = {t for u in units for t in u.evals}
     for rel in plan.reset:
         path = Path(results_dir) / rel
         if not path.is_dir():
             continue
+        say_force_drops(path, evaluated, say)
         try:
             with UnitLock(path), UnitLock(path / STAGE_LOCK_DIR):
                 for child in path.iterdir():

@@ -17,7 +17,6 @@ the stage that was running continues from its last train state, and finished eva
 """
 from __future__ import annotations
 
-import json
 import platform
 import shutil
 import sys
@@ -29,6 +28,7 @@ from typing import Any
 
 from usebench.errors import BenchError, MissingDataError
 from usebench.store import now_iso, result_path, save_result, write_json_atomic
+from usebench.validity import expected_result, path_stale_reason
 from usebench.run.console import UNIT_LOG, unit_console
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
@@ -101,35 +101,83 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
     return result
 
 
-def finished_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
-                  data_hashes: dict[tuple[str, str], str | None] | None = None) -> UnitResult | None:
-    """The unit's stored outcome when there is nothing left to do (trained, not failed, not held by a process,
-    and every evaluation stored on the data now in the data root), else None. Launchers hand out only units
-    for which this is None, so re-running a command runs only what is missing."""
-    from usebench.registry import TASKS
+# The data sha256 of (task, split) in the data root, or the error saying they are missing: computed once per command.
+DataHashes = dict[tuple[str, str], "str | MissingDataError"]
 
+
+def finished_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
+                  data_hashes: DataHashes | None = None) -> UnitResult | None:
+    """The unit's stored outcome when there is nothing left to do, else None (:func:`unit_gaps` says why).
+    Launchers hand out only units for which this is None, so re-running a command runs only what is missing."""
+    done, _gaps = unit_gaps(spec, data_root, results_dir, data_hashes)
+    return done
+
+
+def unit_gaps(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
+              data_hashes: DataHashes | None = None) -> tuple[UnitResult | None, list[str]]:
+    """(the unit's stored outcome, []) when it is trained, not failed, not held by a process, and every result
+    it evaluates still holds (:mod:`usebench.validity`); else (None, one line per task to score again from the
+    finished checkpoint; empty when the unit must run anyway: forced, not trained, failed or held). A task whose data are not in the data root counts as done until they appear
+    (its skip is in the outcome, with the command that fetches them)."""
     run_dir = Path(results_dir) / spec.run_id
-    if spec.force or not (run_dir / "method.json").is_file() or (run_dir / FAILED_FILE).exists() \
-            or (run_dir / LOCK_FILE).exists():
-        return None
+    if _run_gap(spec, run_dir):
+        return None, []
     result = UnitResult(spec.run_id, run_dir, spec.row, training=["done earlier"], log=run_dir / UNIT_LOG)
     hashes = {} if data_hashes is None else data_hashes
+    gaps = []
+    for name, split, sha in _eval_targets(spec, Path(data_root), result, hashes):
+        path = result_path(results_dir, spec.run_id, name, split)
+        reason = "its data are missing (--strict)" if sha is None else path_stale_reason(
+            path, _expected(spec, name, split, sha))
+        if reason is not None:
+            gaps.append(f"{name}/{split}: {reason}")
+        else:
+            result.results.append((name, path))
+    return (None, gaps) if gaps else (result, [])
+
+
+def _run_gap(spec: UnitSpec, run_dir: Path) -> str | None:
+    """Why the unit must run whatever its results say (forced, not trained, failed, held), or None."""
+    if spec.force:
+        return "--force"
+    if not (run_dir / "method.json").is_file():
+        return "not trained yet"
+    if (run_dir / FAILED_FILE).exists():
+        return "its last attempt failed"
+    if (run_dir / LOCK_FILE).exists():
+        return "a process holds it"
+    return None
+
+
+def _eval_targets(spec: UnitSpec, data_root: Path, result: UnitResult, hashes: DataHashes):
+    """(task, split, data sha256 now) for each task the unit evaluates whose data are here; a task without the
+    split or the data is recorded as skipped in ``result`` (with --strict, missing data give a None sha256: the
+    unit runs and fails loudly)."""
+    from usebench.registry import TASKS
+
     for name in spec.evals:
         task = TASKS.get(name)
         split = evaluable_split(spec, name, task, result)
         if split is None:
             continue
-        path = result_path(results_dir, spec.run_id, name, split)
         if (name, split) not in hashes:
             try:
-                hashes[name, split] = task.data_sha256(Path(data_root), split)
-            except MissingDataError:
-                hashes[name, split] = None
-        stored = _stored_hash(path)
-        if stored is None or stored != hashes[name, split]:
-            return None
-        result.results.append((name, path))
-    return result
+                hashes[name, split] = task.data_sha256(data_root, split)
+            except MissingDataError as e:
+                hashes[name, split] = e
+        sha = hashes[name, split]
+        if isinstance(sha, MissingDataError):
+            if spec.strict:  # the unit runs, and its evaluation fails loudly
+                yield name, split, None
+            else:
+                result.skipped.append((name, str(sha)))
+            continue
+        yield name, split, sha
+
+
+def _expected(spec: UnitSpec, task: str, split: str, sha: str | None):
+    """What a result of the unit must match (:mod:`usebench.validity`): the task now, the unit's config."""
+    return expected_result(task, split, sha, config=spec.config)
 
 
 def task_split(spec: UnitSpec, task: Any) -> str:
@@ -149,14 +197,6 @@ def evaluable_split(spec: UnitSpec, name: str, task: Any, result: UnitResult) ->
         result.skipped.append((name, f"task {name!r} has no {split!r} split (it has: {', '.join(task.splits)})"))
         return None
     return split
-
-
-def _stored_hash(path: Path) -> str | None:
-    """The data sha256 a stored result was computed on (None when the file is absent or unreadable)."""
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))["task"]["data_sha256"]
-    except (OSError, KeyError, ValueError):
-        return None
 
 
 def _prepare_dir(spec: UnitSpec, run_dir: Path, dist: Any) -> None:
@@ -309,7 +349,9 @@ def _check_same(planned: str, found: str, label: str) -> None:
 
 
 def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Path, result: UnitResult) -> None:
-    """Evaluate the final checkpoint on every task of the unit (finished results of the same data are kept)."""
+    """Evaluate the final checkpoint on every task of the unit; a stored result that still holds is kept, one
+    that does not is scored again from the checkpoint (the reason said in one line). A task whose data are not
+    in the data root is skipped with the command that fetches them (an error with --strict)."""
     from usebench.registry import TASKS
 
     scorer = None
@@ -318,25 +360,22 @@ def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Pa
         split = evaluable_split(spec, task_name, task, result)
         if split is None:
             continue
+        try:
+            sha = task.data_sha256(data_root, split)
+        except MissingDataError as e:
+            if spec.strict:
+                raise
+            result.skipped.append((task_name, str(e)))
+            continue
         path = result_path(results_dir, spec.run_id, task_name, split)
-        if not (path.is_file() and _same_data(path, task, split, data_root)):
+        reason = path_stale_reason(path, _expected(spec, task_name, split, sha))
+        if reason is not None:
+            if path.exists():
+                say(f"  {task_name}/{split}: scoring again from the finished checkpoint: {reason}")
             scorer = scorer or _scorer(checkpoint, spec)
             if not _evaluate_one(spec, task_name, split, scorer, data_root, results_dir, result):
                 continue
         result.results.append((task_name, path))
-
-
-def _same_data(path: Path, task: Any, split: str, data_root: Path) -> bool:
-    """Whether a stored result was computed on the data now in the data root (else it is re-computed)."""
-    from usebench.run.evaluation import missing_metrics
-
-    stored = _stored_hash(path)
-    if stored is not None and missing_metrics(json.loads(path.read_text(encoding="utf-8"))):
-        return False  # the task now computes more metrics than the stored result holds: evaluate again
-    try:
-        return stored is not None and stored == task.data_sha256(data_root, split)
-    except (OSError, MissingDataError):
-        return False
 
 
 def _scorer(checkpoint: Path, spec: UnitSpec) -> Any:

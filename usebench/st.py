@@ -15,8 +15,9 @@ split once with the suite's adapter (the release check included), and at every c
 :func:`usebench.eval.evaluate.score_split`, the function behind `bench eval`. Its metrics are the suite's, named
 ``<name>_<task>_<metric>``; the primary metric ``<name>_avg`` is the mean of the tasks' main scores, the TSDAE
 paper's USEB average when the four tasks are evaluated on test. It writes sentence-transformers' CSV (one row
-per call) and fills the model card. It works on the base install (sentence-transformers is a base dependency);
-training with sentence-transformers' trainer needs the `st` extra (its ``datasets`` and ``accelerate``).
+per call, named ``useb_evaluation_<name>_results.csv`` as its own evaluators name theirs) and fills the model card.
+It works on the base install (sentence-transformers is a base dependency); training with sentence-transformers'
+trainer needs the `st` extra (its ``datasets`` and ``accelerate``).
 
 The model is encoded as `bench eval` encodes the checkpoint saved from it (``encode="auto"``): a plain
 Transformer + Pooling (cls, mean or max) [+ Normalize] model runs through :meth:`HFEncoder.from_modules` (the same
@@ -68,7 +69,7 @@ class USEBEvaluator(SentenceEvaluator):
     :param batch_size: texts per forward pass.
     :param encode: ``"auto"``, ``"engine"`` (refuse a model `bench eval` would encode differently) or
         ``"sentence-transformers"`` (the model's own ``encode``).
-    :param write_csv: append one row per call to ``<output_path>/<name>_results.csv``.
+    :param write_csv: append one row per call to ``<output_path>/useb_evaluation_<name>_results.csv``.
     :param allow_partial: evaluate data that is not the full release.
     """
 
@@ -88,7 +89,8 @@ class USEBEvaluator(SentenceEvaluator):
         self.tasks = [loaded.task.name for loaded in self.loaded]
         self.greater_is_better = True
         self.primary_metric = f"{self.name}_avg" if self.name else "avg"
-        self.csv_file = f"{self.name or 'useb'}_results.csv"
+        # sentence-transformers' own naming, <kind>_evaluation[_<name>]_results.csv
+        self.csv_file = "useb_evaluation" + (f"_{self.name}" if self.name else "") + "_results.csv"
         self.last_evaluations: list[Evaluation] = []
         self.last_encoding: str | None = None
 

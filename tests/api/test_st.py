@@ -90,7 +90,7 @@ def test_dev_leaves_twitterpara_out_writes_the_csv_and_restores_train_mode(st_mo
     for step in (5, 10):
         metrics = evaluator(st_model, output_path=str(tmp_path), epoch=0, steps=step)
     assert st_model.training  # the trainer's mode is left as it was
-    rows = list(csv.reader((tmp_path / "useb_dev_results.csv").open()))
+    rows = list(csv.reader((tmp_path / "useb_evaluation_useb_dev_results.csv").open()))  # sentence-transformers' naming
     assert rows[0][:3] == ["epoch", "steps", "askubuntu_map"] and len(rows) == 3 and rows[2][1] == "10"
     assert float(rows[2][-1]) == metrics["useb_dev_avg"]
     assert evaluator in st_model.model_card_data.eval_results_dict
@@ -132,7 +132,7 @@ def test_checkpoint_selection_in_sentence_transformers_trainer(st_model, tmp_pat
     the trained model's numbers are still `bench eval`'s on its saved checkpoint."""
     from datasets import Dataset
     from sentence_transformers import SentenceTransformerTrainer, SentenceTransformerTrainingArguments
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
 
     from usebench.st import USEBEvaluator, selection_args
 
@@ -149,7 +149,7 @@ def test_checkpoint_selection_in_sentence_transformers_trainer(st_model, tmp_pat
     trainer.train()
     logged = [h["eval_useb_test_avg"] for h in trainer.state.log_history if "eval_useb_test_avg" in h]
     assert len(logged) == 3 and trainer.state.best_metric == max(logged)
-    rows = list(csv.reader((tmp_path / "out" / "eval" / "useb_test_results.csv").open()))
+    rows = list(csv.reader((tmp_path / "out" / "eval" / "useb_evaluation_useb_test_results.csv").open()))
     assert [r[1] for r in rows[1:]] == ["2", "4", "6"]
     assert evaluator(st_model)["useb_test_avg"] == trainer.state.best_metric  # the best checkpoint was loaded
     st_model.save(str(tmp_path / "trained"))
@@ -162,7 +162,7 @@ def test_checkpoint_selection_in_sentence_transformers_trainer(st_model, tmp_pat
 def test_model_fit_calls_it_every_n_steps(st_model, tmp_path, monkeypatch):
     """`model.fit(evaluator=..., evaluation_steps=N)` (sentence-transformers' older API, on its trainer) calls it."""
     from sentence_transformers import InputExample
-    from sentence_transformers.losses import MultipleNegativesRankingLoss
+    from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
     from torch.utils.data import DataLoader
 
     from usebench.st import USEBEvaluator
@@ -178,7 +178,7 @@ def test_model_fit_calls_it_every_n_steps(st_model, tmp_path, monkeypatch):
                  evaluator=evaluator, epochs=1, evaluation_steps=2, output_path=str(tmp_path / "fit"),
                  show_progress_bar=False)
     assert len(calls) >= 2  # at step 2 and at the end (step 4)
-    assert (tmp_path / "fit" / "eval" / "useb_test_results.csv").is_file()
+    assert (tmp_path / "fit" / "eval" / "useb_evaluation_useb_test_results.csv").is_file()
 
 
 @needs_st
@@ -204,5 +204,21 @@ def test_the_pages_example_runs(tiny_bert_dir, tmp_path, monkeypatch):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         exec(compile(code, "docs/st.md", "exec"), namespace)
-    assert [r[1] for r in csv.reader((tmp_path / "out" / "eval" / "useb_dev_results.csv").open())][1:] == ["2", "4"]
+    assert [r[1] for r in csv.reader((tmp_path / "out" / "eval" / "useb_evaluation_useb_dev_results.csv").open())][1:] == ["2", "4"]
     assert namespace["trainer"].state.best_metric is not None
+
+
+def test_the_pages_imports_raise_no_deprecation_warning():
+    """docs/st.md's imports in a fresh interpreter (a module imported earlier in this session would not warn again),
+    with DeprecationWarning an error: the page shows the installed sentence-transformers' own import paths."""
+    import re
+    import subprocess
+    import sys
+
+    page = (ASSETS.parents[1] / "docs" / "st.md").read_text(encoding="utf-8")
+    (code,) = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+    imports = "\n".join(line for line in code.splitlines() if line.startswith(("from ", "import ")))
+    assert "MultipleNegativesRankingLoss" in imports
+    done = subprocess.run([sys.executable, "-W", "error::DeprecationWarning", "-c", imports], capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -10,6 +10,13 @@ own task classes and evaluators (``usebench/tasks/mteb.py``), and users hand it 
 
 It encodes exactly as ``bench eval`` does (the checkpoint's pooling, max length and prompt; unique texts once,
 length-sorted batches), so a number computed through MTEB and one computed by the suite use the same vectors.
+
+Where MTEB files the results: ``results/usebench__<model>/<revision>/`` of its cache, the folder MTEB's own
+``ResultCache.load_results()`` reads (``models=["usebench/minilm"]`` selects them). The settings a model was loaded
+with are its ``loader_kwargs``; only the settings that differ from what the checkpoint declares (another pooling, max
+length or bf16) are MTEB ``experiment_kwargs``, and MTEB files such a run under ``.../experiments/<settings>/``, which
+its loader reads when given the model's ``ModelMeta`` (``models=[model.mteb_model_meta]``) or
+``load_experiments="match_name"``.
 """
 from __future__ import annotations
 
@@ -18,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from usebench.errors import BenchError
-from usebench.eval.encoder import HFEncoder, load_encoder
+from usebench.eval.encoder import HFEncoder, load_encoder, resolve_settings
 from usebench.eval.models import model_fingerprint, model_slug
 
 INSTALL = "pip install -e '.[mteb]'"
@@ -29,16 +36,29 @@ except ImportError as e:  # the module is imported only where MTEB is wanted: sa
     raise BenchError(f"MTEB tasks and the MTEB model wrapper need the `mteb` extra: {INSTALL} ({e})") from None
 
 
+def loaded_settings(encoder: HFEncoder) -> tuple[dict[str, Any], dict[str, Any]]:
+    """(the settings ``encoder`` encodes with, those of them that differ from what its checkpoint declares).
+    Precision is a setting only when it is not fp32, the default, so that an fp32 model's settings read as before."""
+    pooling, max_length = resolve_settings(encoder.info, None, None)
+    settings: dict[str, Any] = {"pooling": encoder.pooling, "max_length": encoder.max_length}
+    if getattr(encoder, "precision", "fp32") != "fp32":
+        settings["precision"] = encoder.precision
+    declared = {"pooling": pooling, "max_length": max_length}
+    return settings, {k: v for k, v in settings.items() if v != declared.get(k)}
+
+
 def model_meta(encoder: HFEncoder) -> ModelMeta:
-    """MTEB's ``ModelMeta`` for ``encoder``: revision = content hash, cosine similarity, embedding size."""
+    """MTEB's ``ModelMeta`` for ``encoder``: revision = content hash, cosine similarity, embedding size; settings
+    other than the checkpoint's own as ``experiment_kwargs`` (the module docstring)."""
     n_parameters = sum(p.numel() for p in encoder.model.parameters())
+    settings, changed = loaded_settings(encoder)
     return ModelMeta(
         loader=None, name=f"usebench/{model_slug(encoder.name)}", revision=model_fingerprint(encoder.info),
         release_date=None, languages=None, n_parameters=n_parameters, memory_usage_mb=None,
         max_tokens=encoder.max_length, embed_dim=encoder.dim, license=None, open_weights=True,
         public_training_code=None, public_training_data=None, framework=["PyTorch"],
         reference=None, similarity_fn_name=ScoringFunction.COSINE, use_instructions=False, training_datasets=None,
-        experiment_kwargs={"pooling": encoder.pooling, "max_length": encoder.max_length},
+        loader_kwargs=settings, experiment_kwargs=changed or None,
     )
 
 

@@ -6,6 +6,10 @@ release states (AskUbuntu's and SciDocs' READMEs state none for the data; CQADup
 file, Apache 2.0 as BEIR and MTEB record it; the Twitter URL corpus' README says CC BY-NC-SA 3.0 and PIT-2015's
 says nothing, so TwitterPara is "multiple"). The dataset revision is not here: it is the sha256 of the files the
 data root holds (usebench/mteb/useb_tasks.py), so MTEB's result cache never mixes two data roots.
+
+Each task's BibTeX is written as MTEB's formatting check wants it (bibtexparser's writer: fields in key order, entries
+sorted by key and separated by a blank line; tests/api/test_mteb_useb.py runs the check), and its ``date`` is the window
+its texts were written in, as the releases and their papers give it (the sources are beside each value).
 """
 from __future__ import annotations
 
@@ -20,6 +24,50 @@ TSDAE = """@inproceedings{wang-etal-2021-tsdae-using,
   year = {2021},
 }"""
 TSDAE_URL = "https://aclanthology.org/2021.findings-emnlp.59"
+LEI_2016 = """@inproceedings{lei-etal-2016-semi,
+  author = {Lei, Tao and Joshi, Hrishikesh and Barzilay, Regina and Jaakkola, Tommi and Tymoshenko, Katerina and Moschitti, Alessandro and M{\\`a}rquez, Llu{\\'\\i}s},
+  booktitle = {Proceedings of NAACL-HLT 2016},
+  pages = {1279--1289},
+  title = {Semi-supervised Question Retrieval with Gated Convolutions},
+  year = {2016},
+}"""
+HOOGEVEEN_2015 = """@inproceedings{hoogeveen2015cqadupstack,
+  author = {Hoogeveen, Doris and Verspoor, Karin M. and Baldwin, Timothy},
+  booktitle = {Proceedings of the 20th Australasian Document Computing Symposium (ADCS)},
+  pages = {3:1--3:8},
+  title = {CQADupStack: A Benchmark Data Set for Community Question-Answering Research},
+  year = {2015},
+}"""
+# The ACL Anthology's pages and address of the paper (D17-1126); the corpus' own README gives those of the next one.
+LAN_2017 = """@inproceedings{lan-etal-2017-continuously,
+  author = {Lan, Wuwei and Qiu, Siyu and He, Hua and Xu, Wei},
+  booktitle = {Proceedings of EMNLP 2017},
+  pages = {1224--1234},
+  title = {A Continuously Growing Dataset of Sentential Paraphrases},
+  url = {https://aclanthology.org/D17-1126},
+  year = {2017},
+}"""
+XU_2015 = """@inproceedings{xu-etal-2015-semeval,
+  author = {Xu, Wei and Callison-Burch, Chris and Dolan, Bill},
+  booktitle = {Proceedings of SemEval 2015},
+  pages = {1--11},
+  title = {{S}em{E}val-2015 Task 1: Paraphrase and Semantic Similarity in {T}witter ({PIT})},
+  year = {2015},
+}"""
+COHAN_2020 = """@inproceedings{cohan-etal-2020-specter,
+  author = {Cohan, Arman and Feldman, Sergey and Beltagy, Iz and Downey, Doug and Weld, Daniel},
+  booktitle = {Proceedings of ACL 2020},
+  pages = {2270--2282},
+  title = {{SPECTER}: Document-level Representation Learning using Citation-informed Transformers},
+  year = {2020},
+}"""
+
+
+def bibtex(*entries: str) -> str:
+    """Several BibTeX entries as MTEB's citation check formats them: sorted by key, a blank line between two."""
+    return "\n\n".join(sorted(entries, key=lambda entry: entry.split("{", 1)[1].split(",", 1)[0]))
+
+
 PROTOCOL = ("Scored with usebench's implementation of the TSDAE paper's protocol (UKPLab/useb evaluators, reproduced "
             "exactly; bit-equal to `bench eval`), on the USEB release's files under the usebench data root.")
 
@@ -38,6 +86,7 @@ class UsebMeta:
     subtypes: tuple[str, ...]
     annotations: str
     citation: str
+    date: tuple[str, str]  # (first, last) day of the window the data comes from, ISO dates
 
 
 USEB_META: dict[str, UsebMeta] = {
@@ -49,14 +98,9 @@ USEB_META: dict[str, UsebMeta] = {
                     "none stated by the release (taolei87/askubuntu). " + PROTOCOL,
         license="not specified", domains=("Programming", "Web", "Written"), subtypes=("Question answering",),
         annotations="human-annotated",
-        citation=TSDAE + """
-@inproceedings{lei-etal-2016-semi,
-  author = {Lei, Tao and Joshi, Hrishikesh and Barzilay, Regina and Jaakkola, Tommi and Tymoshenko, Katerina and Moschitti, Alessandro and M{\\`a}rquez, Llu{\\'\\i}s},
-  booktitle = {Proceedings of NAACL-HLT 2016},
-  pages = {1279--1289},
-  title = {Semi-supervised Question Retrieval with Gated Convolutions},
-  year = {2016},
-}"""),
+        citation=bibtex(TSDAE, LEI_2016),
+        # AskUbuntu opened in 2010; the release is a 2014 dump of the site (taolei87/askubuntu README)
+        date=("2010-01-01", "2014-12-31")),
     "cqadupstack": UsebMeta(
         task="cqadupstack", name="USEB-CQADupStack", type="Retrieval", folder="useb/data-eval/cqadupstack",
         description="CQADupStack (Hoogeveen et al. 2015) as USEB evaluates it: per forum, each query title retrieves "
@@ -66,14 +110,9 @@ USEB_META: dict[str, UsebMeta] = {
                     "LICENCE file (Apache 2.0, as BEIR and MTEB record it). " + PROTOCOL,
         license="apache-2.0", domains=("Programming", "Web", "Written", "Non-fiction"),
         subtypes=("Question answering", "Duplicate Detection"), annotations="derived",
-        citation=TSDAE + """
-@inproceedings{hoogeveen2015cqadupstack,
-  author = {Hoogeveen, Doris and Verspoor, Karin M. and Baldwin, Timothy},
-  booktitle = {Proceedings of the 20th Australasian Document Computing Symposium (ADCS)},
-  pages = {3:1--3:8},
-  title = {CQADupStack: A Benchmark Data Set for Community Question-Answering Research},
-  year = {2015},
-}"""),
+        citation=bibtex(TSDAE, HOOGEVEEN_2015),
+        # the 12 forums opened from 2010 on; the release is the Stack Exchange dump of 26 September 2014 (its README)
+        date=("2010-01-01", "2014-09-26")),
     "twitterpara": UsebMeta(
         task="twitterpara", name="USEB-TwitterPara", type="PairClassification", folder="useb/data-eval/twitterpara",
         description="TwitterPara as USEB evaluates it: the Twitter URL corpus test file (Lan et al. 2017; 9,334 "
@@ -83,21 +122,11 @@ USEB_META: dict[str, UsebMeta] = {
                     "similarities). Licenses: Twitter URL corpus CC BY-NC-SA 3.0 (its README, non-commercial); "
                     "PIT-2015: none stated. " + PROTOCOL,
         license="multiple", domains=("Social", "Written"), subtypes=(), annotations="human-annotated",
-        citation=TSDAE + """
-@inproceedings{lan-etal-2017-continuously,
-  author = {Lan, Wuwei and Qiu, Siyu and He, Hua and Xu, Wei},
-  booktitle = {Proceedings of EMNLP 2017},
-  pages = {1235--1245},
-  title = {A Continuously Growing Dataset of Sentential Paraphrases},
-  year = {2017},
-}
-@inproceedings{xu-etal-2015-semeval,
-  author = {Xu, Wei and Callison-Burch, Chris and Dolan, Bill},
-  booktitle = {Proceedings of SemEval 2015},
-  pages = {1--11},
-  title = {{S}em{E}val-2015 Task 1: Paraphrase and Semantic Similarity in {T}witter ({PIT})},
-  year = {2015},
-}"""),
+        citation=bibtex(TSDAE, LAN_2017, XU_2015),
+        # PIT-2015 test: tweets on Twitter's trending topics of 13 May - 10 June 2013 (Xu et al. 2014; its topics, e.g.
+        # Mancini's dismissal, Memorial Day, WWDC's MacBook Air and iOS, fall in it); the Twitter URL test file: news
+        # tweets of January 2017 (its stories run from Obama's farewell address to the eve of the inauguration)
+        date=("2013-05-13", "2017-01-31")),
     "scidocs": UsebMeta(
         task="scidocs", name="USEB-SciDocs", type="Reranking", folder="useb/data-eval/scidocs",
         description="SciDocs cite, co-cite, co-read and co-view (Cohan et al. 2020) as USEB evaluates them: each "
@@ -106,14 +135,11 @@ USEB_META: dict[str, UsebMeta] = {
                     "stated for the data by the release (allenai/scidocs). " + PROTOCOL,
         license="not specified", domains=("Academic", "Non-fiction", "Written"),
         subtypes=("Scientific Reranking",), annotations="derived",
-        citation=TSDAE + """
-@inproceedings{cohan-etal-2020-specter,
-  author = {Cohan, Arman and Feldman, Sergey and Beltagy, Iz and Downey, Doug and Weld, Daniel},
-  booktitle = {Proceedings of ACL 2020},
-  pages = {2270--2282},
-  title = {{SPECTER}: Document-level Representation Learning using Citation-informed Transformers},
-  year = {2020},
-}"""),
+        citation=bibtex(TSDAE, COHAN_2020),
+        # neither the SPECTER paper nor the release states when its Semantic Scholar data (titles, citations, user
+        # activity) was gathered: an estimate, from the year before the paper's ACL 2020 submission to its release
+        # (arXiv 2004.07180, 15 April 2020)
+        date=("2019-01-01", "2020-04-15")),
 }
 
 AVERAGE_NAME = "USEB-Average"
@@ -121,7 +147,22 @@ AVERAGE_METRIC = "useb_avg"
 AVERAGE_DESCRIPTION = ("The TSDAE paper's USEB average: the mean of the main scores of USEB-AskUbuntu (map), "
                        "USEB-CQADupStack (map@100), USEB-TwitterPara (ap_avg) and USEB-SciDocs (map_avg), each "
                        "computed with the paper's protocol (scores 0-1; the paper prints them x100).")
+# MTEB has no "multiple" annotator type: two parts are human-annotated (AskUbuntu, TwitterPara), two derived from the
+# data's structure (CQADupStack's duplicate links, SciDocs' citations and activity), and the average claims the lesser.
+AVERAGE_ANNOTATIONS = "derived"
 BENCHMARK_NAME = "USEB"
 BENCHMARK_DESCRIPTION = ("USEB (Wang, Reimers & Gurevych 2021): AskUbuntu, CQADupStack, TwitterPara and SciDocs with "
                          "the TSDAE paper's exact evaluation protocol, from the usebench data root, and their average.")
 NAME_TO_TASK = {meta.name: task for task, meta in USEB_META.items()}
+
+# The suite's metrics that have a name in MTEB with the same definition, and that name, for each task (its scores and
+# its parts' scores): written beside the suite's names in MTEB's results. A task-level MTEB name over several parts
+# (SciDocs' subtasks, TwitterPara's two files) is their mean, as MTEB averages a task's subsets. CQADupStack's map@100
+# has none: it is normalised by the duplicates found in the top 100, MTEB's map_at_100 by all of them.
+MTEB_METRICS: dict[str, dict[str, str]] = {
+    "askubuntu": {"map": "map_at_1000", "p@1": "precision_at_1", "p@5": "precision_at_5", "mrr": "mrr_at_1000"},
+    "cqadupstack": {"ndcg@10": "ndcg_at_10"},
+    "twitterpara": {"ap_avg": "cosine_ap", "spearman_avg": "cosine_spearman", "ap": "cosine_ap",
+                    "spearman": "cosine_spearman", "pearson": "cosine_pearson"},
+    "scidocs": {"map_avg": "map_at_1000", "ndcg_avg": "ndcg_at_1000", "map": "map_at_1000", "ndcg": "ndcg_at_1000"},
+}

@@ -92,7 +92,9 @@ def to_record(path: Path, payload: dict[str, Any], split: str, entry: dict[str, 
     exact = block["exact"]
     scores = {k: float(v) for k, v in exact["scores"].items()}
     subsets = {s: {k: float(v) for k, v in m.items()} for s, m in exact.get("subsets", {}).items()}
-    kwargs = meta.get("experiment_kwargs") or {}
+    # the settings the model was loaded with (usebench/eval/mteb_model.py: loader_kwargs; experiment_kwargs when they
+    # differ from the checkpoint's, and in files of earlier versions); the config keeps the key its run ids hash
+    kwargs = {**(meta.get("loader_kwargs") or {}), **(meta.get("experiment_kwargs") or {})}
     method = {"name": "base", "base_model": name, "pooling": str(kwargs.get("pooling") or ""),
               "max_length": kwargs.get("max_length") or meta.get("max_tokens"), "source": "mteb"}
     config = {"name": "mteb", "base_model": name, "revision": revision, "source": "mteb",

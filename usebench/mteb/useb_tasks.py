@@ -9,6 +9,11 @@ bit-identical to `bench eval`'s.
 
 MTEB keeps task metadata on the class (``AbsTask.unload_data`` drops an instance's copy), and the dataset revision
 here is the content of the data root, so each call builds its classes (:func:`task_class`).
+
+``calculate_descriptive_statistics()`` gives MTEB's own statistics schema of the task's type (usebench/mteb/stats.py),
+on the files the task reads. MTEB keeps a task's statistics in a file named after the task inside its own package; a
+USEB task's file is under ``$BENCH_CACHE/mteb-descriptive-stats``, named after the task and its dataset revision, so
+two data roots never share one and ``metadata.descriptive_stats`` (what MTEB's checks read) is the data's own.
 """
 from __future__ import annotations
 
@@ -25,8 +30,9 @@ from usebench.encoders import to_matrix
 from usebench.eval.evaluate import Evaluation, LoadedSplit, load_split, score_split
 from usebench.errors import BenchError
 from usebench.eval.scorer import DenseScorer
-from usebench.mteb.metadata import (AVERAGE_DESCRIPTION, AVERAGE_METRIC, AVERAGE_NAME, BENCHMARK_DESCRIPTION,
-                                    BENCHMARK_NAME, TSDAE, TSDAE_URL, USEB_META)
+from usebench.mteb.metadata import (AVERAGE_ANNOTATIONS, AVERAGE_DESCRIPTION, AVERAGE_METRIC, AVERAGE_NAME,
+                                    BENCHMARK_DESCRIPTION, BENCHMARK_NAME, MTEB_METRICS, TSDAE, TSDAE_URL, USEB_META)
+from usebench.paths import default_cache_dir
 from usebench.registry import TASKS
 
 INSTALL = "pip install -e '.[mteb]'"
@@ -40,6 +46,17 @@ except ImportError as e:  # imported only where MTEB is wanted: say what to inst
     raise BenchError(f"USEB's MTEB tasks need the `mteb` extra: {INSTALL} ({e})") from None
 
 SUBSET = "default"  # USEB tasks have one MTEB subset
+STATS_FOLDER = "mteb-descriptive-stats"  # under $BENCH_CACHE
+
+
+class UsebTaskMetadata(TaskMetadata):
+    """MTEB's ``TaskMetadata`` with the descriptive statistics file under the suite's cache, named after the task and
+    its dataset revision (the data's sha256), not inside MTEB's package under the task's name alone."""
+
+    @property
+    def descriptive_stat_path(self) -> Path:
+        revision = str(self.dataset.get("revision", ""))[:16]
+        return default_cache_dir() / STATS_FOLDER / str(self.type) / f"{self.name}-{revision}.json"
 
 
 class MtebModelEncoder:
@@ -70,10 +87,11 @@ class MtebModelEncoder:
 
 
 def scores_dict(ev: Evaluation) -> dict[str, Any]:
-    """MTEB's ScoresDict of one evaluation: the suite's metrics under its own names, the per-subset metrics, and a
-    ``usebench`` block with what a usebench result records (data sha256, counts, release check) and the scores as
-    exact decimal strings (MTEB rounds the numbers of its result files to 6 decimals; usebench stores them
-    unrounded, usebench/mteb/results.py reads these back)."""
+    """MTEB's ScoresDict of one evaluation: the suite's metrics under its own names and, where MTEB defines a metric
+    the same way, under MTEB's name too (:func:`mteb_names`); the per-subset metrics likewise; and a ``usebench``
+    block with what a usebench result records (data sha256, counts, release check) and the scores as exact decimal
+    strings (MTEB rounds the numbers of its result files to 6 decimals; usebench stores them unrounded,
+    usebench/mteb/results.py reads these back)."""
     task = TASKS.get(ev.task)
     scores = {k: float(v) for k, v in ev.scores.items()}
     subsets = {s: {k: float(v) for k, v in m.items()} for s, m in ev.subsets.items()}
@@ -82,7 +100,14 @@ def scores_dict(ev: Evaluation) -> dict[str, Any]:
              "n_queries": ev.n_queries, "partial": ev.partial, "release": ev.release, "timings": ev.timings,
              "exact": {"scores": {k: repr(v) for k, v in scores.items()},
                        "subsets": {s: {k: repr(v) for k, v in m.items()} for s, m in subsets.items()}}}
-    return {**scores, "subsets": subsets, "usebench": block}
+    named_subsets = {s: {**m, **mteb_names(ev.task, m)} for s, m in subsets.items()}
+    return {**scores, **mteb_names(ev.task, scores), "subsets": named_subsets, "usebench": block}
+
+
+def mteb_names(task: str, scores: dict[str, float]) -> dict[str, float]:
+    """The metrics of ``scores`` that MTEB names otherwise, under MTEB's names (usebench/mteb/metadata.py)."""
+    names = MTEB_METRICS.get(task, {})
+    return {names[k]: v for k, v in scores.items() if k in names}
 
 
 class UsebTask(AbsTask):
@@ -117,10 +142,12 @@ class UsebTask(AbsTask):
     def _calculate_descriptive_statistics_from_split(self, split: str, *, hf_subset: str | None = None,
                                                      compute_overall: bool = False,
                                                      num_proc: int | None = None) -> dict[str, Any]:
-        loaded = load_split(self.usebench_task, split, self.data_root, self.allow_partial)
-        texts = loaded.task.texts(loaded.data)
-        return {"num_samples": loaded.task.n_queries(loaded.data), "number_of_characters": sum(map(len, texts)),
-                "unique_texts": len(set(texts))}
+        """MTEB's statistics of ``split`` in the schema of the task's MTEB type, on the files the task reads."""
+        from usebench.mteb.stats import split_statistics
+
+        if not self.data_loaded:
+            self.load_data()
+        return split_statistics(self.dataset[SUBSET][split])
 
 
 def revision(shas: dict[str, str]) -> str:
@@ -135,11 +162,11 @@ def task_class(task: str, data_root: Path, splits: tuple[str, ...], allow_partia
     that fetches it)."""
     meta, adapter = USEB_META[task], TASKS.get(task)
     shas = {split: adapter.data_sha256(data_root, split) for split in splits}
-    metadata = TaskMetadata(
+    metadata = UsebTaskMetadata(
         name=meta.name, description=meta.description, reference=TSDAE_URL, type=meta.type, category="t2t",
         modalities=["text"], eval_splits=list(splits), eval_langs=["eng-Latn"], main_score=adapter.main_metric,
         dataset={"path": f"usebench-data-root:{meta.folder}", "revision": revision(shas)},
-        domains=list(meta.domains), task_subtypes=list(meta.subtypes), license=meta.license,
+        date=meta.date, domains=list(meta.domains), task_subtypes=list(meta.subtypes), license=meta.license,
         annotations_creators=meta.annotations, dialect=[], sample_creation="found", bibtex_citation=meta.citation,
     )
     name = meta.name.replace("-", "")
@@ -193,7 +220,8 @@ def build_average(parts: list[UsebTask]) -> UsebAverage:
     """``USEB-Average``: MTEB's aggregate of the four tasks' main scores on test (their mean)."""
     metadata = AggregateTaskMetadata(name=AVERAGE_NAME, description=AVERAGE_DESCRIPTION, tasks=parts,
                                      main_score=AVERAGE_METRIC, type="Reranking", eval_splits=["test"],
-                                     reference=TSDAE_URL, bibtex_citation=TSDAE)
+                                     reference=TSDAE_URL, bibtex_citation=TSDAE,
+                                     annotations_creators=AVERAGE_ANNOTATIONS)
     return type("USEBAverage", (UsebAverage,), {"metadata": metadata, "__module__": __name__})()
 
 

@@ -11,7 +11,7 @@ import click
 from usebench.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
 from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, RESULTS_DIR, STEP_TIMES
 
-PAPERS = ("tsdae", "denosent", "paser", "thesis")  # usebench.run.recipes.PAPERS (checked by a test)
+PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.run.recipes.PAPERS (checked by a test)
 
 
 @click.command("reproduce")

@@ -95,7 +95,10 @@ class HFEncoder:
         cache_dir: str | None = None,
         show_progress: bool = True,
         precision: Precision = "fp32",
+        label: str | None = None,
     ):
+        """``label``: how results name the model and its path instead of ``model`` (a run's checkpoint, relative to
+        its results directory, so that no machine path goes into a committed result)."""
         from transformers import AutoTokenizer
 
         from usebench.eval.encoder_only import load_encoder_model
@@ -104,7 +107,7 @@ class HFEncoder:
         check_positive(batch_size, "--batch-size")
         check_positive(max_length, "--max-length")
         self.info: ModelInfo = resolve_model(model)
-        self.name = model
+        self.name, self.label = model, label
         self.pooling, self.max_length = resolve_settings(self.info, pooling, max_length)
         self.prompt: str | None = self.info.method.get("prompt")  # e.g. DenoSent's '"{text}" means [MASK].'
         # DenoSent cuts the text to N tokens (special tokens counted) and decodes it before filling the prompt.
@@ -160,9 +163,11 @@ class HFEncoder:
 
     def describe(self) -> dict:
         """What a result file records about the encoder."""
+        from usebench.eval.models import recorded_path
+
         return {
-            "model": self.name,
-            "path": self.info.path,
+            "model": self.label or self.name,
+            "path": self.label or recorded_path(self.info),
             "pooling": self.pooling,
             "max_length": self.max_length,
             "prompt": self.prompt,

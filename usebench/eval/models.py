@@ -102,6 +102,15 @@ def _offline_hub_model(name: str) -> Path | None:
     return snapshot
 
 
+def recorded_path(info: ModelInfo) -> str:
+    """Where a model came from, as a result records it: never this machine's path for a model anyone can name the
+    same way (the packaged model: ``package:<module>/model``; a hub model served from the local cache: its hub id);
+    a local checkpoint directory as given."""
+    if info.name in ALIASES:
+        return f"package:{ALIASES[info.name]}/model"
+    return info.hub_id or info.path
+
+
 def resolve_model(name: str) -> ModelInfo:
     """Turn ``minilm``, a local checkpoint directory or an HF id into a :class:`ModelInfo`."""
     if name in ALIASES:

@@ -34,6 +34,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from usebench.methods.parts.laptop_setup import LAPTOP, LAPTOP_NOTE
 from usebench.train.config import Optimizer, Scheduler, TrainConfig
 from usebench.errors import ConfigError
 from usebench.train.plugin import (
@@ -207,8 +208,15 @@ class Consert(Method):
             "model": "minilm", "batch_size": 32, "max_length": 64, "epochs": None, "max_steps": 50,
             "lr": 5e-6, "dev_task": None, "dev_every": 0, "dev_patience": None, "log_every": 10, "save_every": 0,
         },
+        # The CPU-scale recipe: the released script's batch 96, lr 5e-7 (BERT Adam, 10% warm-up then linear decay),
+        # views and no dropout on the packaged MiniLM; 10 epochs (3,830 steps here, ~7.7 CPU s each) cut to 60.
+        "laptop": {**LAPTOP, "epochs": None, "max_steps": 60, "log_every": 5, "save_every": 20},
     }
     preset_notes: ClassVar[dict[str, str]] = {
+        "laptop": LAPTOP_NOTE + "scripts/unsup-consert-base.sh's batch 96, lr 5e-7 with 10% warm-up and linear "
+                  "decay, feature cutoff 0.2 + token shuffle, no dropout, last2avg; 10 epochs (3,830 steps of the "
+                  "Twitter corpus) cut to 60 (5,760 sentences), a step costing ~7.7 CPU s; no STSb-dev selection; "
+                  "ConSERT's lr moves the weights little in 60 steps, which the recipe shows as it is",
         "paper": "scripts/unsup-consert-base.sh on 89,192 STS+SICK sentences; here the task's corpus or --corpus. "
                  "apex AMP O1 as fp16 autocast with dynamic loss scaling (amp=fp16)",
         "thesis": "ConSERT₁ (shuffle + feature cutoff 0.2). " + THESIS_NOTE,

@@ -52,7 +52,7 @@ from usebench.run.recipe_fields import (hint as _hint, int_list as _int_list, in
                                           table_value as _table)
 
 RECIPES_DIR = Path(__file__).resolve().parents[1] / "recipes"
-PAPERS: tuple[str, ...] = ("tsdae", "denosent", "paser", "thesis")
+PAPERS: tuple[str, ...] = ("tsdae", "denosent", "paser", "thesis", "laptop")
 SETTINGS = ("unsupervised", "adapt-nli-first", "adapt-target-first", "supervised", "all")
 INPUT_KINDS = ("file", "model", "extra")
 PLACEHOLDER = re.compile(r"\{([a-z0-9_]+)\}")
@@ -61,7 +61,7 @@ TOP_KEYS = ("paper", "title", "page", "inputs", "tables", "elsewhere")
 INPUT_KEYS = ("what", "kind", "option", "path", "model", "module", "provides")
 TABLE_KEYS = ("id", "title", "writes", "reference", "runs", "evals", "search", "never", "note")
 RUN_KEYS = ("methods", "tasks", "eval_tasks", "split", "seeds", "labeled_sizes", "corpus", "corpus_size",
-            "corpus_sizes", "preset", "model", "set", "setting", "needs")
+            "corpus_sizes", "preset", "model", "set", "setting", "needs", "nli_sts_model")
 EVAL_KEYS = ("model", "pooling", "tasks", "split", "method", "needs", "backbone")
 SEARCH_KEYS = ("steps", "seeds", "preset", "corpus", "set")
 NEVER_KEYS = ("label", "reason")
@@ -100,20 +100,27 @@ class RunEntry:
     split: str | None = None
     seeds: int | tuple[int, ...] = 1
     labeled_sizes: tuple[int, ...] = ()
-    corpus: str | None = None
+    corpus: str | tuple[str, ...] | None = None  # a list of files: concatenated, as repeated --corpus
     corpus_size: int | None = None
     preset: str | None = None
     model: str | None = None
     overrides: tuple[str, ...] = ()
     setting: str | None = None
     needs: tuple[str, ...] = ()  # inputs it reads (placeholders included)
+    nli_sts_model: str | None = None  # the checkpoint its NLI+STSb chains start from (the command's option wins)
+
+    @property
+    def corpus_files(self) -> tuple[str, ...]:
+        """``corpus`` as a list of files (placeholders unresolved)."""
+        return (self.corpus,) if isinstance(self.corpus, str) else tuple(self.corpus or ())
 
     def command(self) -> str:
         """The `bench run` command this entry stands for (as the paper page writes it)."""
         parts = ["bench run", f"--methods {','.join(self.methods)}", f"--tasks {self.tasks}"]
         seeds = ",".join(map(str, self.seeds)) if isinstance(self.seeds, tuple) else str(self.seeds)
         for flag, value in (("--eval-tasks", self.eval_tasks), ("--split", self.split), ("--setting", self.setting),
-                            ("--preset", self.preset), ("--model", self.model), ("--corpus", self.corpus),
+                            ("--nli-sts-model", self.nli_sts_model), ("--preset", self.preset),
+                            ("--model", self.model), *(("--corpus", c) for c in self.corpus_files),
                             ("--corpus-size", self.corpus_size),
                             ("--labeled-sizes", ",".join(map(str, self.labeled_sizes)) or None)):
             if value is not None:
@@ -296,15 +303,26 @@ def _run(value: Any, where: str, inputs: dict[str, Input]) -> list[RunEntry]:
     if split not in (None, "test", "dev"):
         raise ConfigError(f"{where}.split: {split!r} is not test or dev")
     base = dict(methods=methods, tasks=tasks, eval_tasks=eval_tasks, split=split, seeds=_seeds(value, where),
-                labeled_sizes=tuple(_int_list(value, "labeled_sizes", where)), corpus=_str(value, "corpus", where)
-                or None, preset=_str(value, "preset", where) or None, model=_str(value, "model", where) or None,
-                overrides=tuple(_str_list(value, "set", where)), setting=setting)
+                labeled_sizes=tuple(_int_list(value, "labeled_sizes", where)), corpus=_corpus(value, where),
+                preset=_str(value, "preset", where) or None, model=_str(value, "model", where) or None,
+                overrides=tuple(_str_list(value, "set", where)), setting=setting,
+                nli_sts_model=_str(value, "nli_sts_model", where) or None)
+    if base["nli_sts_model"] and setting not in ("adapt-nli-first", "all"):
+        raise ConfigError(f"{where}.nli_sts_model: only NLI+STSb chains start from it (setting adapt-nli-first or "
+                          f"all), this run's setting is {setting or 'unsupervised'}")
     _check_overrides(base["overrides"], f"{where}.set")
     sizes = _int_list(value, "corpus_sizes", where) or [_int(value, "corpus_size", where)]
     runs = [RunEntry(**base, corpus_size=size, needs=needs) for size in sizes]
     for run in runs:
         _check_placeholders(run, where, inputs)
     return [_with_needs(r) for r in runs]
+
+
+def _corpus(value: dict[str, Any], where: str) -> str | tuple[str, ...] | None:
+    """``corpus``: one file, or a list of files concatenated (and de-duplicated) as repeated ``--corpus``."""
+    if isinstance(value.get("corpus"), list):
+        return tuple(_str_list(value, "corpus", where, required=True))
+    return _str(value, "corpus", where) or None
 
 
 def _search_runs(value: Any, where: str, inputs: dict[str, Input]) -> list[list[RunEntry]]:
@@ -402,7 +420,7 @@ def _check_placeholders(run: RunEntry, where: str, inputs: dict[str, Input]) -> 
 
 
 def _placeholders(run: RunEntry) -> list[str]:
-    texts = [run.corpus or "", run.model or "", *run.overrides]
+    texts = [*run.corpus_files, run.model or "", *run.overrides]
     return [name for text in texts for name in PLACEHOLDER.findall(text)]
 
 

@@ -193,14 +193,14 @@ def run_options(entry: RunEntry, given: Given, inputs: dict[str, InputState]) ->
     else:
         seeds, seed_list = entry.seeds, ()
     fill = _filler(inputs)
-    start = given.nli_sts_model if entry.setting in ("all", "adapt-nli-first") else None
-    corpus = fill(entry.corpus) if entry.corpus else None
+    start = (given.nli_sts_model or entry.nli_sts_model) if entry.setting in ("all", "adapt-nli-first") else None
+    corpus = tuple(Path(fill(c)) for c in entry.corpus_files)
     sets = tuple(fill(s) for s in entry.overrides if not (given.model and entry.model and _key(s) in BACKBONE_BOUND)
                  and not _left_out(s, entry.methods, methods))
     return RunOptions(methods=methods, tasks=entry.tasks, eval_tasks=entry.eval_tasks, seeds=seeds,
                       seed_list=tuple(seed_list), preset=given.preset or entry.preset,
                       model=given.model or (fill(entry.model) if entry.model else None),
-                      corpus=(Path(corpus),) if corpus else (), corpus_size=entry.corpus_size,
+                      corpus=corpus, corpus_size=entry.corpus_size,
                       max_steps=given.max_steps, overrides=sets + given.overrides,
                       split=entry.split, force=given.force, strict=given.strict, device=given.device,
                       batch_size=given.batch_size, show_progress=False, setting=entry.setting,

@@ -17,6 +17,7 @@ the stage that was running continues from its last train state, and finished eva
 """
 from __future__ import annotations
 
+import json
 import platform
 import shutil
 import sys
@@ -35,7 +36,7 @@ from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
 from usebench.run.plan import StageSpec, UnitSpec
 from usebench.run.stages import STAGES_HOME, finished, stage_id, stage_lock
-from usebench.run.unit_files import FAILED_FILE, STAGES_FILE
+from usebench.run.unit_files import FAILED_FILE, STAGES_FILE, USAGE_FILE
 
 
 @dataclass
@@ -68,7 +69,7 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
 
     data_root, run_dir = Path(data_root), Path(results_dir) / spec.run_id
     result = UnitResult(spec.run_id, run_dir, spec.row)
-    t0 = time.perf_counter()
+    t0, cpu0 = time.perf_counter(), time.process_time()
     dist = init_distributed()  # under torchrun every rank trains; rank 0 alone writes, locks and evaluates
     lock = UnitLock(run_dir) if dist.world == 1 else None
     try:
@@ -87,6 +88,7 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
             if dist.main:
                 _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
                 (run_dir / FAILED_FILE).unlink(missing_ok=True)
+                record_usage(run_dir, time.perf_counter() - t0, time.process_time() - cpu0, result.training)
     except UnitLockLostError as e:  # another process holds the unit now: it is not this process's to mark
         result.state, result.error = "locked", str(e)
         return result
@@ -372,18 +374,20 @@ def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Pa
         if reason is not None:
             if path.exists():
                 say(f"  {task_name}/{split}: scoring again from the finished checkpoint: {reason}")
-            scorer = scorer or _scorer(checkpoint, spec)
+            scorer = scorer or _scorer(checkpoint, spec, results_dir)
             if not _evaluate_one(spec, task_name, split, scorer, data_root, results_dir, result):
                 continue
         result.results.append((task_name, path))
 
 
-def _scorer(checkpoint: Path, spec: UnitSpec) -> Any:
+def _scorer(checkpoint: Path, spec: UnitSpec, results_dir: Path) -> Any:
     from usebench.eval.encoder import HFEncoder
     from usebench.eval.scorer import DenseScorer
 
+    # the results name the checkpoint by its place in the store (.stages/<home>/checkpoint), not by this machine's path
+    label = str(checkpoint.relative_to(results_dir)) if checkpoint.is_relative_to(results_dir) else None
     return DenseScorer(HFEncoder(str(checkpoint), batch_size=spec.batch_size, device=spec.device,
-                                 show_progress=spec.show_progress))
+                                 show_progress=spec.show_progress, label=label))
 
 
 def trained_step_paths(spec: UnitSpec, results_dir: Path) -> list[dict[str, Any] | None]:
@@ -440,6 +444,25 @@ def stage_variant(spec: UnitSpec) -> str:
     method's default, "" for none. Values the planner derives (a dev task "target", an inherited pooling, the
     backbone) are no part of it, so one experiment on four tasks stays one row."""
     return spec.variant
+
+
+def record_usage(run_dir: Path, wall_s: float, cpu_s: float, training: list[str]) -> None:
+    """Append this attempt's wall and CPU seconds (all of the process' threads) and the process' peak RSS so far
+    to ``usage.json``: what a unit cost, read by the CPU-scale recipe's page (a resumed unit has one entry per
+    attempt that finished)."""
+    import resource
+
+    import torch
+
+    path = run_dir / USAGE_FILE
+    try:
+        attempts = json.loads(path.read_text(encoding="utf-8"))["attempts"] if path.is_file() else []
+    except (OSError, ValueError, KeyError, TypeError):
+        attempts = []  # unreadable: start the list again rather than fail a finished unit
+    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KB on Linux
+    attempts.append({"wall_s": round(wall_s, 3), "cpu_s": round(cpu_s, 3), "process_peak_rss_mb": round(peak_kb / 1024, 1),
+                     "threads": torch.get_num_threads(), "training": list(training), "finished_at": now_iso()})
+    write_json_atomic(path, {"attempts": attempts})
 
 
 def mark_failed(run_dir: Path, error: BaseException) -> None:

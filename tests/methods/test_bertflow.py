@@ -188,3 +188,20 @@ def test_flow_pooling_without_flow_weights_is_a_clear_error(tiny_bert_dir):
 
     with pytest.raises(BenchError, match="flow/config.json"):
         HFEncoder(str(tiny_bert_dir), pooling="flow", show_progress=False)
+
+
+def test_actnorm_refuses_a_constant_input_dimension_instead_of_scaling_it_by_a_million():
+    """The packaged MiniLM's mean-pooled last layer has dead dimensions (std ~1e-32 over the Twitter corpus): the
+    reference's init 1 / (std + 1e-6) scaled them by 1e6 and the flow's gradient was infinite at step 1."""
+    import torch
+
+    from usebench.errors import ConfigError
+    from usebench.methods.parts.flow import ActNorm
+
+    x = torch.randn(8, 5)
+    x[:, 3] = 0.25  # one channel constant over the init batch
+    with pytest.raises(ConfigError, match=r"1 of 5 input dimension\(s\) are constant .* dimension 3\).*first_last_avg"):
+        ActNorm(5)(x)
+    y, _ = ActNorm(5)(torch.randn(8, 5))  # a varied batch initialises as before: zero mean, unit std
+    assert torch.allclose(y.mean(0), torch.zeros(5), atol=1e-5) and torch.allclose(y.std(0, unbiased=False),
+                                                                                   torch.ones(5), atol=1e-3)

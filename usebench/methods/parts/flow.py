@@ -27,6 +27,9 @@ from usebench.errors import ConfigError
 LOG_2PI = math.log(2 * math.pi)
 
 
+FLAT_STD = 1e-6  # below the reference's epsilon: a channel ActNorm cannot normalise
+
+
 class ActNorm(nn.Module):
     """Per-channel affine y = (x + loc) * exp(logscale * factor), initialised from the first batch it sees."""
 
@@ -43,6 +46,13 @@ class ActNorm(nn.Module):
         """Data-dependent init: the first batch leaves this layer with zero mean and unit (population) std."""
         mean = x.mean(dim=0)
         std = x.std(dim=0, unbiased=False)
+        flat = (std < FLAT_STD).nonzero().flatten().tolist()
+        if flat:  # the reference's 1 / (std + 1e-6) would scale such a channel by ~1e6: the flow's gradient overflows
+            raise ConfigError(
+                f"BERT-flow: {len(flat)} of {x.shape[1]} input dimension(s) are constant over the {x.shape[0]} "
+                f"sentences of ActNorm's data-dependent init (std < {FLAT_STD:g}; dimension {flat[0]}): the "
+                "encoder's pooled output has dead dimensions there, which the flow would scale by ~1e6 and then "
+                "diverge. Use another base_pooling (first_last_avg, the paper preset's) or a larger ddi_batch_size")
         self.loc.copy_(-mean)
         self.logscale.copy_(torch.log(1.0 / (std + 1e-6)) / self.logscale_factor)
         self.initialized.fill_(True)

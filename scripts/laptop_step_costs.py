@@ -8,6 +8,9 @@ a loaded machine hardly moves at one thread; the wall time is printed beside it.
 
     python scripts/laptop_step_costs.py --data-root ../shared/data                # every method, 12 steps each
     python scripts/laptop_step_costs.py --methods tsdae,ct --steps 20 --json steps.json
+    python scripts/laptop_step_costs.py --evals twitterpara,sts --methods ""    # CPU s of one evaluation per task
+
+``--evals`` times one evaluation of the packaged MiniLM per task (load, encode, score), the same at one thread.
 """
 from __future__ import annotations
 
@@ -45,6 +48,19 @@ def measure(name: str, preset: str, steps: int, warmup: int, data_root: Path, ov
             "wall_s_per_step": statistics.median(wall)}
 
 
+def measure_eval(task: str, data_root: Path) -> dict:
+    """CPU and wall seconds of one evaluation of the packaged MiniLM on ``task`` (test split)."""
+    from usebench import tasks  # noqa: F401  (enrols the adapters)
+    from usebench.eval.encoder import HFEncoder
+    from usebench.eval.evaluate import evaluate
+    from usebench.eval.scorer import DenseScorer
+
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    ev = evaluate(task, DenseScorer(HFEncoder("minilm", show_progress=False)), "test", data_root)
+    return {"task": task, "items": ev.n_queries, "cpu_s": time.process_time() - cpu0,
+            "wall_s": time.perf_counter() - wall0}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--data-root", type=Path, required=True)
@@ -53,20 +69,30 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--warmup", type=int, default=2)
     parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config override (JSON value)")
+    parser.add_argument("--evals", default="", help="tasks or groups to time one evaluation of (e.g. twitterpara,sts)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     import torch
 
     torch.set_num_threads(1)
     overrides = {k: json.loads(v) for k, _, v in (s.partition("=") for s in args.set)}
-    rows = []
-    for name in args.methods.split(","):
+    rows, evals = [], []
+    if args.evals:
+        from usebench import tasks  # noqa: F401
+        from usebench.tasks import expand_tasks
+
+        for task in expand_tasks(args.evals):
+            evals.append(measure_eval(task, args.data_root))
+            print(f"eval {task:12s} {evals[-1]['items']:6d} items  {evals[-1]['cpu_s']:.1f} CPU s "
+                  f"({evals[-1]['wall_s']:.1f} s wall)", flush=True)
+    for name in filter(None, args.methods.split(",")):
         row = measure(name, args.preset, args.steps, args.warmup, args.data_root, overrides)
         rows.append(row)
         print(f"{name:9s} batch {row['batch_size']:4d}  {row['cpu_s_per_step']:.3f} CPU s/step  "
               f"({row['wall_s_per_step']:.3f} s wall)", flush=True)
     if args.json:
-        args.json.write_text(json.dumps({"threads": 1, "rows": rows}, indent=2) + "\n", encoding="utf-8")
+        args.json.write_text(json.dumps({"threads": 1, "rows": rows, "evals": evals}, indent=2) + "\n",
+                             encoding="utf-8")
 
 
 if __name__ == "__main__":

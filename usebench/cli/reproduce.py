@@ -193,6 +193,12 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     if shared:
         echo(f"shared by several tables (planned and trained once): {len(shared)} unit(s)")
     echo("cost: " + plan_cost(units, device, measure, step_times=times).text())
+    if rp.recipe.cost is not None:  # a CPU-scale recipe's own measured units: the estimate that fits a CPU
+        from usebench.run.recipe_cost import profile_cost
+
+        baselines = [b for plan in rp.plans.values() for b in plan.baselines]
+        echo("cost on this CPU (the recipe's measured units): "
+             + profile_cost(rp.recipe.cost, units, baselines, measure=measure).text())
     _print_inputs(rp)
     for what, why in rp.recipe.elsewhere:
         echo(f"not by bench reproduce: {what}: {why}")

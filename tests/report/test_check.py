@@ -163,13 +163,19 @@ def test_ci_subset_is_small_and_well_formed():
     keys = [(u.method if isinstance(u, TrainUnit) else "base", u.model, u.seed) for u in ci.units]
     assert len(set(keys)) == len(keys)  # results are matched by method/model/seed: units must not collide
     train = [u for u in ci.units if isinstance(u, TrainUnit)]
-    assert train and all(u.preset == "smoke" and u.corpus_size <= 1024 for u in train)
+    assert train and all(u.corpus_size <= 1024 for u in train)
+    # each trains a few steps: the smoke preset's, or a recipe preset cut short (the laptop recipe's unit)
+    assert all(u.preset == "smoke" or any(o.startswith("max_steps=") and int(o.split("=")[1]) <= 20
+                                          for o in u.overrides) for u in train)
+    laptop = next(u for u in train if u.preset == "laptop")
+    assert (laptop.setting, laptop.nli_sts_model, len(laptop.corpus_files)) == ("adapt-nli-first", "minilm", 2)
 
 
 @pytest.mark.slow
 def test_real_ci_subset_matches_the_committed_reference(real_data, tmp_path):
     """`bench check` itself (the README's regression check, CI's): the real engines re-run the whole CI subset on
-    the real data (all-MiniLM-L6-v2 on TwitterPara and STSb, a smoke SimCSE run on STSb) and every metric of
+    the real data (all-MiniLM-L6-v2 on TwitterPara and STSb, a smoke SimCSE run on STSb, 8 steps of the laptop
+    recipe's TSDAE unit on STSb) and every metric of
     results/reference is met within the tolerance. This test is CI's regression check: .ci/run no longer runs
     the command a second time after the suite."""
     from usebench.cli.main import main
@@ -184,7 +190,8 @@ def test_real_ci_subset_matches_the_committed_reference(real_data, tmp_path):
     assert "OK:" in result.output and "FAILED" not in result.output
     diffs = compare_stores(ref, fresh, 0.5)
     assert diffs and all(d.status == "ok" for d in diffs), [(d.where, d.metric, d.status) for d in diffs]
-    assert {d.where.split()[0] for d in diffs} == {"base/minilm/mean", "simcse/minilm/cls"}
+    assert {d.where.split()[0] for d in diffs} == {"base/minilm/mean", "simcse/minilm/cls",
+                                                    "nli-sts[minilm]>tsdae/minilm/cls"}
     assert {d.where.split()[-1].split("/")[0] for d in diffs} == {"twitterpara", "stsb"}
     assert {d.metric for d in diffs} >= {"spearman", "ap_twitterurl", "ap_pit"}
 

@@ -67,6 +67,10 @@ def build_reproduce_root(root: Path, sentences: int = 600) -> Path:
         _write(root / "corpora" / name, text)
     pairs = [f"{line}\t{' '.join(reversed(line.split()))}" for line in text.splitlines()]
     _write(root / "denosent/paraphrases.tsv", "\n".join(pairs) + "\n")  # sentence<TAB>paraphrase
+    # the laptop recipe's corpus: the two sides of the Twitter URL training pairs, one sentence a line
+    lines = text.splitlines()
+    _write(root / "useb/extra/twitter_url_train_tok/a.toks", "\n".join(lines[0::2]) + "\n")
+    _write(root / "useb/extra/twitter_url_train_tok/b.toks", "\n".join(lines[1::2]) + "\n")
     counts_path.write_text(json.dumps(counts, indent=1), encoding="utf-8")
     return root
 

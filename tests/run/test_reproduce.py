@@ -283,3 +283,22 @@ def test_the_thesis_studies_on_the_fixtures_are_written_and_said_not_made(reprod
     assert "no SimCSE run with batch size 32, 1 epoch(s) on 100,000 sentences" in result.output
     table = (out / "thesis-studies.md").read_text(encoding="utf-8")
     assert NOT_IN_PAPER in table
+
+
+def test_the_laptop_recipe_end_to_end_on_the_fixtures(reproduce_root, tiny_bert_dir, tmp_path):
+    """Issue 47: `bench reproduce laptop` on the fixtures, every method's laptop preset cut to 2 steps of 8 short
+    sentences and started from the tiny BERT: 8 units trained on the recipe's two corpus files, its baselines,
+    its table and its page written."""
+    out, results = tmp_path / "reports", tmp_path / "results"
+    result = _invoke(["laptop", "--nli-sts-model", str(tiny_bert_dir), "--seeds", "1", "--max-steps", "2",
+                      "--set", "batch_size=8", "--set", "max_length=16", "--set", "paser.synonym_ratio=0",
+                      "--data-root", str(reproduce_root), "--results-dir", str(results), "--out", str(out),
+                      "--format", "md"])
+    assert result.exit_code == 0, result.output
+    units = sorted(p.name.split("__")[0] for p in results.glob("*__s0") if (p / "usage.json").is_file())
+    assert units == sorted(["bertflow", "consert", "ct", "denosent", "mlm", "paser", "simcse", "tsdae"])
+    record = json.loads(next(results.glob("tsdae__*/twitterpara/test.json")).read_text(encoding="utf-8"))
+    assert record["method"]["train_corpus"] == "file:a.toks+b.toks" and record["method"]["variant"].startswith("laptop")
+    page = (out / "laptop.md").read_text(encoding="utf-8")
+    assert "## What adaptation did" in page and "| TSDAE |" in page and (out / "plots" / "laptop-loss.png").is_file()
+    assert (out / "laptop-adapt.md").is_file()

@@ -22,6 +22,8 @@ from usebench.store import StoredResult, iter_results, write_json_atomic
 
 # The Twitter URL training sentences (tokenised, one a line), relative to the data root.
 TWITTER_CORPUS = "useb/extra/twitter_url_train_tok/a.toks"
+# The laptop recipe's corpus (usebench/recipes/laptop.toml): both sides of the pairs, concatenated and de-duplicated.
+LAPTOP_CORPUS = (TWITTER_CORPUS, "useb/extra/twitter_url_train_tok/b.toks")
 
 
 @dataclass(frozen=True)
@@ -43,12 +45,18 @@ class TrainUnit:
     method: str
     model: str
     tasks: tuple[str, ...]
-    corpus: str  # relative to the data root
+    corpus: str | tuple[str, ...]  # relative to the data root; several files are concatenated (as --corpus twice)
     corpus_size: int
     preset: str = "smoke"
     overrides: tuple[str, ...] = ()
     split: str = "test"
     seed: int = 0
+    setting: str | None = None  # e.g. adapt-nli-first: the chain nli-sts>method, as `bench run --setting`
+    nli_sts_model: str | None = None  # the checkpoint that chain starts from
+
+    @property
+    def corpus_files(self) -> tuple[str, ...]:
+        return (self.corpus,) if isinstance(self.corpus, str) else self.corpus
 
 
 Unit = EvalUnit | TrainUnit
@@ -84,16 +92,18 @@ def run_train_unit(unit: TrainUnit, data_root: Path, results_dir: Path) -> None:
     """The `bench run` engine on a fixed subsample of the unit's corpus file, evaluated on the unit's tasks."""
     from usebench.run.grid import RunOptions, run_benchmark
 
-    corpus = Path(data_root) / unit.corpus
-    if not corpus.is_file():
-        raise BenchError(f"check unit {unit.name!r}: training corpus {corpus} not found (the data root must "
-                         f"hold {unit.corpus})")
+    corpus = tuple(Path(data_root) / f for f in unit.corpus_files)
+    for path, rel in zip(corpus, unit.corpus_files):
+        if not path.is_file():
+            raise BenchError(f"check unit {unit.name!r}: training corpus {path} not found (the data root must "
+                             f"hold {rel})")
     if unit.seed != 0:
         raise BenchError(f"check unit {unit.name!r}: `bench run` seeds start at 0 (got seed {unit.seed})")
     # With --corpus, the "train task" only names what is evaluated: every task shares the file's corpus.
     opts = RunOptions(methods=(unit.method,), tasks=",".join(unit.tasks), seeds=1, preset=unit.preset,
-                      model=unit.model, corpus=(corpus,), corpus_size=unit.corpus_size, overrides=unit.overrides,
-                      split=unit.split, force=True, device="cpu", show_progress=False)
+                      model=unit.model, corpus=corpus, corpus_size=unit.corpus_size, overrides=unit.overrides,
+                      split=unit.split, force=True, device="cpu", show_progress=False, setting=unit.setting,
+                      nli_sts_model=unit.nli_sts_model)
     outcome = run_benchmark(opts, Path(data_root), results_dir)
     if outcome.skipped:
         raise BenchError(f"check unit {unit.name!r} skipped: " + "; ".join(f"{w}: {r}" for w, r in outcome.skipped))
@@ -297,11 +307,16 @@ def print_diffs(outcome: CheckOutcome, tol: float) -> None:
 
 SUBSETS.add("ci", Subset(
     name="ci",
-    about=("all-MiniLM-L6-v2 (packaged) on TwitterPara and STSb, plus SimCSE (smoke preset, 12 steps of 8) "
-           "trained on a 128-sentence sample of the Twitter URL training sentences, evaluated on STSb; seed 0; CPU"),
+    about=("all-MiniLM-L6-v2 (packaged) on TwitterPara and STSb; SimCSE (smoke preset, 12 steps of 8) trained on "
+           "a 128-sentence sample of the Twitter URL training sentences, evaluated on STSb; and one unit of the "
+           "laptop recipe cut short: TSDAE's laptop preset adapting MiniLM (NLI+STS -> target) for 8 steps on a "
+           "256-sentence sample of its corpus, evaluated on STSb; seed 0; CPU"),
     units=(
         EvalUnit("minilm", model="minilm", tasks=("twitterpara", "stsb")),
         TrainUnit("simcse-smoke", method="simcse", model="minilm", tasks=("stsb",), corpus=TWITTER_CORPUS,
                   corpus_size=128, overrides=("max_steps=12", "batch_size=8", "log_every=4")),
+        TrainUnit("tsdae-laptop", method="tsdae", model="minilm", tasks=("stsb",), corpus=LAPTOP_CORPUS,
+                  corpus_size=256, preset="laptop", overrides=("max_steps=8",), setting="adapt-nli-first",
+                  nli_sts_model="minilm"),
     ),
 ))

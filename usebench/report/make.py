@@ -8,6 +8,7 @@ from typing import Literal
 
 from usebench.errors import BenchError
 from usebench.report.build import Built
+from usebench.report.laptop import TABLE as LAPTOP_TABLE, write_laptop_page
 from usebench.report.reference import compare, our_settings, published
 from usebench.paths import default_data_root
 from usebench.report.pairing import PairingContext
@@ -138,6 +139,8 @@ def make_report(opts: ReportOptions) -> Report:
             report.files.append(_write(out / f"{name}-vs-paper.csv", comparison_csv(s.comparison)))
             report.files.append(write_json_atomic(out / f"{name}.json", to_json(s.built, s.comparison)))
     report.files += _break_even(results, out, opts)
+    if LAPTOP_TABLE in opts.tables:  # the laptop recipe's page: its table, effects, curves and costs
+        report.files += write_laptop_page(results, out)
     if opts.plots:
         report.plots = _plots(results, sections, out / "plots", opts)
         report.files += [p.png for p in report.plots] + [p.data for p in report.plots]

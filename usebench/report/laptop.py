@@ -9,7 +9,6 @@ docs/papers/laptop.md holds the same text between its generated-part markers (te
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path

@@ -233,3 +233,18 @@ def paper_section(index: ResultIndex, trained: list[RowKey]) -> list[str]:
                      f"{delta:+.2f} | {same} |")
     return lines
 
+
+
+# --- the docs page -------------------------------------------------------------------------------------------------
+
+BEGIN = "<!-- generated: bench report --results-dir results/laptop --table laptop-adapt (usebench/report/laptop.py) -->"
+END = "<!-- end of the generated part -->"
+
+
+def splice(doc: str, generated: str) -> str:
+    """``doc`` (docs/papers/laptop.md) with the text between its markers replaced by ``generated``."""
+    if doc.count(BEGIN) != 1 or doc.count(END) != 1:
+        raise ValueError(f"the page must hold the markers {BEGIN!r} and {END!r} once each")
+    head, rest = doc.split(BEGIN)
+    _, tail = rest.split(END)
+    return f"{head}{BEGIN}\n{generated.rstrip()}\n{END}{tail}"

@@ -21,6 +21,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from usebench.train.fp32_policy import fp32_matmul_policy
 from usebench.train.compiled_step import CompiledStep, compile_settings, graph_break_reasons, graph_counts
 from usebench.train.config import TrainConfig
 from usebench.train.optim import fused_kind
@@ -111,15 +112,10 @@ def _compiled_step(forward: Any) -> CompiledStep | None:
 @contextmanager
 def tf32_matmuls() -> Iterator[None]:
     """fp32 matmuls (and cuDNN convolutions) in TF32 on CUDA: ~8x the fp32 rate on tensor cores, 10-bit mantissa
-    products; a recorded policy of fp32 presets on the fast path (it changes numbers). Restored afterwards."""
-    before = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
-    torch.set_float32_matmul_precision("high")
-    torch.backends.cudnn.allow_tf32 = True
-    try:
+    products; a recorded policy of fp32 presets on the fast path (it changes numbers). Restored afterwards, under
+    either of torch's precision APIs (:mod:`usebench.train.fp32_policy`)."""
+    with fp32_matmul_policy(tf32=True):
         yield
-    finally:
-        torch.set_float32_matmul_precision(before[0])
-        torch.backends.cudnn.allow_tf32 = before[1]
 
 
 def install_capture_hooks(module: nn.Module) -> None:

@@ -221,9 +221,9 @@ def loop_hooks(n: int, min_warmup: int, device: str) -> Iterator[LoopHooks]:
 
 def tf32_on() -> bool:
     """Whether fp32 matmuls may run in TF32 now (cuBLAS' setting; meaningless on a CPU)."""
-    import torch
+    from usebench.train.fp32_policy import tf32_matmuls_on
 
-    return bool(torch.backends.cuda.matmul.allow_tf32)
+    return tf32_matmuls_on()
 
 
 def time_train(method: Any, cfg: Any, data: list[Any], device: str, fast_path: str, n: int, min_warmup: int,
@@ -266,13 +266,7 @@ def fresh_compile_state() -> None:
 def matmul_precision(precision: str) -> Iterator[None]:
     """fp32 matmuls at full precision, or TF32 for ``precision == "tf32"`` (cuBLAS and cuDNN), restored after:
     a column's setting (or a fast path's TF32 policy) never leaks into the next column."""
-    import torch
+    from usebench.train.fp32_policy import fp32_matmul_policy
 
-    saved = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
-    torch.set_float32_matmul_precision("high" if precision == "tf32" else "highest")
-    torch.backends.cudnn.allow_tf32 = precision == "tf32"
-    try:
+    with fp32_matmul_policy(tf32=precision == "tf32"):  # either of torch's precision APIs
         yield
-    finally:
-        torch.set_float32_matmul_precision(saved[0])
-        torch.backends.cudnn.allow_tf32 = saved[1]

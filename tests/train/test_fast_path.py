@@ -266,6 +266,23 @@ def test_a_compile_failure_falls_back_to_eager_with_a_note(tiny_bert_dir, tmp_pa
     assert fast.module.state_dict().keys() == reference.module.state_dict().keys()
 
 
+@pytest.mark.parametrize("mode, graphs", [("default", False), ("reduce-overhead", True), ("max-autotune", True),
+                                          ("max-autotune-no-cudagraphs", False)])
+def test_every_mode_with_cuda_graphs_marks_each_step_and_clones_its_outputs(mode, graphs, monkeypatch):
+    """Issue 50, defect 2: ``max-autotune`` records CUDA graphs too (torch's ``triton.cudagraphs``); without the step
+    mark and the copy, a loss kept until the next log point is overwritten by the next replay."""
+    from usebench.train.compiled_step import CompiledStep
+
+    marks: list[int] = []
+    monkeypatch.setattr(torch.compiler, "cudagraph_mark_step_begin", lambda: marks.append(1))
+    step = CompiledStep(torch.nn.Linear(2, 2), mode=mode)
+    held = torch.ones(3)  # stands for a tensor in the graphs' memory
+    step.__dict__["compiled"] = lambda inputs: {"loss": held, "n": 2}
+    out = step({"x": torch.zeros(1)})
+    assert step.cuda_graphs is graphs and len(marks) == int(graphs)
+    assert torch.equal(out["loss"], held) and (out["loss"] is not held) is graphs and out["n"] == 2
+
+
 # --- optimizers, fp16, the runtime overrides --------------------------------------------------------------------
 
 def test_the_fast_optimizers(tiny_bert_dir):

@@ -76,7 +76,7 @@ class CompiledStep(nn.Module):
         self.failure: str | None = None
         self.failed_call: int | None = None
         self.calls = 0
-        self.cuda_graphs = mode == "reduce-overhead"
+        self.cuda_graphs = uses_cuda_graphs(mode)
 
     def forward(self, batch: Any) -> Any:
         """The module's output for ``batch``, compiled while compiling works."""
@@ -94,6 +94,20 @@ class CompiledStep(nn.Module):
                 self.failure, self.failed_call = describe(e), self.calls - 1
                 _set_rng_state(state, device)  # the eager forward draws the dropout the failed call would have
         return self.module(inputs)
+
+
+def uses_cuda_graphs(mode: str | None) -> bool:
+    """Whether torch.compile's ``mode`` records CUDA graphs (inductor's ``triton.cudagraphs`` option): not only
+    ``reduce-overhead`` but ``max-autotune`` too. Each such mode needs the same care: a step begin marked before
+    each call and the outputs cloned out of the graphs' memory, which the next replay overwrites."""
+    if mode in (None, "default"):
+        return False
+    try:
+        from torch._inductor import list_mode_options
+
+        return bool(list_mode_options(mode).get("triton.cudagraphs", False))
+    except (ImportError, AttributeError, RuntimeError):  # a torch that does not say: the modes it documents
+        return mode in ("reduce-overhead", "max-autotune")
 
 
 def _cloned(out: Any) -> Any:

@@ -38,7 +38,7 @@ class StepPath:
 
     fast: bool = False  # the fast path was chosen (each part below may still be off, with a note)
     compile: bool = False  # the train module's forward (and so its backward) through torch.compile
-    compile_mode: str | None = None  # torch.compile's mode ("default", "reduce-overhead": CUDA graphs)
+    compile_mode: str | None = None  # torch.compile's mode ("default"; "reduce-overhead", "max-autotune": CUDA graphs)
     static_shapes: bool = False  # token lengths and labelled-row counts padded to buckets (few compiled shapes)
     fused_optimizer: bool = False  # fused / compiled optimizer update, no per-parameter host work
     tf32: bool = False  # fp32 matmuls in TF32 on CUDA (a deliberate policy: it changes numbers)
@@ -71,7 +71,8 @@ def requested_choice(choice: str | None) -> str:
 
 def compile_mode() -> str:
     """torch.compile's mode on the fast path: ``$BENCH_COMPILE_MODE`` (one of :data:`COMPILE_MODES`) or
-    ``default``. ``reduce-overhead`` adds CUDA graphs, which static shapes make possible (one graph per bucket)."""
+    ``default``. ``reduce-overhead`` and ``max-autotune`` add CUDA graphs, which static shapes make possible (one
+    graph per bucket; :func:`usebench.train.compiled_step.uses_cuda_graphs`)."""
     value = os.environ.get(COMPILE_MODE_ENV, "").strip() or "default"
     if value not in COMPILE_MODES:
         raise ConfigError(f"${COMPILE_MODE_ENV}={value!r}: expected one of {', '.join(COMPILE_MODES)}")

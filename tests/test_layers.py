@@ -27,8 +27,8 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # nothing above the engine), so that the results loaders and the report may read them
     ("usebench.train", "usebench.eval", "usebench.mteb.results"),
     ("usebench.data",),  # data root, manifest, downloads, format conversions, corpus reading
-    ("usebench.errors", "usebench.paths", "usebench.registry", "usebench.store"),  # base: errors, paths, registry,
-    # the results store
+    ("usebench.errors", "usebench.paths", "usebench.registry", "usebench.store", "usebench.fp32_policy"),  # base:
+    # errors, paths, registry, the results store, the fp32 matmul policy (training, exact search and the doctor)
 )
 ROOT_PACKAGE = "usebench"
 

@@ -258,8 +258,10 @@ def test_a_compile_failure_falls_back_to_eager_with_a_note(tiny_bert_dir, tmp_pa
     fast = run(method, cfg, tmp_path / "on", "on")
     assert not fast.step_path["compile"] and fast.step_path["fast"]
     note = [n for n in fast.step_path["notes"] if n.startswith("compile failed")]
-    assert note and "at this run's step 1" in note[0] and "inductor exploded" in note[0], fast.step_path
+    assert note and "at step 1" in note[0] and "inductor exploded" in note[0], fast.step_path
     assert "second line" not in note[0]
+    assert fast.step_path["fallbacks"] == [{"part": "compile", "step": 1, "error": "BackendCompilerFailed "
+                                            "(RuntimeError: inductor exploded)"}]
     assert_same_curve(losses(reference), losses(fast))
     meta = json.loads((fast.checkpoint / "method.json").read_text())
     assert meta["step_path"] == fast.step_path

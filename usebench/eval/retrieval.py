@@ -160,7 +160,7 @@ def _gpu_index(device: str) -> int:
 def full_fp32_matmuls():
     """float32 matmuls at full precision (TF32 off) while searching: the rounding bound assumes float32 products
     (TF32 keeps 10 mantissa bits, an error ~1e-3 no float32 bound covers); the caller's setting is restored."""
-    from usebench.train.fp32_policy import fp32_matmul_policy
+    from usebench.fp32_policy import fp32_matmul_policy
 
     with fp32_matmul_policy(tf32=False):  # either of torch's precision APIs, the caller's restored
         yield

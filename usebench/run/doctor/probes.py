@@ -39,7 +39,7 @@ def precision(device: str) -> dict[str, Any]:
     import torch
 
     if device.startswith("cuda"):
-        from usebench.train.fp32_policy import tf32_matmuls_on
+        from usebench.fp32_policy import tf32_matmuls_on
 
         major, minor = torch.cuda.get_device_capability(torch.device(device))
         return {"bf16": bool(torch.cuda.is_bf16_supported()), "fp16": True, "tf32": major >= 8,
@@ -74,7 +74,7 @@ def matmul_tflops(device: str, dtype_name: str, n: int, reps: int = 10) -> float
     """Warmed-up TFLOP/s of an (n x n) @ (n x n) matmul; ``tf32`` = float32 with TF32 allowed."""
     import torch
 
-    from usebench.train.fp32_policy import fp32_matmul_policy
+    from usebench.fp32_policy import fp32_matmul_policy
 
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}[dtype_name]
     with fp32_matmul_policy(tf32=dtype_name == "tf32"):

@@ -10,7 +10,7 @@ import torch
 from usebench.eval import retrieval
 from usebench.run.doctor import probes, steptime
 from usebench.train import fast_path
-from usebench.train.fp32_policy import SITES, fp32_matmul_policy, new_api, saved_policy, tf32_matmuls_on
+from usebench.fp32_policy import SITES, fp32_matmul_policy, new_api, saved_policy, tf32_matmuls_on
 
 pytestmark = pytest.mark.skipif(not new_api(), reason="this torch has only the legacy precision API")
 

@@ -25,7 +25,7 @@ from usebench.train import loop, static_shapes
 from usebench.train.batches import StepBatches
 from usebench.train.plugin import tokenize
 from usebench.train.step_path import REFERENCE, StepPath, resolve_step_path
-from tests.methods.helpers import one_thread, tiny_config, toy_data
+from tests.methods.helpers import one_thread, tiny_config, toy_corpus, toy_data
 
 RTOL = 1e-4  # per logged loss, fp32
 LONG = pytest.mark.skipif(not os.environ.get("USEBENCH_LONG_TESTS"),
@@ -320,6 +320,39 @@ def test_every_mode_with_cuda_graphs_marks_each_step_and_clones_its_outputs(mode
     out = step({"x": torch.zeros(1)})
     assert step.cuda_graphs is graphs and len(marks) == int(graphs)
     assert torch.equal(out["loss"], held) and (out["loss"] is not held) is graphs and out["n"] == 2
+
+
+def test_the_compiled_backward_overflows_fp16_where_eager_does(tiny_bert_dir, without_dropout):
+    """Issue 50, defect 7: NT-Xent's logits are computed in fp32 (an ``autocast(enabled=False)`` region), and their
+    gradient, the loss scale x 1/temperature, must stay fp32 through their matmuls' backward. AOTAutograd traced the
+    backward under the forward's fp16 autocast, so those matmuls ran in fp16 and overflowed at 2^18 where eager
+    first overflows at 2^20 (consert's 5-row batch). The compiled step (AOTAutograd without inductor here: the
+    backward graph is AOTAutograd's) overflows at the same loss scales as eager."""
+    from usebench.train.compiled_step import compile_settings, step_inputs
+
+    method = without_dropout(METHODS.get("consert"))
+    cfg = no_dropout_config(method, tiny_bert_dir, amp="fp16", batch_size=5)
+    module = method.build(cfg, torch.device("cpu"))
+    with static_shapes.static_shapes():
+        batch = method.collate(cfg, module.tokenizer, toy_corpus(5, seed=1), np.random.default_rng(0))
+    inputs = step_inputs(module, batch, torch.device("cpu"))
+
+    def finite_at(forward, scales: range) -> list[bool]:
+        out = []
+        for k in scales:
+            module.zero_grad(set_to_none=True)
+            with torch.autocast("cpu", dtype=torch.float16):
+                loss = forward(inputs)
+            (loss.float() * 2.0**k).backward()  # outside autocast, as the loop does
+            out.append(all(torch.isfinite(p.grad).all() for p in module.parameters() if p.grad is not None))
+        return out
+
+    torch._dynamo.reset()
+    with one_thread(), compile_settings():
+        eager = finite_at(module, range(16, 22))
+        compiled = finite_at(torch.compile(module, backend="aot_eager", dynamic=False), range(16, 22))
+    assert True in eager and False in eager, eager  # the scales straddle eager's first overflow
+    assert compiled == eager
 
 
 # --- optimizers, fp16, the runtime overrides --------------------------------------------------------------------

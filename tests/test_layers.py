@@ -27,8 +27,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # nothing above the engine), so that the results loaders and the report may read them
     ("usebench.train", "usebench.eval", "usebench.mteb.results"),
     ("usebench.data",),  # data root, manifest, downloads, format conversions, corpus reading
-    ("usebench.errors", "usebench.paths", "usebench.registry", "usebench.store", "usebench.validity"),  # base: errors,
-    # paths, registry, the results store and whether a stored result still holds (usebench.validity)
+    ("usebench.errors", "usebench.paths", "usebench.registry", "usebench.store", "usebench.validity",
+     "usebench.fp32_policy"),  # base: errors, paths, registry, the results store, whether a stored result still holds
+    # (usebench.validity), the fp32 matmul policy (training, exact search and the doctor)
 )
 ROOT_PACKAGE = "usebench"
 

@@ -162,6 +162,35 @@ def test_ours_is_timed_with_collate_and_the_loss_read_back_off_the_clock(tiny_be
     assert facts["step_path"]["fast"] is False and facts["optimizer"] == "AdamW" and not timing.notes
 
 
+@pytest.mark.parametrize("path", ["off", "on"])
+def test_ours_counts_the_steps_the_fp16_loss_scaler_skipped_on_each_path(tiny_bert_dir, tmp_path, monkeypatch, path):
+    """fp16 (issue 50): each path's column says how many steps overflowed (a scale of 2^127: every step); the new
+    path reads the scale one step late, so its last step is not counted yet. The fast path here is fused AdamW and
+    the late read alone (no inductor compile)."""
+    import torch
+
+    import usebench.train.loop as loop
+    from usebench import methods  # noqa: F401
+    from usebench.cli.doctor import _listed
+    from usebench.registry import METHODS
+    from usebench.run.doctor.steptime import time_train
+    from usebench.run.doctor.trainers import method_config
+    from usebench.train.step_path import StepPath
+
+    assert _listed("fp32,fp16", "--precisions", ("fp32", "tf32", "bf16", "fp16")) == ("fp32", "fp16")
+    method = METHODS.get("simcse")
+    cfg = method_config(method, str(tiny_bert_dir), D.QUICK, "fp16", 3)
+    monkeypatch.setattr(loop, "grad_scaler", lambda cfg, dev: torch.amp.GradScaler(dev.type, init_scale=2.0**127))
+    monkeypatch.setattr(loop, "resolve_step_path",
+                        lambda *a, **k: StepPath(fast=True, fused_optimizer=True, precision="fp16"))
+    if path == "off":
+        monkeypatch.undo()
+        monkeypatch.setattr(loop, "grad_scaler", lambda cfg, dev: torch.amp.GradScaler(dev.type, init_scale=2.0**127))
+    timing, facts = time_train(method, cfg, D.training_data(method, 64, (20, 24)), "cpu", path, 3, 2, tmp_path)
+    steps = timing.warmup_steps + 2 * 3  # the warm-up and the two timed passes (the run stops after them)
+    assert facts["skipped_steps"] == (steps if path == "off" else steps - 1)
+
+
 def test_ratios_are_ours_over_the_other_medians():
     from usebench.run.doctor.training import ratios
 

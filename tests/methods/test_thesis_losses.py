@@ -181,6 +181,26 @@ def test_autoencoder_loss_value_and_gradients_match_the_reference(tiny_bert_dir,
         torch.testing.assert_close(g_ours[name], g.float(), atol=1e-5, rtol=1e-4, msg=name)
 
 
+@pytest.mark.parametrize("kind", ["clm", "mlm"])
+def test_the_sentence_reduction_counts_real_labels_on_bucket_padded_batches(tiny_bert_dir, kind):
+    """Issue 50, defect 1: the fast path pads the labelled positions up to a count bucket (ignored targets) and the
+    widths up to a length bucket; ``ae_reduction=sentence`` must still be eq. 3.4/3.5 on the real tokens (it was
+    scaled by the padded count: clm-ae logged 441 instead of 266). The reference sums the NLLs of the unpadded
+    batch's full logits."""
+    from usebench.train.static_shapes import static_shapes
+
+    with one_thread():
+        enc, ae, batch, tok = _ae_setup(tiny_bert_dir, kind, "sentence")
+        with static_shapes():
+            padded = autoencoder_batch(kind, tok, toy_corpus(6, seed=5), 32, 0.8, np.random.default_rng(2))
+        assert padded["label_positions"].numel() > batch["label_positions"].numel()  # the count bucket is bigger
+        s = enc(batch["target_ids"], batch["attention_mask"])
+        reference = _ref_clm(ae, s, batch, int(tok.pad_token_id), "sentence") if kind == "clm" \
+            else _ref_mlm(ae, s, batch, "sentence")
+        ours = ae(enc(padded["target_ids"], padded["attention_mask"]), padded)
+    assert float(ours) == pytest.approx(float(reference), rel=1e-5)
+
+
 def test_clm_decoder_is_causal_and_sees_only_the_sentence_embedding(tiny_bert_dir):
     with one_thread():
         enc, ae, batch, _ = _ae_setup(tiny_bert_dir, "clm", "sentence")

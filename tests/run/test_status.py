@@ -147,3 +147,19 @@ def test_status_reads_the_store_without_importing_torch(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert run in done.stdout and "1 unit(s): 1 done" in done.stdout
     assert done.stdout.strip().endswith("no torch"), done.stdout[-500:]
+
+
+def test_status_names_a_fast_path_part_that_fell_back_mid_run(tmp_path):
+    """A compiled step that failed at step 3 went on eagerly (issue 50): the unit is done, and `bench status` says
+    what fell back and from which step (log.jsonl's fallback line); the progress comes from the loss lines."""
+    results = tmp_path / "results"
+    run = _unit_dir(results, "simcse__tiny__00000001__s0", 4, files=("method.json",))
+    lines = [json.loads(ln) for ln in (run / "log.jsonl").read_text().splitlines()]
+    lines.insert(3, {"step": 3, "event": "fallback", "part": "compile", "error": "OutOfMemoryError: CUDA out of memory"})
+    (run / "log.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    (state,) = grid_status(results)
+    assert (state.state, state.step, state.last_loss) == ("done", 4, 0.25)
+    assert state.warning == "compile eager from step 3 (OutOfMemoryError: CUDA out of memory)"
+    out = CliRunner().invoke(main, ["status", "--results-dir", str(results)])
+    assert "simcse__tiny__00000001__s0: done: fell back mid-run: compile eager from step 3 (OutOfMemoryError: " \
+           "CUDA out of memory)" in out.output

@@ -22,3 +22,18 @@ def without_dropout(monkeypatch):
         return method
 
     return patch
+
+
+@pytest.fixture(scope="session")
+def left_padding_bert_dir(tiny_bert_dir, tmp_path_factory):
+    """The tiny BERT with a tokenizer that pads on the left (``padding_side: left`` in its tokenizer config)."""
+    import shutil
+
+    from transformers import AutoTokenizer
+
+    out = tmp_path_factory.mktemp("tiny-bert-left")
+    shutil.copytree(tiny_bert_dir, out, dirs_exist_ok=True)
+    tokenizer = AutoTokenizer.from_pretrained(tiny_bert_dir)
+    tokenizer.padding_side = "left"
+    tokenizer.save_pretrained(out)
+    return out

@@ -15,8 +15,8 @@ import click
 @click.option("--methods", "trainers", default=None, help="Comma-separated trainers to time (default: all).")
 @click.option("--paths", default=None, help="Our step paths to time: old (fast_path=off), new (fast_path=on), or "
               "old,new = both (default: both on a GPU, old on a CPU, where the new path compiles with inductor).")
-@click.option("--precisions", default=None, help="Comma-separated of fp32, tf32, bf16 (default: all three on a "
-              "GPU, fp32,bf16 on a CPU).")
+@click.option("--precisions", default=None, help="Comma-separated of fp32, tf32, bf16, fp16 (default: fp32,tf32,bf16 "
+              "on a GPU, fp32,bf16 on a CPU; fp16 counts the steps its loss scaler skips on each path).")
 @click.option("--sections", default=None, help="Comma-separated sections to run (default: all): versions, "
               "precision, faiss, matmul, training, search, encode, determinism.")
 def doctor(device: str | None, quick: bool, json_file: Path | None, trainers: str | None, paths: str | None,
@@ -34,7 +34,7 @@ def doctor(device: str | None, quick: bool, json_file: Path | None, trainers: st
     where = f"cuda:{dev.index or 0}" if dev.type == "cuda" else "cpu"
     choice = Choice(trainers=_listed(trainers, "--methods", TRAINERS) or TRAINERS,
                     paths=_listed(paths and paths.replace("both", "old,new"), "--paths", tuple(PATHS)),
-                    precisions=_listed(precisions, "--precisions", ("fp32", "tf32", "bf16")),
+                    precisions=_listed(precisions, "--precisions", ("fp32", "tf32", "bf16", "fp16")),
                     sections=_listed(sections, "--sections", SECTIONS))
     save = None
     if json_file:

@@ -102,6 +102,8 @@ def status(results_dir: Path | None, states: str | None) -> None:
     for u in shown:
         if u.detail and u.state in ("failed", "interrupted", "requeued", "running", "submitted", "missing"):
             console.print(f"{u.run_id}: {u.state}: {u.detail}", markup=False, highlight=False)
+        if u.warning:  # a fast-path part that failed mid-run: the unit went on without it
+            console.print(f"{u.run_id}: {u.state}: fell back mid-run: {u.warning}", markup=False, highlight=False)
     _print_stages(console, stage_states(results_dir))
 
 

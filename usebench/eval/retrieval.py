@@ -160,14 +160,10 @@ def _gpu_index(device: str) -> int:
 def full_fp32_matmuls():
     """float32 matmuls at full precision (TF32 off) while searching: the rounding bound assumes float32 products
     (TF32 keeps 10 mantissa bits, an error ~1e-3 no float32 bound covers); the caller's setting is restored."""
-    import torch
+    from usebench.fp32_policy import fp32_matmul_policy
 
-    before = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision("highest")
-    try:
+    with fp32_matmul_policy(tf32=False):  # either of torch's precision APIs, the caller's restored
         yield
-    finally:
-        torch.set_float32_matmul_precision(before)
 
 
 def _propose_torch(queries: np.ndarray, corpus: np.ndarray, kp: int, options: SearchOptions, device: str):

@@ -36,6 +36,7 @@ class UnitState:
     elapsed_s: float | None = None
     log: Path | None = None  # the current stage's log.jsonl
     detail: str = ""  # the error of a failed unit, the owner of a running one
+    warning: str = ""  # what fell back mid-run on the fast path (log.jsonl's fallback lines), whatever the state
     console: Path | None = None  # unit.log: what the unit printed, every attempt (or the launcher's job log)
     total_steps: int | None = None  # of the current stage, when its config sets max_steps
     label: str = ""  # method or chain
@@ -48,12 +49,12 @@ def unit_state(run_dir: Path, now: float | None = None) -> UnitState:
     if not run_dir.is_dir():
         return UnitState(run_dir.name, "missing")
     log, stage = _current_log(run_dir)
-    last = _last_line(log) if log else {}
+    last, warning = _log_summary(log) if log else ({}, "")
     config = _read(run_dir / "config.json")
     console = run_dir / UNIT_LOG
     progress = dict(stage=stage, step=last.get("step"), last_loss=last.get("loss"), elapsed_s=last.get("elapsed_s"),
                     log=log, console=console if console.is_file() else None, total_steps=_total(config, stage),
-                    label=str(config.get("method", "")), seed=config.get("seed"))
+                    label=str(config.get("method", "")), seed=config.get("seed"), warning=warning)
     for lock in (run_dir / LOCK_FILE, run_dir / STAGE_LOCK_DIR / LOCK_FILE):  # the unit, or its stage trained
         owner = read_owner(lock)  # by another unit (a single method's run dir is that stage's home)
         if owner is not None and owner_alive(owner, lock, now):
@@ -194,6 +195,20 @@ def _read_list(path: Path) -> list[dict[str, Any]]:
         return data if isinstance(data, list) else []
     except (OSError, json.JSONDecodeError):
         return []
+
+
+def _log_summary(log: Path) -> tuple[dict[str, Any], str]:
+    """(the last progress line of ``log``: its last with a loss, else its last; the fast path's fallbacks in it,
+    "compile eager from step 37 (...)", or "")."""
+    try:
+        lines = [json.loads(ln) for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
+    except (OSError, json.JSONDecodeError):
+        return {}, ""
+    lines = [ln for ln in lines if isinstance(ln, dict)]
+    progress = next((ln for ln in reversed(lines) if "loss" in ln), lines[-1] if lines else {})
+    fallbacks = [f"{ln.get('part')} eager from step {ln.get('step')} ({ln.get('error')})" for ln in lines
+                 if ln.get("event") == "fallback"]
+    return progress, "; ".join(fallbacks)
 
 
 def _last_line(log: Path) -> dict[str, Any]:

@@ -20,6 +20,12 @@ import torch
 from torch import nn
 
 RECOMPILE_LIMIT = 64  # compiled graphs per forward: length buckets x count buckets x a partial last batch
+# The loop runs backward outside autocast (usebench.train.loop_step.one_step), so the compiled backward must be
+# traced without it too: AOTAutograd's default ("same_as_forward") traces the backward under the forward's autocast,
+# which autocasts the backward of every op the forward ran in fp32 on purpose (an ``autocast(enabled=False)``
+# region: NT-Xent's similarity logits) back down to fp16. Their gradients (the loss scale x 1/temperature) then
+# overflow fp16 at a quarter of the scale eager takes (issue 50: consert's 5-row batch, 2^18 against 2^20).
+BACKWARD_AUTOCAST = "off"
 
 
 def step_inputs(module: nn.Module, batch: Any, device: torch.device) -> Any:
@@ -76,7 +82,7 @@ class CompiledStep(nn.Module):
         self.failure: str | None = None
         self.failed_call: int | None = None
         self.calls = 0
-        self.cuda_graphs = mode == "reduce-overhead"
+        self.cuda_graphs = uses_cuda_graphs(mode)
 
     def forward(self, batch: Any) -> Any:
         """The module's output for ``batch``, compiled while compiling works."""
@@ -94,6 +100,20 @@ class CompiledStep(nn.Module):
                 self.failure, self.failed_call = describe(e), self.calls - 1
                 _set_rng_state(state, device)  # the eager forward draws the dropout the failed call would have
         return self.module(inputs)
+
+
+def uses_cuda_graphs(mode: str | None) -> bool:
+    """Whether torch.compile's ``mode`` records CUDA graphs (inductor's ``triton.cudagraphs`` option): not only
+    ``reduce-overhead`` but ``max-autotune`` too. Each such mode needs the same care: a step begin marked before
+    each call and the outputs cloned out of the graphs' memory, which the next replay overwrites."""
+    if mode in (None, "default"):
+        return False
+    try:
+        from torch._inductor import list_mode_options
+
+        return bool(list_mode_options(mode).get("triton.cudagraphs", False))
+    except (ImportError, AttributeError, RuntimeError):  # a torch that does not say: the modes it documents
+        return mode in ("reduce-overhead", "max-autotune")
 
 
 def _cloned(out: Any) -> Any:
@@ -129,12 +149,15 @@ def graph_break_reasons(limit: int = 2) -> list[str]:
 @contextmanager
 def compile_settings() -> Iterator[None]:
     """Dynamo and AOTAutograd settings for a run's compiled step, restored afterwards: room for one graph per
-    shape bucket (:data:`RECOMPILE_LIMIT`), and the backward compiled with the forward (not at the first
-    backward), so that a failing compile fails where :class:`CompiledStep` can still fall back."""
+    shape bucket (:data:`RECOMPILE_LIMIT`), the backward compiled with the forward (not at the first backward), so
+    that a failing compile fails where :class:`CompiledStep` can still fall back, and traced without autocast, as
+    the loop runs it (:data:`BACKWARD_AUTOCAST`)."""
     import torch._dynamo.config as dynamo_config
     import torch._functorch.config as functorch_config
 
     with ExitStack() as stack:
         stack.enter_context(dynamo_config.patch(recompile_limit=max(RECOMPILE_LIMIT, dynamo_config.recompile_limit)))
         stack.enter_context(functorch_config.patch(force_non_lazy_backward_lowering=True))
+        if hasattr(functorch_config, "backward_pass_autocast"):  # an older torch has no such setting to choose
+            stack.enter_context(functorch_config.patch(backward_pass_autocast=BACKWARD_AUTOCAST))
         yield

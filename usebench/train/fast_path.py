@@ -21,10 +21,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from usebench.fp32_policy import fp32_matmul_policy
 from usebench.train.compiled_step import CompiledStep, compile_settings, graph_break_reasons, graph_counts
 from usebench.train.config import TrainConfig
 from usebench.train.optim import fused_kind
-from usebench.train.step_path import StepPath
+from usebench.train.step_path import FALLBACK_FLAGS, Fallback, StepPath
 
 VOCAB_MULTIPLE = 64  # tensor-core friendly GEMM width: 30,522 -> 30,528 columns
 
@@ -64,7 +65,8 @@ def compile_dynamic(path: StepPath, method: Any) -> bool | None:
 @contextmanager
 def fast_session(run: Any) -> Iterator[None]:
     """The fast path's runtime changes for the duration of the loop (nothing on the reference path); on exit the
-    compiled step's notes are added to ``run.step_path``."""
+    compiled step's notes are added to ``run.step_path``. An fp32 run on CUDA gets the recorded precision: TF32
+    (the policy) or full fp32 matmuls (``$BENCH_TF32=off``, whatever the process had set)."""
     path: StepPath = run.step_path
     if not path.fast:
         yield
@@ -75,6 +77,8 @@ def fast_session(run: Any) -> Iterator[None]:
             stack.enter_context(compile_settings())
         if path.tf32:
             stack.enter_context(tf32_matmuls())
+        elif path.precision == "fp32" and run.device.type == "cuda":  # $BENCH_TF32=off: not the process's TF32
+            stack.enter_context(fp32_matmul_policy(tf32=False))
         stack.enter_context(skipped_poolers(run.module))
         stack.enter_context(padded_vocabulary_heads(run.module))
         install_capture_hooks(run.module)
@@ -85,15 +89,12 @@ def fast_session(run: Any) -> Iterator[None]:
 
 
 def compile_notes(run: Any, before: tuple[int, int]) -> StepPath:
-    """``run.step_path`` with what the compiled step did: graphs compiled and graph breaks in this run, or the
-    failure it fell back to eager after."""
+    """``run.step_path`` with what the compiled step did: graphs compiled and graph breaks in this run (nothing
+    more after a failure: :func:`note_fallbacks` recorded it when it happened)."""
     path: StepPath = run.step_path
     step = _compiled_step(run.forward)
-    if step is None:
+    if step is None or step.failure is not None:
         return path
-    if step.failure is not None:
-        return path.with_note(f"compile failed at this run's step {step.failed_call + 1}: {step.failure}; eager "
-                              "from that step on", compile=False)
     graphs, breaks = (a - b for a, b in zip(graph_counts(), before))
     note = f"compiled: {graphs} new graph(s) in this run" if graphs else \
         "compiled: this process's graphs of an earlier run reused"
@@ -108,18 +109,56 @@ def _compiled_step(forward: Any) -> CompiledStep | None:
     return inner if isinstance(inner, CompiledStep) else None
 
 
+def failures(run: Any) -> list[tuple[str, str]]:
+    """(part, error) of each fast-path part that has failed so far in this process: the compiled step (any error,
+    a CUDA out-of-memory included: that step and the rest ran eagerly) and the compiled optimizer update."""
+    out = []
+    step = _compiled_step(run.forward)
+    if step is not None and step.failure is not None:
+        out.append(("compile", step.failure))
+    update = getattr(run.optimizer, "update_failure", None)
+    if update is not None:
+        out.append(("optimizer", update))
+    return out
+
+
+FALLBACK_NOTES = {"compile": "compile failed at step {step}: {error}; eager from that step on",
+                  "optimizer": "fused optimizer: the compiled update failed at step {step}: {error}; the eager update "
+                               "from that step on"}
+
+
+def note_fallbacks(run: Any, step: int, log: Any) -> None:
+    """After step ``step`` (1-based): a part that failed during it is recorded at once, never silently: its
+    :class:`~usebench.train.step_path.Fallback` in ``run.step_path`` (the part off from there, a note) and a line
+    in log.jsonl (``event: fallback``), which ``bench status`` shows. Costs an attribute read per step."""
+    path: StepPath = run.step_path
+    done = {f.part for f in path.fallbacks}
+    for part, error in failures(run):
+        if part in done:
+            continue
+        path = path.with_note(FALLBACK_NOTES[part].format(step=step, error=error), **{FALLBACK_FLAGS[part]: False},
+                              fallbacks=(*path.fallbacks, Fallback(part, step, error)))
+        log.event(step, event="fallback", part=part, error=error)
+    run.step_path = path
+
+
+def apply_fallbacks(run: Any, fallbacks: tuple[Fallback, ...]) -> None:
+    """A resumed run keeps the parts that had failed before the resume off (eager), as its record says."""
+    for f in fallbacks:
+        step = _compiled_step(run.forward)
+        if f.part == "compile" and step is not None:
+            step.failure = f.error
+        elif f.part == "optimizer" and hasattr(run.optimizer, "update_failure"):
+            run.optimizer.update_failure = f.error
+
+
 @contextmanager
 def tf32_matmuls() -> Iterator[None]:
     """fp32 matmuls (and cuDNN convolutions) in TF32 on CUDA: ~8x the fp32 rate on tensor cores, 10-bit mantissa
-    products; a recorded policy of fp32 presets on the fast path (it changes numbers). Restored afterwards."""
-    before = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
-    torch.set_float32_matmul_precision("high")
-    torch.backends.cudnn.allow_tf32 = True
-    try:
+    products; a recorded policy of fp32 presets on the fast path (it changes numbers). Restored afterwards, under
+    either of torch's precision APIs (:mod:`usebench.fp32_policy`)."""
+    with fp32_matmul_policy(tf32=True):
         yield
-    finally:
-        torch.set_float32_matmul_precision(before[0])
-        torch.backends.cudnn.allow_tf32 = before[1]
 
 
 def install_capture_hooks(module: nn.Module) -> None:

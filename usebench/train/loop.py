@@ -57,7 +57,7 @@ from usebench.train.runtime import (
     init_distributed,
     pick_device,
 )
-from usebench.train.fast_path import fast_session
+from usebench.train.fast_path import fast_session, note_fallbacks
 from usebench.train.step_path import requested_choice, resolve_step_path
 from usebench.train.trainlog import TrainLog
 from usebench.train.validation import loss_evaluator, read_dev_corpus
@@ -247,6 +247,8 @@ def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: d
     try:
         for step, batch in batches:
             pending.append(one_step(run, step, batch))
+            if run.step_path.fast:
+                note_fallbacks(run, step + 1, log)  # a part that failed in this step: recorded now, never silently
             lr = pending[-1].lr
             bar.update(1)
             dev_due = dev_eval is not None and run.method.dev_due(cfg, step + 1, len(run.texts), run.dist.world)

@@ -14,10 +14,12 @@ from typing import Any
 
 import torch
 
+from usebench.errors import BenchError
+from usebench.fp32_policy import fp32_matmul_policy
 from usebench.train.checkpoint import builtin_writer, export_checkpoint, rng_state, save_train_state, set_rng_state
 from usebench.train.config import TrainConfig
 from usebench.train.compiled_step import CompiledStep
-from usebench.train.fast_path import compile_dynamic, for_method
+from usebench.train.fast_path import apply_fallbacks, compile_dynamic, for_method
 from usebench.train.optim import build_optimizer, build_scheduler
 from usebench.train.plugin import Method, unique_parameters
 from usebench.train.runtime import Dist, seed_everything
@@ -51,6 +53,7 @@ class RunState:
     workers: int = 0  # collate worker processes (usebench.train.batches); the weights do not depend on it
     step_path: StepPath = REFERENCE  # how each step runs (usebench.train.step_path); recorded in method.json
     pending_scale: Any = None  # fp16 on the fast path: the last step's loss scale, on its way to the host
+    skipped_steps: int = 0  # fp16: optimizer steps the loss scaler skipped (overflowed gradients) so far
 
 
 def setup_run(method: Method, cfg: TrainConfig, texts: list[str], seed: int, dist: Dist, dev: torch.device,
@@ -85,6 +88,9 @@ def save_state(run: RunState, step: int) -> None:
             "scheduler": run.scheduler.state_dict(), "rng": rng_state(run.device), "dev_best": run.dev_best,
             "scaler": run.scaler.state_dict(),
             "dev_stale": run.dev_stale,
+            "skipped_steps": run.skipped_steps,
+            # what ran so far (fallbacks included) and what the setup chose: a resume must choose the same
+            "step_path": run.step_path.record(), "planned_step_path": run.step_path.planned(),
             # The data position is a function of the step (see Method.batch_indices); stored for readers.
             "data_position": {"step": step, "sentences_seen": step * run.method.sentences_per_step(run.cfg)
                               * run.dist.world},
@@ -93,8 +99,36 @@ def save_state(run: RunState, step: int) -> None:
         torch.distributed.barrier()
 
 
+class StepPathMismatchError(BenchError):
+    """A train state saved on one step path (or precision), resumed on another."""
+
+
+def check_resumed_path(run: RunState, state: dict[str, Any]) -> None:
+    """Refuse to resume a train state saved on another step path or precision: the optimizer's fused/foreach state
+    and the numbers so far belong to that path, and the record could not say what ran. A state that carries the
+    same path hands its record on (what ran before the resume, fallbacks and all: a part that had failed stays
+    eager). A state saved before the path was recorded is taken, with a note."""
+    saved = state.get("planned_step_path")
+    if saved is None:
+        run.step_path = run.step_path.with_note(f"resumed at step {state['step']} from a train state that did not "
+                                                "record its step path")
+        return
+    now = run.step_path.planned()
+    if saved != now:
+        diffs = ", ".join(f"{k} {saved.get(k)!r} -> {now[k]!r}" for k in now if saved.get(k) != now[k])
+        raise StepPathMismatchError(
+            f"{run.state_dir}: this train state was saved after step {state['step']} on another step path or "
+            f"precision than this run takes ({diffs}). Resume it as it ran (the same --fast-path / "
+            f"$BENCH_FAST_PATH, $BENCH_TF32, $BENCH_COMPILE_MODE, amp and device type), or train the run afresh "
+            f"(delete {run.state_dir}).")
+    run.step_path = StepPath.from_record(state["step_path"]).with_note(f"resumed at step {state['step']}")
+    apply_fallbacks(run, run.step_path.fallbacks)
+
+
 def restore(run: RunState, state: dict[str, Any]) -> int:
-    """Load a saved train state into ``run``; returns the step it was saved after."""
+    """Load a saved train state into ``run`` (on the step path it was saved on: :func:`check_resumed_path`);
+    returns the step it was saved after."""
+    check_resumed_path(run, state)
     run.module.load_state_dict(state["module"])
     run.optimizer.load_state_dict(state["optimizer"])
     run.scheduler.load_state_dict(state["scheduler"])
@@ -103,6 +137,7 @@ def restore(run: RunState, state: dict[str, Any]) -> int:
     set_rng_state(state["rng"], run.device)
     run.dev_best = state.get("dev_best")
     run.dev_stale = int(state.get("dev_stale", 0))
+    run.skipped_steps = int(state.get("skipped_steps", 0))
     return int(state["step"])
 
 
@@ -141,10 +176,12 @@ def dev_step(run: RunState, step: int, out_dir: Path, run_config: dict[str, Any]
         info = {"seed": run.seed, "steps": step}
         dev_pooling = run.method.dev_pooling(run.cfg)
         probe = export(run, out_dir / ".dev_probe", run_config, info, pooling=dev_pooling)
-        score = float(dev_eval(probe))
+        with fp32_matmul_policy(tf32=False):  # dev selection at full fp32, also in a TF32 run (docs/scale-out.md)
+            score = float(dev_eval(probe))
         if run.dev_best is None or score > run.dev_best["score"]:
             run.dev_best = {"task": run.cfg.dev_task, "step": step, "score": score, "pooling": dev_pooling,
-                            "metric": run.cfg.dev_metric or "main score"}  # loss: score = -validation loss
+                            "metric": run.cfg.dev_metric or "main score",  # loss: score = -validation loss
+                            "tf32": False}  # scored with fp32 matmuls at full precision, whatever the run's
             run.dev_stale = 0
             shutil.rmtree(out_dir / BEST_DIR, ignore_errors=True)
             if dev_pooling == run.method.eval_pooling(run.cfg):

@@ -85,6 +85,7 @@ def optimizer_stepped(run: RunState) -> bool:
     scale = run.scaler.get_scale()
     stepped = run.last_scale is None or scale >= run.last_scale
     run.last_scale = scale
+    run.skipped_steps += not stepped
     return stepped
 
 
@@ -116,6 +117,7 @@ def settle_scale(run: RunState) -> None:
         value = float(value)
     stepped = run.last_scale is None or value >= run.last_scale
     run.last_scale = value
+    run.skipped_steps += not stepped
     if stepped:
         run.scheduler.step()
 
@@ -124,6 +126,8 @@ def settle(run: RunState, pending: list[StepDone], log: TrainLog) -> float | Non
     """Read the pending steps' numbers back (one synchronisation), stop at the first non-finite loss or
     gradient norm with its step, and log them in order. Returns the last loss (None when nothing pended)."""
     settle_scale(run)  # the schedule is up to date wherever the train state may be saved
+    if run.scaler.is_enabled():  # fp16: every line says how many steps the loss scaler skipped so far
+        log.counters["skipped_steps"] = run.skipped_steps
     if not pending:
         return None
     values = torch.stack([d.loss.float() for d in pending]).tolist()

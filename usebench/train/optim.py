@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
+from usebench.train.compiled_step import describe
 from usebench.train.config import TrainConfig
 from usebench.errors import ConfigError
 
@@ -53,6 +54,9 @@ class BertAdam(torch.optim.Optimizer):
         self.compiled = compiled
         self._step_supports_amp_scaling = compiled  # GradScaler then hands over found_inf instead of reading it
         self._lr: dict[int, torch.Tensor] = {}
+        # why the compiled update could not be compiled (then the same update runs eagerly): the run's step path
+        # records it (usebench.train.fast_path.note_fallbacks)
+        self.update_failure: str | None = None
 
     def _buffers(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """Two views shaped like ``p`` into the scratch buffer (grown to twice the largest parameter once)."""
@@ -132,9 +136,28 @@ class BertAdam(torch.optim.Optimizer):
         grads = [p.grad for p in params]
         if getattr(self, "grad_scale", None) is not None:  # GradScaler.step without unscale_ first: unscale here
             grads = torch._foreach_div(grads, self.grad_scale)
-        compiled_bert_adam_update()(params, grads, [self.state[p]["exp_avg"] for p in params],
-                                    [self.state[p]["exp_avg_sq"] for p in params], lr, b1, b2, group["eps"],
-                                    group["weight_decay"], getattr(self, "found_inf", None))
+        args = (params, grads, [self.state[p]["exp_avg"] for p in params],
+                [self.state[p]["exp_avg_sq"] for p in params], lr, b1, b2, group["eps"], group["weight_decay"],
+                getattr(self, "found_inf", None))
+        if self.update_failure is None:
+            try:
+                compiled_bert_adam_update()(*args)
+                return
+            except Exception as e:  # noqa: BLE001  sorted below
+                if not compile_error(e):  # failed while running: parameters may be half updated, no rerun
+                    raise
+                self.update_failure = describe(e)  # failed while compiling: nothing ran, the eager update does
+        bert_adam_update(*args)
+
+
+def compile_error(error: BaseException) -> bool:
+    """Whether ``error`` came from compiling (dynamo, AOTAutograd, inductor: e.g. no working C++ compiler), before
+    the compiled code ran, as opposed to an error of the compiled code itself (a CUDA out-of-memory)."""
+    try:
+        from torch._dynamo.exc import TorchDynamoException
+    except ImportError:
+        return False
+    return isinstance(error, TorchDynamoException)
 
 
 @torch.no_grad()

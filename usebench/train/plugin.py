@@ -169,8 +169,7 @@ def tokenize(tokenizer: Any, texts: Sequence[str], max_length: int, *, special_t
     if word_ids:
         out["word_ids"] = [enc.word_ids(i) for i in range(len(texts))]
     if static_shapes.active():
-        out = static_shapes.pad_tokens(out, max_length, int(tokenizer.pad_token_id),
-                                       left=getattr(tokenizer, "padding_side", "right") == "left")
+        out = static_shapes.pad_tokens(out, max_length, int(tokenizer.pad_token_id))  # on the right, either side
     return out
 
 

@@ -7,11 +7,19 @@ label_positions`) up to a *count bucket* (powers of two from :data:`MIN_LABELS`)
 shapes and compiles each once.
 
 The padding is exact math: padded tokens have attention mask 0 (keys never attended; pooling skips them) and sit
-after the real ones (causal decoders never look ahead to them); padded labelled positions point at row 0 with the
-target ``-100``, which cross-entropy ignores, so the loss is the same mean over the real labels. What it does
-change: dropout masks are drawn over the larger tensors, so with dropout on the draws differ from pad-to-longest
-(a different sample of the same noise, not other math); noise drawn in collate (masking) is drawn over the batch's
-natural width (:func:`natural_width`), so it is the same draw either way.
+after the batch's own columns (causal decoders never look ahead to them); padded labelled positions point at row 0
+with the target ``-100``, which cross-entropy ignores, so the loss is the same mean over the real labels. What it
+does change: dropout masks are drawn over the larger tensors, so with dropout on the draws differ from
+pad-to-longest (a different sample of the same noise, not other math); noise drawn in collate (masking) is drawn
+over the batch's natural width (:func:`natural_width`: its first columns), so it is the same draw either way.
+
+The extra columns go on the right whichever side the tokenizer pads: a left-padding tokenizer's batch keeps its
+own layout (its pads on the left, its tokens right-aligned in the first ``width`` columns) and the bucket's pads
+follow it. Every column of the pad-to-longest batch then stays where it was, so the noise draws, [CLS] at column 0
+and the position ids (BERT's count columns, not tokens) are those of the eager step. Extra pads on the left would
+shift all three (the review of issue 50: 22 tokens masked eagerly, 43 on the fast path, on one batch). What this
+layout cannot keep is "the last column is every row's last token", which only a reader of ``[:, -1]`` would use;
+no trainer here reads it.
 
 The policy is a context variable that ``tokenize`` and ``label_positions`` read, set by
 :class:`usebench.train.batches.StepBatches` around each step's collate (also in its worker processes); anything
@@ -57,34 +65,33 @@ def bucket(n: int, minimum: int, cap: int) -> int:
 
 
 def natural_width(attention_mask: torch.Tensor) -> int:
-    """The width pad-to-longest gives a batch: its longest row's token count. attention_mask: (bsz, L)."""
+    """The width pad-to-longest gives a batch: its longest row's token count, the first columns of a bucket-padded
+    batch (:func:`pad_tokens` adds columns on the right only). attention_mask: (bsz, L)."""
     return int(attention_mask.sum(dim=1).max()) if attention_mask.numel() else 0
 
 
-def _pad_columns(t: torch.Tensor, width: int, value: Any, left: bool) -> torch.Tensor:
+def _pad_columns(t: torch.Tensor, width: int, value: Any) -> torch.Tensor:
     extra = width - t.shape[1]
     if extra <= 0:
         return t
-    fill = torch.full((t.shape[0], extra), value, dtype=t.dtype)
-    return torch.cat([fill, t] if left else [t, fill], dim=1)
+    return torch.cat([t, torch.full((t.shape[0], extra), value, dtype=t.dtype)], dim=1)
 
 
-def pad_tokens(enc: dict[str, Any], cap: int, pad_id: int, left: bool = False) -> dict[str, Any]:
-    """``enc`` (what :func:`usebench.train.plugin.tokenize` returns) with its columns padded up to the length bucket
-    of its width: ids with ``pad_id``, attention mask 0, special-tokens mask True, word ids None; ``left`` for a
-    tokenizer that pads on the left."""
+def pad_tokens(enc: dict[str, Any], cap: int, pad_id: int) -> dict[str, Any]:
+    """``enc`` (what :func:`usebench.train.plugin.tokenize` returns) with columns added on the right up to the length
+    bucket of its width, for a tokenizer padding on either side (module docstring): ids ``pad_id``, attention mask
+    0, special-tokens mask True, word ids None."""
     width = enc["input_ids"].shape[1]
     target = bucket(width, MIN_LENGTH, max(cap, width))
     if target == width:
         return enc
     out = dict(enc)
-    out["input_ids"] = _pad_columns(enc["input_ids"], target, pad_id, left)
-    out["attention_mask"] = _pad_columns(enc["attention_mask"], target, 0, left)
+    out["input_ids"] = _pad_columns(enc["input_ids"], target, pad_id)
+    out["attention_mask"] = _pad_columns(enc["attention_mask"], target, 0)
     if "special_tokens_mask" in enc:
-        out["special_tokens_mask"] = _pad_columns(enc["special_tokens_mask"], target, True, left)
+        out["special_tokens_mask"] = _pad_columns(enc["special_tokens_mask"], target, True)
     if "word_ids" in enc:
-        none = [None] * (target - width)
-        out["word_ids"] = [none + list(w) if left else list(w) + none for w in enc["word_ids"]]
+        out["word_ids"] = [list(w) + [None] * (target - width) for w in enc["word_ids"]]
     return out
 
 

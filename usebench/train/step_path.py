@@ -17,7 +17,7 @@ sets it, so launchers' workers inherit it), else ``auto``.
 from __future__ import annotations
 
 import os
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields, replace
 from typing import Any, Literal
 
 import torch
@@ -29,7 +29,18 @@ TF32_ENV = "BENCH_TF32"  # on (default) | off: TF32 for fp32 matmuls on the fast
 COMPILE_MODE_ENV = "BENCH_COMPILE_MODE"  # torch.compile's mode on the fast path (default: "default")
 COMPILE_MODES: tuple[str, ...] = ("default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
 FastPathChoice = Literal["auto", "on", "off"]
+Precision = Literal["fp32", "tf32", "bf16", "fp16"]
 CHOICES: tuple[str, ...] = ("auto", "on", "off")
+
+
+@dataclass(frozen=True)
+class Fallback:
+    """A part of the step that stopped working mid-run and ran eagerly from ``step`` on (1-based, the run's own
+    count across resumes): ``compile`` (the compiled step) or ``optimizer`` (the compiled optimizer update)."""
+
+    part: str
+    step: int
+    error: str  # the exception, one line (usebench.train.compiled_step.describe)
 
 
 @dataclass(frozen=True)
@@ -38,23 +49,45 @@ class StepPath:
 
     fast: bool = False  # the fast path was chosen (each part below may still be off, with a note)
     compile: bool = False  # the train module's forward (and so its backward) through torch.compile
-    compile_mode: str | None = None  # torch.compile's mode ("default", "reduce-overhead": CUDA graphs)
+    compile_mode: str | None = None  # torch.compile's mode ("default"; "reduce-overhead", "max-autotune": CUDA graphs)
     static_shapes: bool = False  # token lengths and labelled-row counts padded to buckets (few compiled shapes)
     fused_optimizer: bool = False  # fused / compiled optimizer update, no per-parameter host work
-    tf32: bool = False  # fp32 matmuls in TF32 on CUDA (a deliberate policy: it changes numbers)
+    tf32: bool = False  # the fast path's TF32 policy for fp32 matmuls on CUDA (it changes numbers)
+    precision: Precision = "fp32"  # what the matmuls computed in (run_precision): TF32 is a precision of its own
+    fallbacks: tuple[Fallback, ...] = ()  # parts that stopped mid-run: which, from which step, why
     notes: tuple[str, ...] = ()  # why a part is off, or what fell back (e.g. "compile failed: ...; eager")
 
     def record(self) -> dict[str, Any]:
         """JSON-able, for method.json and logs."""
         out = asdict(self)
+        out["fallbacks"] = [dict(f) for f in out["fallbacks"]]
         out["notes"] = list(self.notes)
         return out
 
+    @classmethod
+    def from_record(cls, record: dict[str, Any]) -> StepPath:
+        """The inverse of :meth:`record` (a train state's; fields a newer version added keep their defaults)."""
+        known = {f.name for f in fields(cls)}
+        values = {k: v for k, v in record.items() if k in known}
+        values["fallbacks"] = tuple(Fallback(**f) for f in values.get("fallbacks", ()))
+        values["notes"] = tuple(values.get("notes", ()))
+        return cls(**values)
+
     def with_note(self, note: str, **changes: Any) -> StepPath:
         """A copy with ``changes`` and ``note`` appended (a part that fell back says why)."""
-        from dataclasses import replace
-
         return replace(self, notes=(*self.notes, note), **changes)
+
+    def planned(self) -> dict[str, Any]:
+        """The parts chosen before the first step (:data:`PLANNED`), a part that fell back since counted as on
+        (as it started): what a resume must choose again."""
+        out = {k: getattr(self, k) for k in PLANNED}
+        out.update({FALLBACK_FLAGS[f.part]: True for f in self.fallbacks})
+        return out
+
+
+# the parts a run's setup chooses, each of which changes its numbers; a resume must choose the same
+PLANNED: tuple[str, ...] = ("fast", "compile", "compile_mode", "static_shapes", "fused_optimizer", "tf32", "precision")
+FALLBACK_FLAGS = {"compile": "compile", "optimizer": "fused_optimizer"}  # a Fallback's part -> the flag it clears
 
 
 REFERENCE = StepPath()
@@ -71,7 +104,8 @@ def requested_choice(choice: str | None) -> str:
 
 def compile_mode() -> str:
     """torch.compile's mode on the fast path: ``$BENCH_COMPILE_MODE`` (one of :data:`COMPILE_MODES`) or
-    ``default``. ``reduce-overhead`` adds CUDA graphs, which static shapes make possible (one graph per bucket)."""
+    ``default``. ``reduce-overhead`` and ``max-autotune`` add CUDA graphs, which static shapes make possible (one
+    graph per bucket; :func:`usebench.train.compiled_step.uses_cuda_graphs`)."""
     value = os.environ.get(COMPILE_MODE_ENV, "").strip() or "default"
     if value not in COMPILE_MODES:
         raise ConfigError(f"${COMPILE_MODE_ENV}={value!r}: expected one of {', '.join(COMPILE_MODES)}")
@@ -101,7 +135,10 @@ def resolve_step_path(choice: str | None, device: torch.device, deterministic: b
     (:func:`usebench.train.fast_path.for_method`)."""
     value = requested_choice(choice)
     if value == "off" or (value == "auto" and (device.type != "cuda" or deterministic)):
-        return REFERENCE
+        from usebench.fp32_policy import tf32_matmuls_on
+
+        # the reference path leaves the process's own TF32 setting alone, and records it
+        return replace(REFERENCE, precision=run_precision(amp, device, tf32_matmuls_on()))
     cuda = device.type == "cuda"
     fp32 = amp == "off" or (amp == "auto" and not cuda)
     notes = []
@@ -116,4 +153,16 @@ def resolve_step_path(choice: str | None, device: torch.device, deterministic: b
         notes.append("deterministic kernels with the fast path: its compiled and fused kernels are not the "
                      "reference's; runs repeat each other as far as inductor honours deterministic mode")
     return StepPath(fast=True, compile=True, compile_mode=compile_mode(), static_shapes=True, fused_optimizer=True,
-                    tf32=tf32, notes=tuple(notes))
+                    tf32=tf32, precision=run_precision(amp, device, tf32), notes=tuple(notes))
+
+
+def run_precision(amp: str, device: torch.device, tf32: bool) -> Precision:
+    """What a run's matmuls compute in: ``fp16`` / ``bf16`` under autocast (``amp``; ``auto`` is bf16 on CUDA,
+    fp32 elsewhere, as :func:`usebench.train.runtime.autocast_context`), else ``tf32`` where fp32 matmuls run in
+    TF32 on CUDA (``tf32``: the fast path's policy, or the process's own setting on the reference path), else
+    ``fp32``. TF32 is a precision of its own (~1e-3 relative per product), not a speed switch: recorded apart."""
+    if amp == "fp16":
+        return "fp16"
+    if amp == "bf16" or (amp == "auto" and device.type == "cuda"):
+        return "bf16"
+    return "tf32" if device.type == "cuda" and tf32 else "fp32"

@@ -19,6 +19,7 @@ class TrainLog:
         self.extras: dict[str, list[float]] = {}
         self.t0, self.s0 = time.perf_counter(), start
         self.lines: list[dict[str, Any]] = []
+        self.counters: dict[str, int] = {}  # running counts every line carries (fp16: skipped_steps)
         if enabled and path.is_file():  # a resumed run drops the lines it will write again
             kept = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()
                     and json.loads(ln).get("step", 0) <= start]
@@ -37,9 +38,18 @@ class TrainLog:
         elapsed = time.perf_counter() - self.t0
         line = {"step": step, "loss": float(np.mean(self.losses)), "lr": lr,
                 "steps_per_s": (step - self.s0) / max(elapsed, 1e-9), "elapsed_s": elapsed,
-                **{k: float(np.mean(v)) for k, v in self.extras.items()}, **gpu_memory(self.device), **more}
-        self.lines.append(line)
+                **{k: float(np.mean(v)) for k, v in self.extras.items()}, **gpu_memory(self.device), **self.counters,
+                **more}
         self.losses, self.extras = [], {}
+        self._write(line)
+
+    def event(self, step: int, **fields: Any) -> None:
+        """A line of its own, written at once (no loss): something that happened at ``step`` (1-based), e.g. a
+        fast-path part that fell back (``event: fallback``); readers of losses skip lines without one."""
+        self._write({"step": step, **fields})
+
+    def _write(self, line: dict[str, Any]) -> None:
+        self.lines.append(line)
         if self.enabled:
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line) + "\n")

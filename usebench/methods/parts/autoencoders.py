@@ -88,10 +88,13 @@ def clm_labels(target_ids: torch.Tensor, pad_id: int) -> torch.Tensor:
 def reduce_nll(head: nn.Module, hidden: torch.Tensor, positions: torch.Tensor, targets: torch.Tensor,
                n_sentences: int, reduction: Reduction) -> torch.Tensor:
     """Token NLLs (fp32) of the head at the labelled positions, divided by the tokens (``token``) or by the
-    sentences (``sentence``: the mean times tokens / sentences, both counts known on the host)."""
+    sentences (``sentence``: the mean times labelled tokens / sentences). The tokens are the targets that are not
+    ``IGNORE``, counted on the device (no synchronisation), not ``positions.numel()``: on the fast path the
+    positions are padded up to a count bucket with ignored targets (:func:`usebench.train.static_shapes.
+    pad_labelled`), which the mean skips and the count must too."""
     mean = labelled_ce(head, hidden, positions, targets)  # 0 (with a graph) when nothing is labelled
     if reduction == "sentence":
-        return mean * (positions.numel() / n_sentences)
+        return mean * ((targets != IGNORE).sum() / n_sentences)
     return mean
 
 

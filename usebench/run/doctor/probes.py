@@ -39,10 +39,12 @@ def precision(device: str) -> dict[str, Any]:
     import torch
 
     if device.startswith("cuda"):
+        from usebench.fp32_policy import tf32_matmuls_on
+
         major, minor = torch.cuda.get_device_capability(torch.device(device))
         return {"bf16": bool(torch.cuda.is_bf16_supported()), "fp16": True, "tf32": major >= 8,
                 "compute_capability": f"{major}.{minor}",
-                "tf32_enabled_by_default": bool(torch.backends.cuda.matmul.allow_tf32)}
+                "tf32_enabled_by_default": tf32_matmuls_on()}
     ok = {}
     for name, dtype in (("bf16", torch.bfloat16), ("fp16", torch.float16)):
         try:
@@ -72,10 +74,10 @@ def matmul_tflops(device: str, dtype_name: str, n: int, reps: int = 10) -> float
     """Warmed-up TFLOP/s of an (n x n) @ (n x n) matmul; ``tf32`` = float32 with TF32 allowed."""
     import torch
 
+    from usebench.fp32_policy import fp32_matmul_policy
+
     dtype = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32, "tf32": torch.float32}[dtype_name]
-    before = torch.get_float32_matmul_precision()
-    torch.set_float32_matmul_precision("high" if dtype_name == "tf32" else "highest")
-    try:
+    with fp32_matmul_policy(tf32=dtype_name == "tf32"):
         a = torch.randn(n, n, device=device, dtype=dtype)
         b = torch.randn(n, n, device=device, dtype=dtype)
         for _ in range(3):
@@ -86,8 +88,6 @@ def matmul_tflops(device: str, dtype_name: str, n: int, reps: int = 10) -> float
             a @ b
         sync(device)
         seconds = (time.perf_counter() - t0) / reps
-    finally:
-        torch.set_float32_matmul_precision(before)
     return 2 * n**3 / seconds / 1e12
 
 

@@ -221,16 +221,17 @@ def loop_hooks(n: int, min_warmup: int, device: str) -> Iterator[LoopHooks]:
 
 def tf32_on() -> bool:
     """Whether fp32 matmuls may run in TF32 now (cuBLAS' setting; meaningless on a CPU)."""
-    import torch
+    from usebench.fp32_policy import tf32_matmuls_on
 
-    return bool(torch.backends.cuda.matmul.allow_tf32)
+    return tf32_matmuls_on()
 
 
 def time_train(method: Any, cfg: Any, data: list[Any], device: str, fast_path: str, n: int, min_warmup: int,
                out: Any) -> tuple[Timing, dict[str, Any]]:
     """Ours: (timing, facts of the run) of ``train`` on ``fast_path`` ("off" = the reference path, "on" = the
     fast path), on the schedule of :class:`LoopHooks`. Facts: ``step_path`` (the run's record), ``optimizer`` (its
-    class name), ``tf32_in_run`` (TF32 on at the window's end)."""
+    class name), ``tf32_in_run`` (TF32 on at the window's end), ``skipped_steps`` (fp16: steps the loss scaler
+    skipped)."""
     from usebench.train.loop import train
 
     cfg = cfg.replace(max_steps=3 * n + max(min_warmup - n, 0) + 1, log_every=LOG_NEVER, save_every=0, dev_every=0,
@@ -247,7 +248,9 @@ def time_train(method: Any, cfg: Any, data: list[Any], device: str, fast_path: s
     if run is None:
         timing.notes.append("step path unknown: the loop's setup_run was not hooked")
     facts = {"step_path": run.step_path.record() if run is not None and hasattr(run, "step_path") else {},
-             "optimizer": type(run.optimizer).__name__ if run is not None else None, "tf32_in_run": hooks.tf32}
+             "optimizer": type(run.optimizer).__name__ if run is not None else None, "tf32_in_run": hooks.tf32,
+             # fp16: optimizer steps the loss scaler skipped (overflow), up to the last one read back
+             "skipped_steps": getattr(run, "skipped_steps", None)}
     return timing, facts
 
 
@@ -266,13 +269,7 @@ def fresh_compile_state() -> None:
 def matmul_precision(precision: str) -> Iterator[None]:
     """fp32 matmuls at full precision, or TF32 for ``precision == "tf32"`` (cuBLAS and cuDNN), restored after:
     a column's setting (or a fast path's TF32 policy) never leaks into the next column."""
-    import torch
+    from usebench.fp32_policy import fp32_matmul_policy
 
-    saved = torch.get_float32_matmul_precision(), torch.backends.cudnn.allow_tf32
-    torch.set_float32_matmul_precision("high" if precision == "tf32" else "highest")
-    torch.backends.cudnn.allow_tf32 = precision == "tf32"
-    try:
+    with fp32_matmul_policy(tf32=precision == "tf32"):  # either of torch's precision APIs
         yield
-    finally:
-        torch.set_float32_matmul_precision(saved[0])
-        torch.backends.cudnn.allow_tf32 = saved[1]

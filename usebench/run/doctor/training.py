@@ -163,6 +163,8 @@ def ours_column(setup: Setup, bench: StepBench, precision: str, path: str) -> di
     notes = list(timing.notes) + list(facts["step_path"].get("notes", []))
     if precision == "fp32" and facts["tf32_in_run"]:
         notes.append("TF32 was on during this fp32 run (the path's TF32 policy)")
+    if facts.get("skipped_steps"):  # fp16: each path's overflows, side by side (issue 50)
+        notes.append(f"{facts['skipped_steps']} step(s) skipped by the fp16 loss scaler (overflow)")
     return {**timing.record(), **facts, "notes": notes}
 
 

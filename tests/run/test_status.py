@@ -147,3 +147,13 @@ def test_status_reads_the_store_without_importing_torch(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     assert run in done.stdout and "1 unit(s): 1 done" in done.stdout
     assert done.stdout.strip().endswith("no torch"), done.stdout[-500:]
+
+
+def test_a_dev_line_ending_the_log_keeps_the_last_loss(tmp_path):
+    from usebench.run.status import unit_state
+
+    run = _unit_dir(tmp_path, "simcse__tiny__00000001__s0", 4)
+    with (run / "log.jsonl").open("a") as fh:  # usebench/train/trainlog.py writes a dev score after its step
+        fh.write(json.dumps({"step": 4, "dev_score": 0.61, "dev_metric": "main score", "dev_task": "stsb"}) + "\n")
+    state = unit_state(run)
+    assert (state.step, state.last_loss, state.elapsed_s) == (4, 0.25, 8.0)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -196,7 +197,8 @@ def seed_band(curves: list[UnitCurve], kind: str) -> tuple[list[int], list[float
 
 def draw(curves: list[UnitCurve], png: Path, title: str) -> None:
     """One panel row per training corpus: loss (left) and dev score (right, when any unit has one); per row label
-    the seeds' mean line and min-max band; a marked unit's last point as a red cross, named in the legend."""
+    the seeds' mean line and min-max band; a marked unit's last point as a red cross. One legend below the panels
+    (row labels can be long: they carry the report's marks)."""
     corpora = sorted({c.corpus for c in curves})
     kinds = ["loss"] + (["dev"] if any(c.dev for c in curves) else [])
     fig, axes = _grid(len(corpora), len(kinds))
@@ -205,14 +207,20 @@ def draw(curves: list[UnitCurve], png: Path, title: str) -> None:
         for j, kind in enumerate(kinds):
             ax = axes[i * len(kinds) + j]
             for n, label in enumerate(labels):
+                seeds = len({c.seed for c in curves if c.label == label})
                 group = [c for c in curves if c.corpus == corpus and c.label == label]
-                _draw_group(ax, group, kind, label, f"C{n % 10}")
+                _draw_group(ax, group, kind, f"{label} ({seeds} seed{'s' * (seeds > 1)})", f"C{n % 10}")
             ax.set_title(f"{corpus or 'own corpus'}: {'training loss' if kind == 'loss' else 'dev score'}", fontsize=9)
             ax.set_xlabel("step", fontsize=8)
             ax.tick_params(labelsize=7)
-            if ax.get_legend_handles_labels()[0]:
-                ax.legend(fontsize=6)
-    fig.suptitle(title, fontsize=10)
+    shown: dict[str, Any] = {}
+    for ax in axes:
+        for handle, text in zip(*ax.get_legend_handles_labels()):
+            shown.setdefault(text, handle)
+    if shown:
+        fig.legend(list(shown.values()), [textwrap.fill(t, 110) for t in shown], loc="outside lower center",
+                   fontsize=7, ncols=1 if max(map(len, shown)) > 50 else min(3, len(shown)))
+    fig.suptitle(textwrap.fill(title, 110), fontsize=10)
     fig.savefig(png)
 
 
@@ -221,7 +229,7 @@ def _grid(rows: int, cols: int):
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(5.0 * cols, 3.2 * rows), dpi=100, layout="constrained")
+    fig = Figure(figsize=(max(9.0, 5.0 * cols), 3.2 * rows + 1.2), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
     return fig, [fig.add_subplot(rows, cols, k + 1) for k in range(rows * cols)]
 
@@ -232,15 +240,13 @@ def _draw_group(ax: Any, group: list[UnitCurve], kind: str, label: str, color: s
     if not steps:
         return
     style = {"marker": "o", "markersize": 3} if len(steps) < 30 else {}
-    seeds = sorted({c.seed for c in group})
-    ax.plot(steps, mean, color=color, linewidth=1.2, label=f"{label} ({len(seeds)} seed{'s' * (len(seeds) > 1)})",
-            **style)
+    ax.plot(steps, mean, color=color, linewidth=1.2, label=label, **style)
     if len(group) > 1:
         ax.fill_between(steps, low, high, color=color, alpha=0.2, linewidth=0)
     for c in group:
         points = [(s, v) for s, v in getattr(c, kind) if math.isfinite(v)]
         if c.marks and points:
             ax.plot([points[-1][0]], [points[-1][1]], "x", color="red", markersize=8, mew=2,
-                    label=f"{label} s{c.seed}: {', '.join(c.marks)}")
+                    label=f"{label.rsplit(' (', 1)[0]} seed {c.seed}: {', '.join(c.marks)}")
     for end in sorted({e for c in group for e in c.stage_ends}):
         ax.axvline(end, color=color, linestyle=":", linewidth=0.8)

@@ -91,3 +91,15 @@ def test_a_chain_stage_names_the_first_backbone_and_a_local_one_is_no_hub_id(tin
     assert backbone(meta) == "bert-base-uncased"
     assert hub_id("bert-base-uncased") == "bert-base-uncased" and hub_id(str(first)) is None
     assert "base_model: bert-base-uncased" in (second / CARD).read_text()
+
+
+def test_a_card_that_cannot_be_made_never_fails_the_export(tiny_model, tmp_path, monkeypatch, capsys):
+    from usebench.train import model_card
+
+    def broken(meta, results):
+        raise ValueError("bad metadata")
+
+    monkeypatch.setattr(model_card, "card_data", broken)
+    out = _export(tiny_model, tmp_path / "ckpt")
+    assert (out / "method.json").is_file() and not (out / CARD).exists()
+    assert "no model card written (ValueError: bad metadata)" in capsys.readouterr().err

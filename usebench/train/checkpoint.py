@@ -37,7 +37,7 @@ from torch import nn
 
 from usebench.errors import BenchError, ConfigError
 from usebench.store import config_hash, honour_umask, now_iso, write_json_atomic
-from usebench.train.model_card import write_card
+from usebench.train.model_card import export_card
 
 METHOD_JSON = "method.json"
 STATE_FILE = "state.pt"
@@ -156,7 +156,7 @@ def export_checkpoint(model: nn.Module, tokenizer: Any, out_dir: str | Path, *, 
     meta = {"method": method, "pooling": pooling, "max_length": max_length, "base_model": base_model,
             "config": config, "config_hash": config_hash(config), "versions": versions(), "created_at": now_iso(),
             **(extra or {})}
-    write_card(tmp, meta)  # README.md: sentence-transformers' model card (usebench/train/model_card.py)
+    export_card(tmp, meta)  # README.md: sentence-transformers' model card (usebench/train/model_card.py)
     write_json_atomic(tmp / METHOD_JSON, meta)
     honour_umask(tmp)  # safetensors writes the weights 0600; a shared results store must let the group read them
     _swap_into_place(tmp, out_dir)

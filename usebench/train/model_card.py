@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +74,14 @@ def write_card(checkpoint: str | Path, meta: dict[str, Any] | None = None) -> Pa
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
+
+
+def export_card(checkpoint: Path, meta: dict[str, Any]) -> None:
+    """:func:`write_card` for an export being written: a card that cannot be made is said, never a failed export."""
+    try:
+        write_card(checkpoint, meta)
+    except Exception as e:  # noqa: BLE001  (the weights matter more than their card)
+        print(f"  {checkpoint}: no model card written ({type(e).__name__}: {e})", file=sys.stderr, flush=True)
 
 
 def backbone(meta: dict[str, Any]) -> str:

@@ -145,7 +145,8 @@ def test_a_node_with_its_own_results_folder_does_not_see_the_drivers_marker(tmp_
 def test_the_environment_is_forwarded_by_prefix():
     env = {"HF_HOME": "/c/hf", "HF_DATASETS_CACHE": "/c/ds", "SENTENCE_TRANSFORMERS_HOME": "/c/st",
            "HF_HUB_OFFLINE": "1", "BENCH_DATA": "/d", "TOKENIZERS_PARALLELISM": "false", "PATH": "/bin",
-           "HOME": "/root", "USEBENCH_JOB_ID": "ray:1"}
+           "HOME": "/root", "USEBENCH_JOB_ID": "ray:1", "MLFLOW_TRACKING_URI": "http://mlflow:5000",
+           "WANDB_MODE": "online", "BENCH_LOG_TO": "mlflow,wandb"}  # the trackers' settings: --log-to on the workers
     assert forwarded_env(env) == {k: v for k, v in env.items() if k not in ("PATH", "HOME", "USEBENCH_JOB_ID")}
 
 

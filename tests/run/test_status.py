@@ -163,3 +163,13 @@ def test_status_names_a_fast_path_part_that_fell_back_mid_run(tmp_path):
     out = CliRunner().invoke(main, ["status", "--results-dir", str(results)])
     assert "simcse__tiny__00000001__s0: done: fell back mid-run: compile eager from step 3 (OutOfMemoryError: " \
            "CUDA out of memory)" in out.output
+
+
+def test_a_dev_line_ending_the_log_keeps_the_last_loss(tmp_path):
+    from usebench.run.status import unit_state
+
+    run = _unit_dir(tmp_path, "simcse__tiny__00000001__s0", 4)
+    with (run / "log.jsonl").open("a") as fh:  # usebench/train/trainlog.py writes a dev score after its step
+        fh.write(json.dumps({"step": 4, "dev_score": 0.61, "dev_metric": "main score", "dev_task": "stsb"}) + "\n")
+    state = unit_state(run)
+    assert (state.step, state.last_loss, state.elapsed_s) == (4, 0.25, 8.0)

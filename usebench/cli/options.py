@@ -53,6 +53,26 @@ FAST_PATH = click.option("--fast-path", type=click.Choice(["auto", "on", "off"])
                               "Recorded in each checkpoint's method.json.")
 
 
+def _log_to(ctx, param, value: str | None) -> str | None:
+    """Checked and set at parse time as ``$BENCH_LOG_TO``: every unit of this process and the launchers' workers (Ray
+    and SLURM forward BENCH_*) log to the same trackers."""
+    if value is not None:
+        import os
+
+        from usebench.train.trackers import LOG_TO_ENV, parse_log_to
+
+        os.environ[LOG_TO_ENV] = ",".join(parse_log_to(value)) or "none"
+    return value
+
+
+LOG_TO = click.option("--log-to", default=None, metavar="TRACKER,...", expose_value=False, is_eager=True,
+                      envvar="BENCH_LOG_TO", show_envvar=False,
+                      callback=_log_to,
+                      help="Experiment trackers each training logs to: tensorboard, mlflow, wandb (each its own extra: "
+                           "pip install 'usebench[tensorboard]'), offline by default; none for none; as "
+                           "$BENCH_LOG_TO. A tracker that cannot start is named once and skipped.")
+
+
 STEP_TIMES = click.option("--step-times", type=click.Path(exists=True, dir_okay=False, path_type=Path),
                           envvar="BENCH_STEP_TIMES", default=None,
                           help="A `bench doctor --device cuda --json` report: the GPU-hour estimate uses its measured "

@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from usebench.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
-from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, RESULTS_DIR, STEP_TIMES
+from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES
 
 PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.run.recipes.PAPERS (checked by a test)
 
@@ -53,6 +53,7 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.run.reci
 @STEP_TIMES
 @DETERMINISTIC
 @FAST_PATH
+@LOG_TO
 @launch_options_decorator
 @DATA_ROOT
 @RESULTS_DIR
@@ -223,7 +224,7 @@ def _run_all(rp, given, data_root: Path, results_dir: Path, execute, launcher: s
     failed = []
     for plan in rp.plans.values():  # every split's units in `bench status` before the first one starts
         if plan.units:
-            write_manifest(plan, results_dir, launcher)
+            write_manifest(plan, results_dir, launcher, recipe=rp.recipe.paper, unit_tables=rp.unit_tables)
     for plan in rp.plans.values():
         opts = RunOptions(methods=(), tasks="", device=given.device, batch_size=given.batch_size, force=given.force,
                           strict=given.strict, split=plan.split)

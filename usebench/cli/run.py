@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 import click
 
 from usebench.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
-from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, RESULTS_DIR, STEP_TIMES
+from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES
 
 if TYPE_CHECKING:
     from usebench.run.grid import RunOutcome
@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 @STEP_TIMES
 @DETERMINISTIC
 @FAST_PATH
+@LOG_TO
 @launch_options_decorator
 @DATA_ROOT
 @RESULTS_DIR

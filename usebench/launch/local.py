@@ -16,6 +16,7 @@ from usebench.launch.common import UnitFn, announce, failure, run_attempt
 from usebench.launch.held import HeldUnits
 from usebench.launch.options import LaunchOptions
 from usebench.run.plan import UnitSpec
+from usebench.run.progress import GridProgress
 from usebench.run.unit import UnitResult, run_unit
 
 
@@ -30,6 +31,7 @@ class LocalLauncher:
     def __call__(self, units: Sequence[UnitSpec], data_root: Path, results_dir: Path) -> list[UnitResult]:
         out: dict[int, UnitResult] = {}
         held = HeldUnits(data_root, results_dir, len(units))
+        progress = GridProgress(units, Path(results_dir))
         todo = list(range(1, len(units) + 1))
         while todo or held:
             for i in todo:
@@ -39,7 +41,7 @@ class LocalLauncher:
                 if result.state == "locked":
                     held.add(i, spec)
                     continue
-                announce(i, len(units), spec, result.state if result.state != "failed" else f"failed: {result.error}")
+                announce(i, len(units), spec, progress.finished(spec, result))
                 out[i] = result
             todo, finished = held.due(wait=True) if held else ([], {})
             out.update(finished)

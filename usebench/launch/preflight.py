@@ -27,7 +27,8 @@ from usebench.launch.common import LaunchError
 from usebench.run.manifest import launch_dir
 
 ENV_PREFIXES = ("HF_", "HUGGINGFACE_", "TRANSFORMERS_", "SENTENCE_TRANSFORMERS_HOME", "TOKENIZERS_", "BENCH_",
-                "USEBENCH_", "TORCH_HOME", "NLTK_DATA", "WNSEARCHDIR", "CUBLAS_WORKSPACE_CONFIG", "MTEB_")
+                "USEBENCH_", "TORCH_HOME", "NLTK_DATA", "WNSEARCHDIR", "CUBLAS_WORKSPACE_CONFIG", "MTEB_",
+                "MLFLOW_", "WANDB_")  # the trackers' own settings (--log-to): tracking URI, W&B mode and project
 CACHE_VARS = ("HF_HOME", "HF_HUB_CACHE", "HF_DATASETS_CACHE", "SENTENCE_TRANSFORMERS_HOME", "TORCH_HOME",
               "NLTK_DATA")
 PACKAGES = ("usebench",)

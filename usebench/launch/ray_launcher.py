@@ -48,6 +48,7 @@ from usebench.launch.signals import fault_handlers_kept
 from usebench.run.console import UNIT_LOG
 from usebench.run.manifest import launch_dir, record_job
 from usebench.run.plan import UnitSpec
+from usebench.run.progress import GridProgress
 from usebench.run.unit import UnitResult, run_unit, say
 
 _TOKEN = secrets.token_hex(32)  # the auth token of the local Rays this process starts
@@ -103,6 +104,7 @@ class _Run:
         self.inflight: dict[Any, tuple[int, float]] = {}
         self.done: dict[int, UnitResult] = {}
         self.held = HeldUnits(data_root, results_dir, len(units))
+        self.progress = GridProgress(units, results_dir)
 
     def until_done(self) -> list[UnitResult]:
         import ray
@@ -150,7 +152,7 @@ class _Run:
             self.held.add(i, spec)
             return
         self.done[i] = result
-        announce(i, len(self.units), spec, _outcome(result))
+        announce(i, len(self.units), spec, self.progress.finished(spec, result, running=len(self.inflight) + 1))
 
     def _stop(self) -> None:
         """Ctrl-C: end the tasks, wait (briefly) until they are gone, and remove the locks they leave behind
@@ -163,10 +165,6 @@ class _Run:
         ray.wait(list(self.inflight), num_returns=len(self.inflight), timeout=10.0)
         for ref, (i, _) in self.inflight.items():
             release_attempt(self.units[i - 1], self.results_dir, f"ray:{ref.task_id().hex()}")
-
-
-def _outcome(result: UnitResult) -> str:
-    return f"failed: {result.error}" if result.state == "failed" else f"{result.state} ({result.seconds:.0f} s)"
 
 
 def append_native_output(unit_log: Path, logs: Path | None) -> bool:

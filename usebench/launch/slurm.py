@@ -39,6 +39,7 @@ from usebench.launch.slurm_jobs import ACTIVE, attach, job_label, local_gpus, ma
 from usebench.run.lock import release_if_mine
 from usebench.run.manifest import launch_dir, read_job, record_job
 from usebench.run.plan import UnitSpec
+from usebench.run.progress import GridProgress
 from usebench.run.unit import UnitResult, run_unit, say
 
 CLUSTER_CPUS = 8  # default CPUs per job on a cluster: data loading and tokenisation beside one GPU
@@ -180,6 +181,7 @@ class _Run:
         self.gpu_of: dict[int, int] = {}  # local executor: the GPU each running job holds
         self.done: dict[int, UnitResult] = {}
         self.held = HeldUnits(data_root, results_dir, len(units))
+        self.progress = GridProgress(units, results_dir)
 
     def until_done(self) -> list[UnitResult]:
         pending = [i for i in self.attempts if not self._reattach(i)]
@@ -275,8 +277,8 @@ class _Run:
                 self.held.add(i, spec)
                 continue
             self.done[i] = result
-            announce(i, len(self.units), spec, f"failed: {result.error}" if result.state == "failed"
-                     else f"{result.state} (job {job.job_id}, {result.seconds:.0f} s)")
+            announce(i, len(self.units), spec, self.progress.finished(spec, result, running=len(self.inflight) + 1,
+                                                                      where=f"job {job.job_id}"))
         return again
 
     def _spec(self, i: int) -> UnitSpec:

@@ -150,12 +150,13 @@ def make_report(opts: ReportOptions) -> Report:
 
 
 def _plots(results: list[StoredResult], sections: list[Section], out: Path, opts: ReportOptions) -> list:
-    from usebench.report import plots
+    from usebench.report import curves, plots
 
     out.mkdir(parents=True, exist_ok=True)
-    made = [plots.seed_spread(s.built, out) for s in sections]
-    made.append(plots.loss_curves(results, out))
     index = index_results(results, opts.split_configs)
+    made = [plots.seed_spread(s.built, out) for s in sections]
+    made += [curves.table_curves(s.built, index, out) for s in sections]  # shown beside each table on the page
+    made.append(plots.loss_curves(results, out))
     made.append(plots.corpus_size_curve(index, out))
     made.append(pretraining_figure(index, out))
     made += _thesis_plots(results, sections, out, index)

@@ -1,5 +1,5 @@
-"""The single self-contained HTML page: every table, the published numbers, and the plots embedded as
-base64 PNG (no external file, no script, so it opens anywhere and offline)."""
+"""The single self-contained HTML page: every table with its learning curves beside it, the published numbers, and
+the plots embedded as base64 PNG (no external file, no script, so it opens anywhere and offline)."""
 from __future__ import annotations
 
 import base64
@@ -26,11 +26,18 @@ tr.block td { background: #f3f3f3; font-style: italic; }
 p.note { margin: 0.1em 0; font-size: 12px; color: #444; }
 section.table { margin-bottom: 1.5em; overflow-x: auto; }
 figure { margin: 1em 0; } figure img { max-width: 100%; border: 1px solid #ddd; }
+figure.curves figcaption { font-size: 12px; color: #444; }
 """
 
 
 def _img(path: Path) -> str:
     return "data:image/png;base64," + base64.b64encode(path.read_bytes()).decode("ascii")
+
+
+def _figure(plot: Plot, css: str = "") -> str:
+    cls = f' class="{css}"' if css else ""
+    return (f'<figure{cls} id="{html.escape(plot.name)}"><img src="{_img(plot.png)}" alt="{html.escape(plot.caption)}">'
+            f"<figcaption>{html.escape(plot.caption)} (data: {html.escape(plot.data.name)})</figcaption></figure>")
 
 
 def render_page(sections: Sequence[Section], plots: Sequence[Plot], n_results: int, results_dir: Path) -> str:
@@ -41,15 +48,15 @@ def render_page(sections: Sequence[Section], plots: Sequence[Plot], n_results: i
             (f'<p class="note">{n_results} result files from {html.escape(str(results_dir))}; '
              f"usebench {__version__}; generated {now_iso()}. Values x100; mean ± sample std over seeds.</p>"),
             f"<nav>{nav}</nav>"]
+    beside = {f"{s.built.name}-curves" for s in sections}  # a table's learning curves follow the table
     for s in sections:
+        curves = "".join(_figure(p, "curves") for p in plots if p.name == f"{s.built.name}-curves")
         body += [f'<h2 id="{html.escape(s.built.name)}-section">Table {html.escape(s.built.name)}</h2>',
-                 section_html(s)]
-    if plots:
+                 section_html(s, beside=curves)]
+    rest = [p for p in plots if p.name not in beside]
+    if rest:
         body.append("<h2>Plots</h2>")
-        for p in plots:
-            body.append(f'<figure><img src="{_img(p.png)}" alt="{html.escape(p.caption)}">'
-                        f"<figcaption>{html.escape(p.caption)} (data: {html.escape(p.data.name)})</figcaption>"
-                        "</figure>")
+        body += [_figure(p) for p in rest]
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             "<link rel=\"icon\" href=\"data:,\">\n<title>usebench report</title>\n"
             f"<style>{STYLE}</style>\n</head>\n<body>\n" + "\n".join(body) + "\n</body>\n</html>\n")

@@ -61,8 +61,9 @@ def section_latex(s: Section) -> str:
     return "\n".join(parts)
 
 
-def section_html(s: Section) -> str:
-    parts = [to_html(grid_of(s.built))]
+def section_html(s: Section, beside: str = "") -> str:
+    """The section as HTML; ``beside``: what follows the table itself (its learning curves), before the rest."""
+    parts = [to_html(grid_of(s.built)), beside] if beside else [to_html(grid_of(s.built))]
     if s.comparison.rows:
         parts.append(to_html(grid_of_comparison(s.comparison)))
     if unpaired_notes(s):

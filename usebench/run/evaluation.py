@@ -18,6 +18,7 @@ from typing import Any
 from usebench.errors import MissingDataError, NonFiniteScoreError
 from usebench.eval.evaluate import Evaluation, evaluate, to_record
 from usebench.eval.scorer import DenseScorer, Scorer
+from usebench.run.result_hooks import result_saved
 from usebench.store import check_writable, result_path, run_id, save_result
 from usebench.validity import expected_result, path_stale_reason
 
@@ -213,6 +214,7 @@ def _evaluate_one(name: str, counter: str, scorer: Scorer, method: dict[str, Any
         ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial)
         save_result(results_dir, to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
                                            config=config))
+        result_saved(results_dir, outcome.run_id, name, split)  # a checkpoint of ours: its model card lists it
     except NonFiniteScoreError as e:
         outcome.failed.append((name, str(e)))
         say(f"{counter} {name} ({split}): FAILED: {e}")

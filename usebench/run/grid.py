@@ -19,6 +19,7 @@ from usebench.store import StoredResult, result_path
 from usebench.run.baseline_job import baseline_job
 from usebench.run.plan import BaselineSpec, Plan, RunOptions, UnitSpec, method_overrides, plan_run
 from usebench.run.reevaluate import check_reevaluate, reevaluate_reset
+from usebench.run.progress import GridProgress
 from usebench.run.stages import force_reset, stage_usage, usage_totals
 from usebench.run.unit import DataHashes, UnitResult, run_unit, say, unit_gaps
 
@@ -45,10 +46,11 @@ class RunOutcome:
 
 def run_sequentially(units: Sequence[UnitSpec], data_root: Path, results_dir: Path) -> list[UnitResult]:
     """The `local` launcher: each unit in this process, in plan order; the first failure stops the run."""
-    out = []
+    out, progress = [], GridProgress(units, Path(results_dir))
     for i, unit in enumerate(units, 1):
         say(f"unit {i}/{len(units)} {unit.run_id} ({unit.label}, seed {unit.seed})")
         out.append(run_unit(unit, data_root, results_dir))
+        say(f"unit {i}/{len(units)} {unit.run_id}: {progress.finished(unit, out[-1])}")
     return out
 
 

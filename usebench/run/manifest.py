@@ -5,7 +5,8 @@ Launcher state lives in the hidden folder ``<results>/.launch/`` (the store's re
 
 - ``grid-<id>.json``: written atomically by `bench run` when it starts, one per distinct grid (``<id>`` hashes the
   sorted run ids, so re-running the same command rewrites the same file): the command line, the launcher, and
-  per unit its run id, chain, seed, target task, evaluations and stages (method and home).
+  per unit its run id, chain, seed, target task, evaluations and stages (method and home); from `bench reproduce`
+  also the recipe and, per unit, the tables it serves (the trackers group units by them: usebench/run/tracking.py).
 - ``jobs/<run_id>.json``: written by the Ray and SLURM launchers when they hand a unit out: the launcher, its
   job id, where the launcher's own log of the job is, and when (the latest submission of that unit); for a Ray
   task also its driver's host and pid (a Ray task ends with its driver). A rerun of `bench run --launcher slurm`
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,19 +53,39 @@ def grid_id(units: list[UnitSpec]) -> str:
     return hashlib.sha256("\n".join(sorted(u.run_id for u in units)).encode()).hexdigest()[:10]
 
 
-def write_manifest(plan: Plan, results_dir: str | Path, launcher: str, argv: list[str] | None = None) -> Path:
-    """Record the planned units of this invocation (atomically); returns the manifest's path."""
+def write_manifest(plan: Plan, results_dir: str | Path, launcher: str, argv: list[str] | None = None,
+                   recipe: str | None = None, unit_tables: dict[str, list[str]] | None = None) -> Path:
+    """Record the planned units of this invocation (atomically); returns the manifest's path. `bench reproduce`
+    adds its recipe and the tables each unit serves (the trackers group and tag units by them)."""
     path = launch_dir(results_dir) / f"grid-{grid_id(plan.units)}.json"
+    tables = unit_tables or {}
     write_json_atomic(path, {
-        "schema": SCHEMA, "written_at": now_iso(), "argv": list(sys.argv if argv is None else argv),
-        "launcher": launcher, "units": [_unit_entry(u) for u in plan.units],
+        "schema": SCHEMA, "written_at": now_iso(), "argv": list(sys.argv if argv is None else argv), "cwd": os.getcwd(),
+        "launcher": launcher, "units": [_unit_entry(u, tables.get(u.run_id)) for u in plan.units],
+        **({"recipe": recipe} if recipe else {}),
     })
     return path
 
 
-def _unit_entry(unit: UnitSpec) -> dict[str, Any]:
+def _unit_entry(unit: UnitSpec, tables: list[str] | None = None) -> dict[str, Any]:
     return {"run_id": unit.run_id, "label": unit.label, "seed": unit.seed, "task": unit.task,
-            "evals": list(unit.evals), "stages": [{"method": s.method, "home": s.home} for s in unit.stages]}
+            "evals": list(unit.evals), "stages": [{"method": s.method, "home": s.home} for s in unit.stages],
+            **({"tables": list(tables)} if tables else {})}
+
+
+def unit_grid(results_dir: str | Path, run_id: str) -> dict[str, Any]:
+    """The newest grid manifest that lists ``run_id``: ``{"grid": "grid-<id>", "recipe", "tables", "argv", "cwd"}`` (the
+    recipe and tables when `bench reproduce` wrote it); {} when none does (a unit run through the API)."""
+    found: tuple[str, dict[str, Any]] | None = None
+    for path in launch_dir(results_dir).glob("grid-*.json"):
+        data = _manifest(path)
+        entry = next((u for u in data.get("units", []) if u.get("run_id") == run_id), None) \
+            if isinstance(data, dict) else None
+        if entry is not None and (found is None or str(data.get("written_at", "")) > found[0]):
+            found = (str(data.get("written_at", "")), {"grid": path.stem, "recipe": data.get("recipe"),
+                                                        "tables": entry.get("tables", []), "argv": data.get("argv"),
+                                                        "cwd": data.get("cwd")})
+    return found[1] if found else {}
 
 
 def planned_units(results_dir: str | Path) -> list[PlannedUnit]:
@@ -99,5 +121,20 @@ def read_job(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
     """The latest submission of ``run_id`` (see :func:`record_job`), or None."""
     try:
         return json.loads((launch_dir(results_dir) / "jobs" / f"{run_id}.json").read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError):
+        return None
+
+
+_PARSED: dict[Path, tuple[tuple[int, int], Any]] = {}  # a grid of 2,000 units reads its manifest once per change
+
+
+def _manifest(path: Path) -> Any:
+    """A manifest's JSON (None when unreadable), parsed again only when the file changed."""
+    try:
+        stat = path.stat()
+        key = (stat.st_mtime_ns, stat.st_size)
+        if path not in _PARSED or _PARSED[path][0] != key:
+            _PARSED[path] = (key, json.loads(path.read_text(encoding="utf-8")))
+        return _PARSED[path][1]
     except (OSError, json.JSONDecodeError):
         return None

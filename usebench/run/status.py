@@ -212,11 +212,12 @@ def _log_summary(log: Path) -> tuple[dict[str, Any], str]:
 
 
 def _last_line(log: Path) -> dict[str, Any]:
+    """The last training line of a log.jsonl (a dev evaluation's line, which has no loss, follows its step's line)."""
     try:
-        lines = [ln for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
-        return json.loads(lines[-1]) if lines else {}
+        lines = [json.loads(ln) for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
     except (OSError, json.JSONDecodeError):
         return {}
+    return next((ln for ln in reversed(lines) if "loss" in ln), lines[-1] if lines else {})
 
 
 def _read(path: Path) -> dict[str, Any]:

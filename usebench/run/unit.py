@@ -35,7 +35,9 @@ from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpo
 from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
 from usebench.run.plan import StageSpec, UnitSpec
+from usebench.run.result_hooks import result_saved
 from usebench.run.stages import STAGES_HOME, finished, stage_id, stage_lock
+from usebench.run.tracking import unit_tracking
 from usebench.run.unit_files import FAILED_FILE, STAGES_FILE, USAGE_FILE
 
 
@@ -81,7 +83,7 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
         return result
     try:
         fault_point("unit-locked")  # crash tests: killed holding the unit's lock
-        with unit_console(run_dir, enabled=dist.main) as log:
+        with unit_console(run_dir, enabled=dist.main) as log, unit_tracking(spec, results_dir):
             result.log = log
             _prepare_dir(spec, run_dir, dist)
             checkpoint = _train_chain(spec, data_root, Path(results_dir), dist, result, lock)
@@ -432,6 +434,7 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
     meta["dev_data"] = unit_dev_data([results_dir / s.home for s in spec.stages])  # what selected each checkpoint
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
                                        config=spec.config))
+    result_saved(results_dir, spec.run_id, task, split)  # the checkpoint's model card, the unit's trackers
     fault_point("evaluated")
     say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
         f"{time.perf_counter() - t0:.1f} s)")

@@ -10,6 +10,8 @@ Export layout (``<run>/checkpoint/``), loadable with ``SentenceTransformer(path)
   and the flag-style pooling config are used because every sentence-transformers version reads them;
 - ``method.json``: method, pooling, max_length, config, config_hash, base_model, versions (+ plugin extras such as
   ``prompt``). :class:`usebench.eval.encoder.HFEncoder` reads pooling, max_length and prompt from it.
+- ``README.md``: the model card in sentence-transformers' format (:mod:`usebench.train.model_card`), rewritten with
+  the store's results of the checkpoint as they are added.
 - the HF ``config.json`` carries the backbone's dropout rates (:func:`restore_dropout`): a method that trains
   with dropout off (CT, ConSERT) must not hand zero rates to the stage that starts from its export.
 
@@ -35,6 +37,7 @@ from torch import nn
 
 from usebench.errors import BenchError, ConfigError
 from usebench.store import config_hash, honour_umask, now_iso, write_json_atomic
+from usebench.train.model_card import export_card
 
 METHOD_JSON = "method.json"
 STATE_FILE = "state.pt"
@@ -153,6 +156,7 @@ def export_checkpoint(model: nn.Module, tokenizer: Any, out_dir: str | Path, *, 
     meta = {"method": method, "pooling": pooling, "max_length": max_length, "base_model": base_model,
             "config": config, "config_hash": config_hash(config), "versions": versions(), "created_at": now_iso(),
             **(extra or {})}
+    export_card(tmp, meta)  # README.md: sentence-transformers' model card (usebench/train/model_card.py)
     write_json_atomic(tmp / METHOD_JSON, meta)
     honour_umask(tmp)  # safetensors writes the weights 0600; a shared results store must let the group read them
     _swap_into_place(tmp, out_dir)

@@ -219,6 +219,7 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
     if dist.main:
         out_dir.mkdir(parents=True, exist_ok=True)
     log = TrainLog(out_dir / LOG_FILE, cfg.log_every, start, dist.main, device=str(dev))
+    dev_eval = log.watch_dev(dev_eval, cfg.dev_metric, cfg.dev_task)  # each dev score is a log line too
     with fast_session(run):  # nothing on the reference path
         value, done = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
     ckpt = finish(run, out_dir, run_config, dev_eval, done)

@@ -136,7 +136,7 @@ def settle(run: RunState, pending: list[StepDone], log: TrainLog) -> float | Non
     extras = [{k: float(v) for k, v in d.extras.items()} for d in pending]
     for d, value, norm, extra in zip(pending, values, norm_values, extras):
         guard(run.method.name, d.step, value, norm, run.cfg, run.state_dir)
-        log.add(d.step, value, extra, d.lr)
+        log.add(d.step, value, extra if norm is None else {**extra, "grad_norm": norm}, d.lr)
     pending.clear()
     return values[-1]
 

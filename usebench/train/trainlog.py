@@ -1,12 +1,16 @@
-"""``log.jsonl``: one line per ``log_every`` steps with the window's mean loss, lr, speed and extras."""
+"""``log.jsonl``: one line per ``log_every`` steps with the window's mean loss, lr, speed and extras, a line per dev
+evaluation, and each line handed to the run's trackers (:mod:`usebench.train.trackers`)."""
 from __future__ import annotations
 
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+from usebench.train.trackers import trackers_for
 
 
 class TrainLog:
@@ -20,13 +24,16 @@ class TrainLog:
         self.t0, self.s0 = time.perf_counter(), start
         self.lines: list[dict[str, Any]] = []
         self.counters: dict[str, int] = {}  # running counts every line carries (fp16: skipped_steps)
+        self.step = start  # the last step added: a dev evaluation follows it
         if enabled and path.is_file():  # a resumed run drops the lines it will write again
             kept = [ln for ln in path.read_text(encoding="utf-8").splitlines() if ln.strip()
                     and json.loads(ln).get("step", 0) <= start]
             path.write_text("".join(ln + "\n" for ln in kept), encoding="utf-8")
+        self.trackers = trackers_for(path.parent, start) if enabled else None  # None unless `--log-to` asked
 
     def add(self, step: int, loss: float, extras: dict[str, float], lr: float) -> None:
         self.losses.append(loss)
+        self.step = step
         for k, v in extras.items():
             self.extras.setdefault(k, []).append(v)
         if step % self.every == 0:
@@ -41,18 +48,36 @@ class TrainLog:
                 **{k: float(np.mean(v)) for k, v in self.extras.items()}, **gpu_memory(self.device), **self.counters,
                 **more}
         self.losses, self.extras = [], {}
-        self._write(line)
+        self.write(line)
 
     def event(self, step: int, **fields: Any) -> None:
         """A line of its own, written at once (no loss): something that happened at ``step`` (1-based), e.g. a
         fast-path part that fell back (``event: fallback``); readers of losses skip lines without one."""
-        self._write({"step": step, **fields})
+        self.write({"step": step, **fields})
 
-    def _write(self, line: dict[str, Any]) -> None:
+    def write(self, line: dict[str, Any]) -> None:
+        """Keep ``line``, append it to log.jsonl (main rank) and hand it to the trackers."""
         self.lines.append(line)
         if self.enabled:
             with self.path.open("a", encoding="utf-8") as fh:
                 fh.write(json.dumps(line) + "\n")
+        if self.trackers is not None:
+            self.trackers.log_line(line)
+
+    def watch_dev(self, dev_eval: Callable[[Path], float] | None, metric: str | None,
+                  task: str | None) -> Callable[[Path], float] | None:
+        """``dev_eval`` that also writes each score as a line ``{"step", "dev_score", "dev_metric", "dev_task"}``
+        (after the step it follows; for ``metric`` loss the score is minus the validation loss)."""
+        if dev_eval is None:
+            return None
+
+        def scored(checkpoint: Path) -> float:
+            score = float(dev_eval(checkpoint))
+            self.write({"step": self.step, "dev_score": score, "dev_metric": metric or "main score",
+                        "dev_task": task})
+            return score
+
+        return scored
 
 
 def gpu_memory(device: str | None) -> dict[str, float]:

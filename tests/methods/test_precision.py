@@ -46,6 +46,9 @@ REFERENCE: dict[tuple[str, str], tuple[str, str]] = {
     ("consert", "thesis2"): (FP32, "thesis: not stated"),
     **{(m, p): (FP32, "thesis: not stated") for m in ("clm-ae", "mlm-ae", "simcse-clm", "simcse-mlm", "consert-clm",
                                                        "consert-mlm") for p in ("paper", "official", "thesis")},
+    # the laptop recipe's presets: fp32 on a CPU, where autocast buys nothing and fp16 does not run
+    **{(m, "laptop"): (FP32, "laptop: CPU fp32") for m in ("tsdae", "mlm", "ct", "simcse", "bertflow", "consert",
+                                                            "denosent", "paser")},
 }
 
 

@@ -150,7 +150,10 @@ def _scored_tasks(unit: Any, published: dict) -> list[str]:
 
 def _record(unit: Any, task: str) -> dict[str, Any]:
     """A result record as `bench run` would write it for ``unit`` on ``task``, without scores or fingerprints."""
-    return {"config": unit.config, "task": {"name": task, "split": unit.split},
+    from usebench.registry import TASKS
+
+    version = str(TASKS.get(task).version)  # `bench run` records the adapter's version; the pins compare it
+    return {"config": unit.config, "task": {"name": task, "split": unit.split, "version": version},
             "method": {"name": unit.label, "backbone": None, "base_model": _first_config(unit)["model"],
                        "train_corpus": unit.train_corpus, "variant": unit.variant}}
 

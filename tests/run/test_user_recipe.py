@@ -53,7 +53,7 @@ def test_a_users_recipe_is_checked_as_strictly(tmp_path):
 
 
 @pytest.mark.parametrize(("argument", "message"), [
-    ("tsdea", "'tsdea' is not a paper (tsdae, denosent, paser, thesis) nor a recipe file (RECIPE.toml); did you "
+    ("tsdea", "'tsdea' is not a paper (tsdae, denosent, paser, thesis, laptop) nor a recipe file (RECIPE.toml); did you "
               "mean 'tsdae'?"),
     ("missing.toml", "missing.toml: no such recipe file"),
 ])

@@ -107,3 +107,44 @@ def test_no_laptop_rows_no_page(tmp_path):
     from tests.report.synthetic_results import hand_store
 
     assert write_laptop_page(list(iter_results(hand_store(tmp_path / "r"))), tmp_path / "out") == []
+
+
+def _laptop_page_script():
+    import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "laptop_page.py"
+    spec = importlib.util.spec_from_file_location("laptop_page", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_store_copy_keeps_records_and_logs_and_leaves_weights_and_machine_paths(tmp_path):
+    """scripts/laptop_page.py --from: the copy gives the same page, holds no weights or launcher files, and env.json
+    names no absolute path of the machine that ran it."""
+    script = _laptop_page_script()
+    store = laptop_store(tmp_path / "clone")
+    run = next(d for d in store.iterdir() if d.name.startswith("tsdae"))
+    write_json_atomic(run / "env.json", {"argv": [str(tmp_path / "clone" / ".venv/bin/bench"), "reproduce"],
+                                         "git_sha": "abc"})
+    home = store / json.loads((run / "stages.json").read_text())[0]["home"]
+    (home / "checkpoint" / "model.safetensors").write_bytes(b"weights")
+    (home / "train_state").mkdir()
+    (store / ".launch").mkdir()
+    copied = script.copy_store(store, tmp_path / "copy")
+    assert copied == len(list(store.glob("*/*/*.json")))
+    files = {str(p.relative_to(tmp_path / "copy")) for p in (tmp_path / "copy").rglob("*") if p.is_file()}
+    assert not any("safetensors" in f or "train_state" in f or f.startswith(".launch") for f in files)
+    assert json.loads((tmp_path / "copy" / run.name / "env.json").read_text())["argv"][0] == ".venv/bin/bench"
+    ours = write_laptop_page(list(iter_results(tmp_path / "copy")), tmp_path / "a")
+    theirs = write_laptop_page(list(iter_results(store)), tmp_path / "b")
+    assert ours[0].read_text() == theirs[0].read_text()
+
+
+def test_the_committed_laptop_page_is_what_the_committed_store_gives():
+    """docs/papers/laptop.md's generated part is the page results/laptop/ gives today (python
+    scripts/laptop_page.py rewrites it): a change to the page's code or to the store shows up here."""
+    script = _laptop_page_script()
+    if not any(script.STORE.glob("*/*/*.json")):
+        pytest.skip("results/laptop/ holds no records yet")
+    assert script.main_check() == 0

@@ -17,7 +17,6 @@ the stage that was running continues from its last train state, and finished eva
 """
 from __future__ import annotations
 
-import json
 import platform
 import shutil
 import sys
@@ -38,7 +37,8 @@ from usebench.run.plan import StageSpec, UnitSpec
 from usebench.run.result_hooks import result_saved
 from usebench.run.stages import STAGES_HOME, finished, stage_id, stage_lock
 from usebench.run.tracking import unit_tracking
-from usebench.run.unit_files import FAILED_FILE, STAGES_FILE, USAGE_FILE
+from usebench.run.unit_files import FAILED_FILE, STAGES_FILE
+from usebench.run.usage import UsageClock
 
 
 @dataclass
@@ -71,7 +71,7 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
 
     data_root, run_dir = Path(data_root), Path(results_dir) / spec.run_id
     result = UnitResult(spec.run_id, run_dir, spec.row)
-    t0, cpu0 = time.perf_counter(), time.process_time()
+    t0, usage = time.perf_counter(), UsageClock()
     dist = init_distributed()  # under torchrun every rank trains; rank 0 alone writes, locks and evaluates
     lock = UnitLock(run_dir) if dist.world == 1 else None
     try:
@@ -90,7 +90,7 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
             if dist.main:
                 _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
                 (run_dir / FAILED_FILE).unlink(missing_ok=True)
-                record_usage(run_dir, time.perf_counter() - t0, time.process_time() - cpu0, result.training)
+                usage.record(run_dir, result.training)
     except UnitLockLostError as e:  # another process holds the unit now: it is not this process's to mark
         result.state, result.error = "locked", str(e)
         return result
@@ -447,25 +447,6 @@ def stage_variant(spec: UnitSpec) -> str:
     method's default, "" for none. Values the planner derives (a dev task "target", an inherited pooling, the
     backbone) are no part of it, so one experiment on four tasks stays one row."""
     return spec.variant
-
-
-def record_usage(run_dir: Path, wall_s: float, cpu_s: float, training: list[str]) -> None:
-    """Append this attempt's wall and CPU seconds (all of the process' threads) and the process' peak RSS so far
-    to ``usage.json``: what a unit cost, read by the CPU-scale recipe's page (a resumed unit has one entry per
-    attempt that finished)."""
-    import resource
-
-    import torch
-
-    path = run_dir / USAGE_FILE
-    try:
-        attempts = json.loads(path.read_text(encoding="utf-8"))["attempts"] if path.is_file() else []
-    except (OSError, ValueError, KeyError, TypeError):
-        attempts = []  # unreadable: start the list again rather than fail a finished unit
-    peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KB on Linux
-    attempts.append({"wall_s": round(wall_s, 3), "cpu_s": round(cpu_s, 3), "process_peak_rss_mb": round(peak_kb / 1024, 1),
-                     "threads": torch.get_num_threads(), "training": list(training), "finished_at": now_iso()})
-    write_json_atomic(path, {"attempts": attempts})
 
 
 def mark_failed(run_dir: Path, error: BaseException) -> None:

@@ -5,4 +5,4 @@ from __future__ import annotations
 FAILED_FILE = "failed.json"
 STAGES_DIR = "stages"  # the layout before stages had homes of their own (read by `bench status`)
 STAGES_FILE = "stages.json"
-USAGE_FILE = "usage.json"  # wall and CPU seconds and peak RSS of each finished attempt (usebench.run.unit.record_usage)
+USAGE_FILE = "usage.json"  # wall and CPU seconds and peak RSS of each finished attempt (usebench.run.usage)

@@ -201,4 +201,4 @@ def test_dev_selection_runs_at_each_epoch_end(tiny_bert_dir, tmp_path):
         result = train(method, cfg, toy_examples(method), tmp_path, seed=0, show_progress=False, dev_eval=dev_eval,
                        device="cpu")
     assert len(calls) == 3 and result.dev_best == {"task": "stsb", "step": 8, "score": 0.9, "pooling": "mean",
-                                                   "metric": "main score"}
+                                                   "metric": "main score", "tf32": False}  # scored at full fp32

@@ -144,9 +144,10 @@ def test_the_store_copy_keeps_records_and_logs_and_leaves_weights_and_machine_pa
     assert ours[0].read_text() == theirs[0].read_text()
 
 
-def test_the_committed_laptop_page_is_what_the_committed_store_gives():
+def test_the_committed_laptop_page_is_what_the_committed_store_gives(real_releases):
     """docs/papers/laptop.md's generated part is the page results/laptop/ gives today (python
-    scripts/laptop_page.py rewrites it): a change to the page's code or to the store shows up here."""
+    scripts/laptop_page.py rewrites it), with the package's own release pins: a change to the page's code or to the
+    store shows up here."""
     script = _laptop_page_script()
     if not any(script.STORE.glob("*/*/*.json")):
         pytest.skip("results/laptop/ holds no records yet")

@@ -47,7 +47,7 @@ def test_the_eta_is_the_steps_left_at_the_measured_rate(tmp_path):
     assert line == "done in 2m00s: askubuntu map 80.00; grid 2/3 done, ETA 2m50s (300 steps left at 0.567 s/step " \
                    "measured)"
     failed = UnitResult("u3", tmp_path / "u3", "u3", state="failed", error="BenchError: boom", seconds=3.0)
-    assert progress.finished(units[2], failed, where="job 42") == "failed (job 42): BenchError: boom; grid 3/3 done"
+    assert progress.finished(units[2], failed, where="job 42") == "failed: BenchError: boom (job 42); grid 3/3 done"
 
 
 def test_a_stage_another_process_finished_is_not_left(tmp_path):

@@ -55,7 +55,7 @@ class GridProgress:
 
     def finished(self, spec: Any, result: UnitResult, running: int = 1, where: str = "") -> str:
         """Record ``result`` and return its line: ``done in 4m12s: askubuntu map 61.23; grid 3/12 done, ETA ...``
-        (a failed unit: ``failed: <error>; grid ...``); ``running``: units in flight now; ``where``: e.g. its job."""
+        (a failed unit: ``failed: <error> (job 12); grid ...``); ``running``: units in flight now; ``where``: e.g. its job."""
         stages = getattr(spec, "stages", ())
         notes = list(result.training) + [""] * (len(stages) - len(result.training))
         cost = sum(stage.steps or 0 for stage, note in zip(stages, notes) if not note.startswith(REUSED))
@@ -65,7 +65,7 @@ class GridProgress:
         self.done.add(spec.run_id)
         at = f" ({where})" if where else ""
         what = f"done in {duration(result.seconds)}{at}: {main_scores(result)}" if result.state == "done" \
-            else f"{result.state}{at}: {result.error}"
+            else f"{result.state}: {result.error}{at}"  # ": failed: <error>", as every launcher printed it before
         return f"{what}; {self.eta(running)}"
 
     def eta(self, running: int = 1) -> str:

@@ -60,9 +60,11 @@ def parse_profile(value: Any, where: str) -> CpuProfile | None:
                       float(value["unit_overhead_cpu_s"]))
 
 
-def one_thread_matmul_gflops(seconds: float = 0.3) -> float:
-    """This machine's fp32 matmul rate on one thread, timed in process CPU time (so other processes on the
-    machine barely move it)."""
+def one_thread_matmul_gflops(seconds: float = 0.1, tries: int = 5) -> float:
+    """This machine's fp32 matmul rate on one thread: the best of ``tries`` timings in process CPU time. CPU time
+    keeps other processes' share of the cores out, not their share of the caches and the core's sibling thread: on
+    the 2-core CI machine, under a load of about 10, single timings read 95-127 GFLOP/s and best-of-five ones
+    107-132, against 127 idle: a machine's rate within that spread of the profile's is the same machine."""
     import torch
 
     threads = torch.get_num_threads()
@@ -72,11 +74,14 @@ def one_thread_matmul_gflops(seconds: float = 0.3) -> float:
         a, b = torch.randn(n, n), torch.randn(n, n)
         for _ in range(3):
             a @ b
-        reps, t0 = 0, time.process_time()
-        while time.process_time() - t0 < seconds:
-            a @ b
-            reps += 1
-        return 2 * n ** 3 * reps / (time.process_time() - t0) / 1e9
+        rates = []
+        for _ in range(tries):
+            reps, t0 = 0, time.process_time()
+            while time.process_time() - t0 < seconds:
+                a @ b
+                reps += 1
+            rates.append(2 * n ** 3 * reps / (time.process_time() - t0) / 1e9)
+        return max(rates)
     finally:
         torch.set_num_threads(threads)
 

@@ -25,7 +25,7 @@ def result_saved(results_dir: str | Path, run_id: str, task: str, split: str) ->
     except (OSError, ValueError) as e:
         say(f"  {path}: cannot read the stored result back ({e}); its model card and trackers are not updated")
         return
-    checkpoint = scored_checkpoint(record)
+    checkpoint = scored_checkpoint(record, Path(results_dir))
     if checkpoint is not None:
         try:
             add_result(checkpoint, path, grid_command(Path(results_dir), run_id))
@@ -35,13 +35,17 @@ def result_saved(results_dir: str | Path, run_id: str, task: str, split: str) ->
         log_final(checkpoint.parent, final_metrics(record))
 
 
-def scored_checkpoint(record: dict[str, Any]) -> Path | None:
-    """The export of ours a result was computed from (None for a Hub model, BM25, word vectors, an API callable)."""
+def scored_checkpoint(record: dict[str, Any], results_dir: Path) -> Path | None:
+    """The export of ours a result was computed from (None for a Hub model, BM25, word vectors, an API callable).
+    A unit's records name its checkpoint by its place in the store (``.stages/<home>/checkpoint``), relative to
+    ``results_dir``."""
     scorer = record.get("scorer") or {}
     where = scorer.get("path") or scorer.get("model")
     if not where or not isinstance(where, str):
         return None
-    folder = Path(where)
+    folder = Path(where) if Path(where).is_absolute() else Path(results_dir) / where
+    if not folder.is_dir():
+        folder = Path(where)  # `bench eval --model` given a relative path: the record keeps it as given
     return folder if (folder / "method.json").is_file() else None
 
 

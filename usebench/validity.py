@@ -141,14 +141,18 @@ def scorer_identity(record: Mapping[str, Any]) -> dict[str, Any]:
     return {k: scorer.get(k) for k in SCORER_KEYS if k in scorer}
 
 
-def training_path(record: Mapping[str, Any]) -> tuple[tuple[bool, bool], ...] | None:
-    """Per trained stage: (fast path, TF32); None when the result records no step path (untrained, or written
-    before the record existed). A stage exported before its checkpoint recorded one ran the reference path (the
-    fast path came later): (False, False)."""
+def training_path(record: Mapping[str, Any]) -> tuple[tuple[bool, str], ...] | None:
+    """Per trained stage: (fast path, precision: fp32, tf32, bf16 or fp16); None when the result records no step path
+    (untrained, or written before the record existed). A stage exported before its checkpoint recorded one ran the
+    reference path in fp32 (the fast path came later); one recorded before ``precision`` was says TF32 by its flag."""
     paths = (record.get("method") or {}).get("step_path")
     if paths is None:
         return None
-    return tuple((bool((p or {}).get("fast")), bool((p or {}).get("tf32"))) for p in paths)
+    return tuple((bool((p or {}).get("fast")), _precision(p or {})) for p in paths)
+
+
+def _precision(stage: Mapping[str, Any]) -> str:
+    return str(stage.get("precision") or ("tf32" if stage.get("tf32") else "fp32"))
 
 
 def seed_mismatch(a: Mapping[str, Any], b: Mapping[str, Any]) -> str | None:
@@ -176,9 +180,13 @@ def seed_mismatches(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[st
     return out
 
 
-def path_text(stages: tuple[tuple[bool, bool], ...] | None) -> str:
-    """A training step path in words, per stage ("reference path", "fast path under TF32")."""
+def path_text(stages: tuple[tuple[bool, str], ...] | None) -> str:
+    """A training step path in words, per stage ("reference path", "fast path under TF32", "reference path in
+    bf16")."""
     if stages is None:
         return "not recorded"
-    return ", ".join(("fast path" if fast else "reference path") + (" under TF32" if tf32 else "")
-                     for fast, tf32 in stages) or "no trained stage"
+    return ", ".join(("fast path" if fast else "reference path") + _PRECISION_WORDS.get(precision, f" in {precision}")
+                     for fast, precision in stages) or "no trained stage"
+
+
+_PRECISION_WORDS = {"fp32": "", "tf32": " under TF32"}

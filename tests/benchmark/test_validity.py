@@ -89,6 +89,12 @@ def test_seeds_of_another_task_version_scorer_or_step_path_are_no_repeats(tmp_pa
     assert seed_mismatch(_record(0, step_path=ref), _record(1, step_path=fast)) == \
         "the training step paths differ (reference path vs fast path under TF32)"
     assert seed_mismatch(_record(0), _record(1, step_path=fast)) is None  # not recorded: nothing to compare
+    # issue 50: the precision a stage trained in is part of its path; a record written before `precision` existed
+    # says it by its TF32 flag
+    bf16 = [{"fast": True, "tf32": False, "precision": "bf16"}]
+    assert seed_mismatch(_record(0, step_path=bf16), _record(1, step_path=[{"fast": True, "tf32": False}])) == \
+        "the training step paths differ (fast path in bf16 vs fast path)"
+    assert seed_mismatch(_record(0, step_path=fast), _record(1, step_path=[{**fast[0], "precision": "tf32"}])) is None
     results = [StoredResult(save_result(tmp_path, r), json.loads(json.dumps(r)))
                for r in (_record(0), _record(1, version="2"))]
     with pytest.raises(MixedRunsError, match=r"cannot average simcse on stsb/test: the task versions differ \(1 in "):

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError
-from usebench.store import result_path, write_json_atomic
+from usebench.store import read_json, result_path, write_json_atomic
 
 # Two scores closer than this are one result (float noise of another device or batch order); a changed model
 # moves scores by far more.
@@ -35,13 +35,6 @@ def seed_staging(target: Path, staging: Path, run: str) -> None:
             dest = staging / run / path.parent.name / path.name
             dest.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, dest)
-
-
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # unreadable: nothing to protect, the new record replaces it
 
 
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
@@ -64,7 +57,7 @@ def publish(staging: Path, target: Path, run: str, tasks: list[str], split: str,
     conflicts, replaced = [], []
     for task in tasks:
         new = json.loads(result_path(staging, run, task, split).read_text(encoding="utf-8"))
-        old = _read(result_path(target, run, task, split))
+        old = read_json(result_path(target, run, task, split))  # unreadable: nothing to protect, the new one replaces it
         if old is None:
             continue
         if old.get("task", {}).get("data_sha256") != new["task"].get("data_sha256"):

@@ -119,6 +119,18 @@ def write_json_atomic(path: str | Path, payload: Any) -> Path:
     return path
 
 
+def read_json(path: str | Path, default: Any = None) -> Any:
+    """The JSON in ``path``, or ``default`` when there is none to read: the file is missing or unreadable, empty,
+    not UTF-8, or half-written (a writer that is not :func:`write_json_atomic`, or one killed mid-write).
+
+    For the files a reader may do without (usage, manifests, markers, caches, card indexes): the caller decides
+    what a missing record means; a file whose absence is an error is read where its error can name it."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return default
+
+
 def _json_default(obj: Any) -> Any:
     import numpy as np
 

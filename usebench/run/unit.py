@@ -17,7 +17,6 @@ the stage that was running continues from its last train state, and finished eva
 """
 from __future__ import annotations
 
-import json
 import platform
 import shutil
 import sys
@@ -28,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError, MissingDataError
-from usebench.store import now_iso, result_path, save_result, write_json_atomic
+from usebench.store import now_iso, read_json, result_path, save_result, write_json_atomic
 from usebench.validity import expected_result, path_stale_reason
 from usebench.run.console import UNIT_LOG, unit_console
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
@@ -458,9 +457,8 @@ def record_usage(run_dir: Path, wall_s: float, cpu_s: float, training: list[str]
     import torch
 
     path = run_dir / USAGE_FILE
-    try:
-        attempts = json.loads(path.read_text(encoding="utf-8"))["attempts"] if path.is_file() else []
-    except (OSError, ValueError, KeyError, TypeError):
+    attempts = (read_json(path) or {}).get("attempts") if path.is_file() else []
+    if not isinstance(attempts, list):
         attempts = []  # unreadable: start the list again rather than fail a finished unit
     peak_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KB on Linux
     attempts.append({"wall_s": round(wall_s, 3), "cpu_s": round(cpu_s, 3), "process_peak_rss_mb": round(peak_kb / 1024, 1),

@@ -241,15 +241,10 @@ def _meta_name(model: Any) -> str | None:
 
 
 def _st_pooling(model: Any) -> str:
-    """The pooling mode of a SentenceTransformer's Pooling module ("" when it has none): ``pooling_mode``
-    (sentence-transformers 6) or ``get_pooling_mode_str()`` (earlier versions)."""
-    for module in getattr(model, "_modules", {}).values():
-        mode = getattr(module, "pooling_mode", None)
-        if mode is None and callable(getattr(module, "get_pooling_mode_str", None)):
-            mode = module.get_pooling_mode_str()
-        if mode:
-            return mode if isinstance(mode, str) else "+".join(map(str, mode))
-    return ""
+    """The pooling mode of a SentenceTransformer's Pooling module ("" when it has none)."""
+    from usebench.eval.models import module_pooling_mode
+
+    return next(filter(None, map(module_pooling_mode, getattr(model, "_modules", {}).values())), "")
 
 
 def _run_name(opts: EvalOptions, names: list[str], split: str, root: Path, results: Path, strict: bool,

@@ -318,8 +318,8 @@ def _run_in_memory(prebuilt: Prebuilt, names: list[str], o: EvaluateOptions) -> 
                                      log=log, prebuilt=prebuilt)
                 outcome = one if outcome is None else _merged(outcome, one)
         # Published before the exit rule: a task that failed stores nothing, the others are kept (as `bench eval`).
-        replaced = [] if results is None else publish(staging, results, outcome.run_id,
-                                                      [ev.task for ev in outcome.evaluations], split, o.overwrite)
+        new = [outcome.records[ev.task] for ev in outcome.evaluations]  # as built: not read back from staging
+        replaced = [] if results is None else publish(new, results, o.overwrite)
         frame = _finish(outcome, staging, names)
     frame.attrs["replaced"] = replaced
     return frame
@@ -328,6 +328,7 @@ def _run_in_memory(prebuilt: Prebuilt, names: list[str], o: EvaluateOptions) -> 
 def _merged(a: EvalOutcome, b: EvalOutcome) -> EvalOutcome:
     for field in ("evaluations", "skipped", "reused", "failed"):
         getattr(a, field).extend(getattr(b, field))
+    a.records.update(b.records)
     return a
 
 
@@ -344,17 +345,20 @@ def _finish(outcome: EvalOutcome, results: Path, names: list[str]) -> pd.DataFra
 
 
 def _frame(outcome: EvalOutcome, results: Path, names: list[str]) -> pd.DataFrame:
-    """The records of the evaluated and reused tasks, in task order, read back from the store."""
+    """The records of the evaluated tasks (as the runner built them) and of the reused ones (read from the
+    store), in task order."""
     import json
 
     from usebench.frames import eval_frame
     from usebench.store import result_path
 
+    def record(task: str) -> dict[str, Any]:
+        if task in outcome.records:
+            return outcome.records[task]
+        return json.loads(result_path(results, outcome.run_id, task, outcome.split).read_text(encoding="utf-8"))
+
     done = {ev.task for ev in outcome.evaluations} | set(outcome.reused)
-    tasks = [t for t in names if t in done]
-    records = [json.loads(result_path(results, outcome.run_id, t, outcome.split).read_text(encoding="utf-8"))
-               for t in tasks]
-    return eval_frame(records)
+    return eval_frame([record(t) for t in names if t in done])
 
 
 def _progress_log() -> Callable[[str], None]:

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from usebench.errors import BenchError
-from usebench.store import (config_hash, iter_results, make_record, read_json, run_id, save_result,
+from usebench.store import (config_hash, iter_results, make_record, read_json, run_id, save_result, stored_form,
                             write_json_atomic)
 
 
@@ -126,3 +126,14 @@ def test_read_json_gives_the_default_for_a_missing_empty_or_half_written_file(tm
         assert read_json(tmp_path / name, default={}) == {}, name
     (tmp_path / "null.json").write_text("null")  # valid JSON is returned as it is, even when it is not an object
     assert read_json(tmp_path / "null.json", default={}) is None
+
+
+def test_stored_form_is_what_reading_the_written_file_back_gives(tmp_path):
+    """What a caller keeps of a record it stored equals the file's contents: keys sorted, numpy values as JSON."""
+    import numpy as np
+
+    record = {"b": np.float32(0.25), "a": {"d": np.int64(3), "c": (1, 2)}, "path": tmp_path}
+    kept = stored_form(record)
+    assert kept == read_json(write_json_atomic(tmp_path / "r.json", record))
+    assert list(kept) == ["a", "b", "path"] and list(kept["a"]) == ["c", "d"] and kept["a"]["c"] == [1, 2]
+    assert type(kept["b"]) is float and type(kept["a"]["d"]) is int

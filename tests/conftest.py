@@ -39,6 +39,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if stray:
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
+            reporter.ensure_newline()
             reporter.write_sep("!", f"the tests left {len(stray)} untracked file(s) in {tree}; "
                                     "tests write only under their tmp paths", red=True)
             for path in stray[:20]:

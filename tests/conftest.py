@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.worktree import left_behind, untracked
+
 ASSETS = Path(__file__).parent / "assets"
 # Real data for `slow` tests: $BENCH_DATA, else the workplace's shared copy beside the repository.
 REAL_DATA = Path(os.environ.get("BENCH_DATA", Path(__file__).resolve().parents[2] / "shared" / "data"))
@@ -21,6 +23,28 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 # The planner's digests (usebench/data/digests.py) go to a folder of this test session, never the user's cache.
 os.environ.setdefault("BENCH_DIGESTS", str(Path(tempfile.mkdtemp(prefix="usebench-test-digests-")) / "digests.json"))
+
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Note the untracked files before the run (in the controller only: xdist's workers share its tree)."""
+    if not hasattr(session.config, "workerinput"):
+        session.config._untracked_before = untracked(session.config.rootpath)
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    """Fail the run when it left a new untracked file in the working tree: tests write under their tmp paths."""
+    if hasattr(session.config, "workerinput"):
+        return
+    tree = session.config.rootpath
+    stray = left_behind(getattr(session.config, "_untracked_before", None), untracked(tree))
+    if stray:
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.ensure_newline()
+            reporter.write_sep("!", f"the tests left {len(stray)} untracked file(s) in {tree}; "
+                                    "tests write only under their tmp paths", red=True)
+            for path in stray[:20]:
+                reporter.write_line(f"  {path}")
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 @pytest.fixture(scope="session")

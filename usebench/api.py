@@ -17,6 +17,7 @@ import sys
 import tempfile
 import warnings
 from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,11 +73,12 @@ def evaluate(model: Any, tasks: Any, *, split: str = "test", data_root: str | Pa
     :return: a long DataFrame: model, revision, task, split, subset ("" for the task's own metrics), metric,
         value (0-1), main (the task's main metric), run_id.
     """
+    options = EvaluateOptions(split=split, data_root=data_root, results_dir=results_dir, name=name,
+                              revision=revision, device=device, batch_size=batch_size, pooling=pooling,
+                              show_progress=show_progress, max_length=max_length, precision=precision, cache=cache,
+                              reuse=reuse, overwrite=overwrite, allow_partial=allow_partial, strict=strict, force=force)
     try:
-        frame = _evaluate(model, tasks, split=split, data_root=data_root, results_dir=results_dir, name=name,
-                          revision=revision, device=device, batch_size=batch_size, pooling=pooling,
-                          show_progress=show_progress, max_length=max_length, precision=precision, cache=cache,
-                          reuse=reuse, overwrite=overwrite, allow_partial=allow_partial, strict=strict, force=force)
+        frame = _evaluate(model, tasks, options)
     except BenchError as e:  # raised here, at the call: the engine's frames say nothing to the caller
         from usebench.arguments import reword
 
@@ -90,41 +92,73 @@ def evaluate(model: Any, tasks: Any, *, split: str = "test", data_root: str | Pa
     return frame
 
 
-def _evaluate(model: Any, tasks: Any, *, split: Any, data_root: Any, results_dir: Any, name: Any, revision: Any,
-              device: Any, batch_size: Any, pooling: Any, show_progress: bool, max_length: Any, precision: Any,
-              cache: bool, reuse: bool | None, overwrite: bool, allow_partial: bool, strict: bool,
-              force: bool) -> pd.DataFrame:
-    from usebench.arguments import check_count, check_device, check_split, check_text, task_names
+@dataclass(frozen=True)
+class EvaluateOptions:
+    """:func:`evaluate`'s keywords as the caller gave them (see its docstring), in one object that the steps of an
+    evaluation share; :meth:`checked` is the same with each value checked and normalised."""
+
+    split: str = "test"
+    data_root: str | Path | None = None
+    results_dir: str | Path | None = None
+    name: str | None = None
+    revision: str | None = None
+    device: str | None = None
+    batch_size: int | None = None
+    pooling: str | None = None
+    show_progress: bool = True
+    max_length: int | None = None
+    precision: str = "fp32"
+    cache: bool = False
+    reuse: bool | None = None
+    overwrite: bool = False
+    allow_partial: bool = False
+    strict: bool = False
+    force: bool = False
+
+    def checked(self, names: list[str]) -> EvaluateOptions:
+        """The options checked for the tasks ``names``: a wrong type or value is a BenchError naming the keyword."""
+        from usebench.arguments import check_count, check_device, check_split, check_text
+
+        split = check_split(self.split, names)
+        batch_size, max_length = check_count(self.batch_size, "batch_size"), check_count(self.max_length, "max_length")
+        name, revision = check_text(self.name, "name"), check_text(self.revision, "revision")
+        if self.precision not in PRECISIONS:
+            raise BenchValueError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, "
+                                  f"got {self.precision!r}")
+        if self.reuse and self.results_dir is None:
+            raise BenchValueError("reuse=True reads stored results: pass the store as results_dir=")
+        root = _data_root(self.data_root)  # in this order: the first wrong keyword is the one reported
+        return replace(self, split=split, batch_size=batch_size, max_length=max_length, name=name, revision=revision,
+                       data_root=root, device=check_device(self.device))
+
+    @property
+    def results(self) -> Path | None:
+        """The results store, None for a temporary one."""
+        return None if self.results_dir is None else Path(self.results_dir).expanduser()
+
+
+def _evaluate(model: Any, tasks: Any, options: EvaluateOptions) -> pd.DataFrame:
+    from usebench.arguments import task_names
     from usebench.paths import default_cache_dir
 
     names = task_names(tasks)
-    split = check_split(split, names)
-    batch_size, max_length = check_count(batch_size, "batch_size"), check_count(max_length, "max_length")
-    name, revision = check_text(name, "name"), check_text(revision, "revision")
-    if precision not in PRECISIONS:
-        raise BenchValueError(f"precision must be one of {', '.join(map(repr, PRECISIONS))}, got {precision!r}")
-    if reuse and results_dir is None:
-        raise BenchValueError("reuse=True reads stored results: pass the store as results_dir=")
-    root = _data_root(data_root)
-    device = check_device(device)
-    results = None if results_dir is None else Path(results_dir).expanduser()
+    o = options.checked(names)
     if isinstance(model, (str, Path)):
         from usebench.run.evaluation import EvalOptions
 
-        if name is not None or revision is not None:
+        if o.name is not None or o.revision is not None:
             raise BenchValueError("name= and revision= name an in-memory model; a model given by name is recorded "
                                   "under that name and its weights' fingerprint")
-        opts = EvalOptions(model=str(model), pooling=pooling, max_length=max_length, batch_size=batch_size or 64,
-                           device=device, cache_dir=default_cache_dir() if cache else None, precision=precision,
-                           allow_partial=allow_partial, show_progress=show_progress)
-        keep = (reuse is not False) and not force
-        return _stored(lambda store: _run_name(opts, names, split, root, store, strict, not keep, show_progress),
-                       results)
-    prebuilt = in_memory(model, name=name, revision=revision, device=device, batch_size=batch_size,
-                         pooling=pooling, show_progress=show_progress, max_length=max_length, precision=precision,
-                         cache=cache)
-    return _run_in_memory(prebuilt, names, split, root, results, strict=strict, reuse=bool(reuse) and not force,
-                          overwrite=overwrite, allow_partial=allow_partial, show_progress=show_progress)
+        opts = EvalOptions(model=str(model), pooling=o.pooling, max_length=o.max_length, batch_size=o.batch_size or 64,
+                           device=o.device, cache_dir=default_cache_dir() if o.cache else None, precision=o.precision,
+                           allow_partial=o.allow_partial, show_progress=o.show_progress)
+        keep = (o.reuse is not False) and not o.force
+        return _stored(lambda store: _run_name(opts, names, o.split, o.data_root, store, o.strict, not keep,
+                                               o.show_progress), o.results)
+    prebuilt = in_memory(model, name=o.name, revision=o.revision, device=o.device, batch_size=o.batch_size,
+                         pooling=o.pooling, show_progress=o.show_progress, max_length=o.max_length,
+                         precision=o.precision, cache=o.cache)
+    return _run_in_memory(prebuilt, names, o)
 
 
 def _data_root(data_root: Any) -> Path:
@@ -241,15 +275,10 @@ def _meta_name(model: Any) -> str | None:
 
 
 def _st_pooling(model: Any) -> str:
-    """The pooling mode of a SentenceTransformer's Pooling module ("" when it has none): ``pooling_mode``
-    (sentence-transformers 6) or ``get_pooling_mode_str()`` (earlier versions)."""
-    for module in getattr(model, "_modules", {}).values():
-        mode = getattr(module, "pooling_mode", None)
-        if mode is None and callable(getattr(module, "get_pooling_mode_str", None)):
-            mode = module.get_pooling_mode_str()
-        if mode:
-            return mode if isinstance(mode, str) else "+".join(map(str, mode))
-    return ""
+    """The pooling mode of a SentenceTransformer's Pooling module ("" when it has none)."""
+    from usebench.eval.models import module_pooling_mode
+
+    return next(filter(None, map(module_pooling_mode, getattr(model, "_modules", {}).values())), "")
 
 
 def _run_name(opts: EvalOptions, names: list[str], split: str, root: Path, results: Path, strict: bool,
@@ -263,9 +292,7 @@ def _run_name(opts: EvalOptions, names: list[str], split: str, root: Path, resul
     return _finish(outcome, results, names)
 
 
-def _run_in_memory(prebuilt: Prebuilt, names: list[str], split: str, root: Path, results: Path | None, *,
-                   strict: bool, reuse: bool, overwrite: bool, allow_partial: bool,
-                   show_progress: bool) -> pd.DataFrame:
+def _run_in_memory(prebuilt: Prebuilt, names: list[str], o: EvaluateOptions) -> pd.DataFrame:
     """The runner on an in-memory model, one task at a time, into a staging store; then its new records into
     ``results`` (usebench/merge.py: no silent overwrite) and the frame."""
     from usebench.eval.models import model_slug
@@ -274,9 +301,10 @@ def _run_in_memory(prebuilt: Prebuilt, names: list[str], split: str, root: Path,
     from usebench.store import check_writable, run_id
 
     run = run_id(model_slug(prebuilt.method["name"]), model_slug(prebuilt.model), prebuilt.config, 0)
+    split, results, reuse = o.split, o.results, bool(o.reuse) and not o.force
     if results is not None:
         check_writable(results, "results directory", "results_dir=")
-    opts = EvalOptions(model="<in-memory>", allow_partial=allow_partial)
+    opts = EvalOptions(model="<in-memory>", allow_partial=o.allow_partial)
     with tempfile.TemporaryDirectory(prefix="usebench-staging-") as tmp:
         staging = Path(tmp)
         if results is not None and reuse:
@@ -285,13 +313,13 @@ def _run_in_memory(prebuilt: Prebuilt, names: list[str], split: str, root: Path,
         with _quiet_tqdm():
             for i, task in enumerate(names, 1):
                 prebuilt.scorer.encoder.task = task  # for the messages of an encoder's errors
-                log = _numbered(_progress_log(), i, len(names)) if show_progress else None
-                one = evaluate_model(opts, task, split, root, staging, strict=strict, force=not reuse, log=log,
-                                     prebuilt=prebuilt)
+                log = _numbered(_progress_log(), i, len(names)) if o.show_progress else None
+                one = evaluate_model(opts, task, split, o.data_root, staging, strict=o.strict, force=not reuse,
+                                     log=log, prebuilt=prebuilt)
                 outcome = one if outcome is None else _merged(outcome, one)
         # Published before the exit rule: a task that failed stores nothing, the others are kept (as `bench eval`).
-        replaced = [] if results is None else publish(staging, results, outcome.run_id,
-                                                      [ev.task for ev in outcome.evaluations], split, overwrite)
+        new = [outcome.records[ev.task] for ev in outcome.evaluations]  # as built: not read back from staging
+        replaced = [] if results is None else publish(new, results, o.overwrite)
         frame = _finish(outcome, staging, names)
     frame.attrs["replaced"] = replaced
     return frame
@@ -300,6 +328,7 @@ def _run_in_memory(prebuilt: Prebuilt, names: list[str], split: str, root: Path,
 def _merged(a: EvalOutcome, b: EvalOutcome) -> EvalOutcome:
     for field in ("evaluations", "skipped", "reused", "failed"):
         getattr(a, field).extend(getattr(b, field))
+    a.records.update(b.records)
     return a
 
 
@@ -316,17 +345,20 @@ def _finish(outcome: EvalOutcome, results: Path, names: list[str]) -> pd.DataFra
 
 
 def _frame(outcome: EvalOutcome, results: Path, names: list[str]) -> pd.DataFrame:
-    """The records of the evaluated and reused tasks, in task order, read back from the store."""
+    """The records of the evaluated tasks (as the runner built them) and of the reused ones (read from the
+    store), in task order."""
     import json
 
     from usebench.frames import eval_frame
     from usebench.store import result_path
 
+    def record(task: str) -> dict[str, Any]:
+        if task in outcome.records:
+            return outcome.records[task]
+        return json.loads(result_path(results, outcome.run_id, task, outcome.split).read_text(encoding="utf-8"))
+
     done = {ev.task for ev in outcome.evaluations} | set(outcome.reused)
-    tasks = [t for t in names if t in done]
-    records = [json.loads(result_path(results, outcome.run_id, t, outcome.split).read_text(encoding="utf-8"))
-               for t in tasks]
-    return eval_frame(records)
+    return eval_frame([record(t) for t in names if t in done])
 
 
 def _progress_log() -> Callable[[str], None]:

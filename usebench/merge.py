@@ -3,20 +3,19 @@
 ``usebench.evaluate`` runs an in-memory model into a staging store first. With ``reuse=True`` the staging store
 starts with the target store's records of the same run (same identity, hence the same run id), so the runner
 reuses those whose configuration and data match and encodes nothing for them. Afterwards :func:`publish`
-copies the new records into the target store, unless one of them would replace a record of the same identity,
+writes the new records, as the runner built them, into the target store, unless one of them would replace a record of the same identity,
 task, split and data whose scores differ: then nothing is written and :class:`ResultConflictError` says which
 results differ and what to do (``overwrite=True``, ``reuse=True``, another ``name`` or ``revision``).
 """
 from __future__ import annotations
 
-import json
 import math
 import shutil
 from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError
-from usebench.store import result_path, write_json_atomic
+from usebench.store import read_json, result_path, write_json_atomic
 
 # Two scores closer than this are one result (float noise of another device or batch order); a changed model
 # moves scores by far more.
@@ -37,13 +36,6 @@ def seed_staging(target: Path, staging: Path, run: str) -> None:
             shutil.copyfile(path, dest)
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None  # unreadable: nothing to protect, the new record replaces it
-
-
 def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     """The scores (top-level and per subset) of ``new`` that differ from ``old`` beyond float noise."""
     def flat(record: dict[str, Any]) -> dict[str, float]:
@@ -57,14 +49,14 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             if k not in a or k not in b or not math.isclose(float(a[k]), float(b[k]), rel_tol=0, abs_tol=SAME_SCORE_TOL)]
 
 
-def publish(staging: Path, target: Path, run: str, tasks: list[str], split: str, overwrite: bool) -> list[str]:
-    """Copy the newly evaluated records of ``tasks`` from ``staging`` into ``target``; returns the tasks whose
-    stored record (of other data) was replaced. A record of the same data with other scores is a conflict:
-    :class:`ResultConflictError` unless ``overwrite``, and then nothing is written."""
+def publish(records: list[dict[str, Any]], target: Path, overwrite: bool) -> list[str]:
+    """Write the newly evaluated ``records`` (of one run, as the staging store holds them) into ``target``;
+    returns the tasks whose stored record (of other data) was replaced. A record of the same data with other
+    scores is a conflict: :class:`ResultConflictError` unless ``overwrite``, and then nothing is written."""
     conflicts, replaced = [], []
-    for task in tasks:
-        new = json.loads(result_path(staging, run, task, split).read_text(encoding="utf-8"))
-        old = _read(result_path(target, run, task, split))
+    for new in records:
+        run, task, split = new["run_id"], new["task"]["name"], new["task"]["split"]
+        old = read_json(result_path(target, run, task, split))  # unreadable: nothing to protect, the new one replaces it
         if old is None:
             continue
         if old.get("task", {}).get("data_sha256") != new["task"].get("data_sha256"):
@@ -77,7 +69,7 @@ def publish(staging: Path, target: Path, run: str, tasks: list[str], split: str,
             f"a different result is already stored under this model's identity (run {run} in {target}): "
             f"{'; '.join(conflicts)}. Nothing was written. Pass overwrite=True to replace it, reuse=True to get the "
             "stored result back without encoding, or another name= / revision= for the other model")
-    for task in tasks:
-        record = json.loads(result_path(staging, run, task, split).read_text(encoding="utf-8"))
-        write_json_atomic(result_path(target, run, task, split), record)
+    for record in records:
+        write_json_atomic(result_path(target, record["run_id"], record["task"]["name"], record["task"]["split"]),
+                          record)
     return replaced

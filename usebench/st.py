@@ -49,6 +49,7 @@ except ImportError:  # pragma: no cover - depends on the installed version
 
 import usebench.tasks  # noqa: F401  (enrols the adapters)
 from usebench.eval.evaluate import Evaluation, LoadedSplit, load_split, score_split
+from usebench.eval.models import module_pooling_mode
 from usebench.eval.scorer import DenseScorer
 from usebench.registry import TASKS
 
@@ -177,7 +178,7 @@ def engine_parts(model: Any) -> tuple[Any, str, int] | str:
     kinds = [type(m).__name__ for m in modules]
     if kinds[:2] != ["Transformer", "Pooling"] or any(k != "Normalize" for k in kinds[2:]):
         return f"its modules are {kinds} (`bench eval` reads a Transformer + Pooling [+ Normalize] checkpoint)"
-    pooling = _pooling_mode(modules[1])
+    pooling = module_pooling_mode(modules[1])
     if pooling not in ENGINE_POOLINGS:
         return f"its pooling is {pooling!r} (`bench eval` reads {', '.join(ENGINE_POOLINGS)})"
     if getattr(model, "default_prompt_name", None):
@@ -186,14 +187,6 @@ def engine_parts(model: Any) -> tuple[Any, str, int] | str:
     if transformer is None or getattr(model, "tokenizer", None) is None:
         return "its Transformer module has no auto_model/tokenizer"
     return transformer, pooling, int(model.max_seq_length)
-
-
-def _pooling_mode(pooling: Any) -> str:
-    """The pooling mode's name: ``pooling_mode`` (sentence-transformers 6) or ``get_pooling_mode_str()``."""
-    mode = getattr(pooling, "pooling_mode", None)
-    if mode is None and callable(getattr(pooling, "get_pooling_mode_str", None)):
-        mode = pooling.get_pooling_mode_str()
-    return mode if isinstance(mode, str) else "+".join(map(str, mode or ()))
 
 
 def model_encoder(model: Any, way: EncodeWay, batch_size: int, show_progress: bool) -> tuple[Any, str]:

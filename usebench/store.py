@@ -108,7 +108,7 @@ def write_json_atomic(path: str | Path, payload: Any) -> Path:
     fd, tmp = mkstemp_shared(path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2, sort_keys=True, default=_json_default)
+            json.dump(payload, fh, indent=2, sort_keys=True, default=_json_default)  # as stored_form reads it
             fh.write("\n")
             fh.flush()
             os.fsync(fh.fileno())
@@ -117,6 +117,24 @@ def write_json_atomic(path: str | Path, payload: Any) -> Path:
         Path(tmp).unlink(missing_ok=True)
         raise
     return path
+
+
+def stored_form(payload: Any) -> Any:
+    """``payload`` as :func:`write_json_atomic` stores it and reading the file back would give it (keys sorted,
+    numpy values and paths as JSON), without the write and the read: for a caller that keeps what it stored."""
+    return json.loads(json.dumps(payload, sort_keys=True, default=_json_default))
+
+
+def read_json(path: str | Path, default: Any = None) -> Any:
+    """The JSON in ``path``, or ``default`` when there is none to read: the file is missing or unreadable, empty,
+    not UTF-8, or half-written (a writer that is not :func:`write_json_atomic`, or one killed mid-write).
+
+    For the files a reader may do without (usage, manifests, markers, caches, card indexes): the caller decides
+    what a missing record means; a file whose absence is an error is read where its error can name it."""
+    try:
+        return json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        return default
 
 
 def _json_default(obj: Any) -> Any:

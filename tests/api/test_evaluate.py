@@ -177,3 +177,22 @@ def test_groups_expand_and_missing_tasks_warn(tmp_path):
                                   data_root=root, name="lens", show_progress=False)
     assert set(frame["task"]) == {"twitterpara"}
     assert json.loads((ASSETS / "usebench-counts.json").read_text())  # the fixture root is untouched
+
+
+def test_an_in_memory_evaluation_publishes_the_records_it_built_without_reading_them_back(tmp_path, monkeypatch):
+    """The staging store's records are written once (the runner's reuse check may look, nothing else): the frame
+    and the published records are the ones the runner built, equal to what the store then holds."""
+    reads = []
+    real = Path.read_text
+
+    def spy(self, *args, **kwargs):
+        reads.append(self)
+        return real(self, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "read_text", spy)
+    frame = usebench.evaluate(lambda texts: np.array([[len(t), t.count("e") + 1.0, 1.0] for t in texts]), TASKS,
+                              data_root=ASSETS, results_dir=tmp_path / "store", name="f", show_progress=False)
+    monkeypatch.undo()
+    staged = [p for p in reads if "usebench-staging-" in str(p) and p.suffix == ".json"]
+    assert staged == []
+    assert frame_scores(frame) == scores_of(tmp_path / "store") and set(frame["task"]) == set(TASKS)

@@ -174,6 +174,8 @@ def test_model_fit_calls_it_every_n_steps(st_model, tmp_path, monkeypatch):
                         lambda self, model, *a, **k: calls.append(k.get("steps")) or real_call(self, model, *a, **k))
     examples = [InputExample(texts=[t, t + " please"]) for t in ("install flash", "wifi broken", "ubuntu updates",
                                                                    "change theme")] * 4
+    # fit's trainer writes its own evaluations under checkpoints/model[_N] of the current folder: the tmp path's
+    monkeypatch.chdir(tmp_path)
     st_model.fit(train_objectives=[(DataLoader(examples, batch_size=4), MultipleNegativesRankingLoss(st_model))],
                  evaluator=evaluator, epochs=1, evaluation_steps=2, output_path=str(tmp_path / "fit"),
                  show_progress_bar=False)

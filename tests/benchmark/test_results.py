@@ -5,7 +5,8 @@ import json
 import pytest
 
 from usebench.errors import BenchError
-from usebench.store import config_hash, iter_results, make_record, run_id, save_result, write_json_atomic
+from usebench.store import (config_hash, iter_results, make_record, read_json, run_id, save_result, stored_form,
+                            write_json_atomic)
 
 
 def _record(run="base__minilm__abcd1234__s0", task="stsb", value=0.5):
@@ -109,3 +110,30 @@ def test_check_writable_names_the_folder_and_the_option(tmp_path):
         check_writable(blocker / "r", "results directory", "--results-dir")
     assert check_writable(tmp_path / "new" / "deep", "x", "--x") == tmp_path / "new" / "deep"
     assert not (tmp_path / "new").exists()  # checking creates nothing
+
+
+def test_read_json_gives_the_default_for_a_missing_empty_or_half_written_file(tmp_path):
+    """One tolerant reader for the files a reader may do without: no file, an empty one, one cut mid-write (a
+    writer killed before its rename, or not atomic), one that is not UTF-8, a folder where the file should be."""
+    full = write_json_atomic(tmp_path / "full.json", {"attempts": [1, 2]})
+    assert read_json(full) == {"attempts": [1, 2]} and read_json(str(full), {}) == {"attempts": [1, 2]}
+    (tmp_path / "empty.json").write_text("")
+    (tmp_path / "half.json").write_text(full.read_text()[:12])
+    (tmp_path / "latin1.json").write_bytes(b'{"a": "\xe9"}')
+    (tmp_path / "folder.json").mkdir()
+    for name in ("missing.json", "empty.json", "half.json", "latin1.json", "folder.json"):
+        assert read_json(tmp_path / name) is None, name
+        assert read_json(tmp_path / name, default={}) == {}, name
+    (tmp_path / "null.json").write_text("null")  # valid JSON is returned as it is, even when it is not an object
+    assert read_json(tmp_path / "null.json", default={}) is None
+
+
+def test_stored_form_is_what_reading_the_written_file_back_gives(tmp_path):
+    """What a caller keeps of a record it stored equals the file's contents: keys sorted, numpy values as JSON."""
+    import numpy as np
+
+    record = {"b": np.float32(0.25), "a": {"d": np.int64(3), "c": (1, 2)}, "path": tmp_path}
+    kept = stored_form(record)
+    assert kept == read_json(write_json_atomic(tmp_path / "r.json", record))
+    assert list(kept) == ["a", "b", "path"] and list(kept["a"]) == ["c", "d"] and kept["a"]["c"] == [1, 2]
+    assert type(kept["b"]) is float and type(kept["a"]["d"]) is int

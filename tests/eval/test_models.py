@@ -157,3 +157,38 @@ def test_declared_offline_is_left_to_transformers(monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.setattr(models, "hub_reachable", lambda endpoint: pytest.fail("probed although offline"))
     assert resolve_model("bert-base-uncased").path == "bert-base-uncased"
+
+
+def test_one_decoder_reads_the_pooling_of_every_sentence_transformers_version():
+    """A Pooling config as sentence-transformers 6 writes it (a mode by name, or a list), as earlier versions did
+    (boolean flags, joined in their get_pooling_mode_str() order), and a live module's get_config_dict()."""
+    from usebench.eval.models import module_pooling_mode, st_pooling_mode
+
+    assert st_pooling_mode({"embedding_dimension": 32, "pooling_mode": "cls"}) == "cls"
+    assert st_pooling_mode({"pooling_mode": ["mean", "max"]}) == "mean+max"
+    assert st_pooling_mode({"pooling_mode_cls_token": False, "pooling_mode_mean_tokens": True}) == "mean"
+    assert st_pooling_mode({"pooling_mode_mean_tokens": True, "pooling_mode_cls_token": True,
+                            "pooling_mode_lasttoken": True}) == "cls+mean+lasttoken"
+    assert st_pooling_mode({"max_seq_length": 128}) == ""
+
+    class Module:
+        def __init__(self, config):
+            self.get_config_dict = lambda: config
+
+    assert module_pooling_mode(Module({"pooling_mode": ("cls", "mean")})) == "cls+mean"
+    assert module_pooling_mode(Module({"do_lower_case": False})) == "" and module_pooling_mode(object()) == ""
+
+
+def test_a_checkpoint_pooling_with_two_modes_is_not_read_as_one(tmp_path):
+    """The engine pools with one mode: a checkpoint that declares two is left to the default, never read as its
+    first flag."""
+    from usebench.eval.models import _st_pooling
+
+    (tmp_path / "1_Pooling").mkdir()
+    (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode_cls_token": true}')
+    assert _st_pooling(tmp_path) == "cls"
+    (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode": "max"}')
+    assert _st_pooling(tmp_path) == "max"
+    (tmp_path / "1_Pooling" / "config.json").write_text('{"pooling_mode": ["cls", "mean"]}')
+    assert _st_pooling(tmp_path) is None
+    assert _st_pooling(tmp_path / "missing") is None

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.data.memo import file_stamp, in_session, on_session_end, recording
+from usebench.store import read_json
 
 DIGESTS_ENV = "BENCH_DIGESTS"
 SCHEMA = 1
@@ -96,10 +97,7 @@ def _entries(path: Path) -> dict[str, Any]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
+    data = read_json(path)
     if not isinstance(data, dict) or data.get("schema") != SCHEMA or data.get("code") != code_digest():
         return {}
     entries = data.get("entries")

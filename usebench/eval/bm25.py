@@ -36,6 +36,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from usebench.errors import ConfigError
+from usebench.eval.bm25_corpus import CorpusStatistics
 from usebench.eval.retrieval import topk_rows
 
 Preset = Literal["elasticsearch", "anserini"]
@@ -212,61 +213,28 @@ class BM25Index:
                 "vocab": len(self.vocab)}
 
 
-class BM25Scorer:
+class BM25Scorer(CorpusStatistics):
     """BM25 through the Scorer protocol: ``pairs`` = BM25(query=a[i], doc=b[i]); higher is more similar."""
 
     def __init__(self, preset: str | BM25Config = "elasticsearch", memory_mb: int = 256):
+        super().__init__()
         self.config = get_preset(preset) if isinstance(preset, str) else preset
         self.name = f"bm25-{self.config.preset}"
         self.analyzer = Analyzer(self.config)
         self.memory_mb = memory_mb
-        self._rows: dict[str, int] = {}
-        self._tokens: list[list[str]] = []
-        self._index: BM25Index | None = None
-        self._added_after_prepare = 0
-        self._collection_name: str | None = None  # set by use_collection: the dataset being scored
-        self._collections: dict[str, dict] = {}  # statistics of each named collection since prepare
-        self._search_key: tuple | None = None
-        self._search_index: BM25Index | None = None
+        self._tokens: list[list[str]] = []  # analysed texts of the collection, by row
         self._search_columns: sp.csc_matrix | None = None
-        self._search_stats: list[dict] = []
-
-    # --- statistics from the task's texts (rerank, pairs) ---------------------------------------------------
-    def prepare(self, texts: Sequence[str]) -> None:
-        """Take the task's texts as the collection for ``rerank``/``pairs`` (indexed on first use: a retrieval
-        task only searches, with statistics from its corpus)."""
-        self._collection_name = None
-        self._collections = {}
-        self._set_collection(texts)
-        self._search_stats = []
-
-    def use_collection(self, name: str, texts: Sequence[str]) -> None:
-        """Statistics for the following ``rerank``/``pairs`` calls from ``texts`` alone (one dataset of a task
-        made of several, each indexed separately); recorded under ``name`` in :meth:`describe`."""
-        self._collection_name = name
-        self._set_collection(texts)
 
     def _set_collection(self, texts: Sequence[str]) -> None:
-        unique = list(dict.fromkeys(texts))
-        self._rows = {t: i for i, t in enumerate(unique)}
+        super()._set_collection(texts)
         self._tokens = []
-        self._index = None
-        self._added_after_prepare = 0
+
+    def _index_collection(self, texts: list[str]) -> BM25Index:
+        self._tokens.extend(self.analyzer(t) for t in texts[len(self._tokens) :])  # each text analysed once
+        return BM25Index.build(self._tokens, self.config)
 
     def _doc_rows(self, texts: Sequence[str]) -> np.ndarray:
-        """Index rows of ``texts``; texts not given to ``prepare`` join the collection (and its statistics)."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._rows]
-        for t in missing:
-            self._rows[t] = len(self._rows)
-        self._added_after_prepare += len(missing)
-        if missing or self._index is None:
-            texts_in_order = list(self._rows)  # dicts keep insertion order = row order
-            self._tokens.extend(self.analyzer(t) for t in texts_in_order[len(self._tokens) :])
-            self._index = BM25Index.build(self._tokens, self.config)
-            if self._collection_name is not None:
-                self._collections[self._collection_name] = {"added_after_prepare": self._added_after_prepare,
-                                                            **self._index.stats()}
-        return np.fromiter((self._rows[t] for t in texts), dtype=np.int64, count=len(texts))
+        return np.asarray(self._collection_rows(texts), dtype=np.int64)
 
     def pairs(self, a: Sequence[str], b: Sequence[str]) -> np.ndarray:
         """BM25 of each document ``b[i]`` for the query ``a[i]`` -> (n,)."""
@@ -282,12 +250,7 @@ class BM25Scorer:
         q = self._index.query_matrix([self.analyzer(query)])
         return np.asarray((self._index.weights[rows] @ q.T).todense(), dtype=np.float64).ravel()
 
-    # --- retrieval over the searched corpus ------------------------------------------------------------------
-    def search(self, queries: Sequence[str], corpus: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Top-k corpus documents by BM25 (statistics from ``corpus``), ties to the lower index."""
-        scores, indices, _ = self.search_with_matches(queries, corpus, k)
-        return scores, indices
-
+    # --- retrieval over the searched corpus (ties to the lower index) ----------------------------------------
     def search_with_matches(self, queries: Sequence[str], corpus: Sequence[str], k: int):
         """Top-k as :meth:`search`, plus how many documents each query matches at all (nq,).
 
@@ -312,15 +275,10 @@ class BM25Scorer:
             scores[s : s + chunk], indices[s : s + chunk] = topk_rows(block, k)
         return scores, indices, matches
 
-    def _corpus_index(self, corpus: Sequence[str]) -> BM25Index:
-        """The index of ``corpus``, rebuilt only when the corpus changes."""
-        key = (len(corpus), hash(tuple(corpus)))
-        if key != self._search_key or self._search_index is None:
-            self._search_index = BM25Index.build([self.analyzer(t) for t in corpus], self.config)
-            self._search_columns = self._search_index.weights.tocsc()
-            self._search_key = key
-            self._search_stats.append(self._search_index.stats())
-        return self._search_index
+    def _index_corpus(self, corpus: list[str]) -> BM25Index:
+        index = BM25Index.build([self.analyzer(t) for t in corpus], self.config)
+        self._search_columns = index.weights.tocsc()
+        return index
 
     def describe(self) -> dict:
         """Preset, formula, analyzer and the corpus statistics used since the last ``prepare``."""
@@ -331,17 +289,7 @@ class BM25Scorer:
                 "bm25_variant": self.config.method, **config, "analyzer": self.analyzer.describe()}
         if self.config.method == "lucene":
             info["formula"] = "idf * tf / (tf + k1 * (1 - b + b * dl / avgdl)), idf = log(1 + (N - df + 0.5) / (df + 0.5))"
-        stats: dict = {}
-        if self._collections:
-            stats["rerank_pairs"] = {"source": "each dataset of the task split indexed separately (its unique texts)",
-                                     "collections": dict(self._collections)}
-        elif self._index is not None:
-            stats["rerank_pairs"] = {"source": "unique texts of the task split (prepare)",
-                                     "added_after_prepare": self._added_after_prepare, **self._index.stats()}
-        if self._search_stats:
-            stats["search"] = {"source": "the searched corpus", "n_corpora": len(self._search_stats),
-                               "n_docs": sum(s["n_docs"] for s in self._search_stats)}
-        info["corpus_statistics"] = stats
+        info["corpus_statistics"] = self.corpus_statistics()
         return info
 
 

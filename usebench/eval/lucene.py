@@ -28,6 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from usebench.eval.bm25_corpus import CorpusStatistics
 from usebench.eval.pyserini_compat import load_pyserini
 
 K1, B = 0.9, 0.4  # Pyserini's LuceneSearcher.set_bm25 defaults (Anserini's BM25 defaults)
@@ -51,10 +52,11 @@ class _Index:
                 "vocab": int(s["unique_terms"])}
 
 
-class LuceneScorer:
+class LuceneScorer(CorpusStatistics):
     """Lucene BM25 through Pyserini, behind the :class:`~usebench.eval.scorer.Scorer` protocol."""
 
     def __init__(self, k1: float = K1, b: float = B, threads: int | None = None):
+        super().__init__()
         self.pyserini = load_pyserini()  # fails here, with what to install, when the extra is missing
         self.name = "bm25-pyserini"
         self.k1, self.b = float(k1), float(b)
@@ -64,15 +66,6 @@ class LuceneScorer:
         self._root = tempfile.mkdtemp(prefix="usebench-lucene-")
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._root, True)
         self._n_indexes = 0
-        self._rows: dict[str, int] = {}
-        self._index: _Index | None = None
-        self._added_after_prepare = 0
-        self._collection_name: str | None = None
-        self._collections: dict[str, dict] = {}
-        self._single: dict | None = None
-        self._search_key: tuple | None = None
-        self._search_index: _Index | None = None
-        self._search_stats: list[dict] = []
 
     def close(self) -> None:
         """Delete the temporary indexes now (otherwise when the scorer is garbage-collected)."""
@@ -91,37 +84,17 @@ class LuceneScorer:
         indexer.close()
         return _Index(path, len(texts), self.pyserini.LuceneIndexReader(path))
 
-    # --- statistics from the task's texts (rerank, pairs) ---------------------------------------------------
-    def prepare(self, texts: Sequence[str]) -> None:
-        """Take the task's texts as the collection for ``rerank``/``pairs`` (indexed on first use)."""
-        self._collection_name, self._collections, self._single = None, {}, None
-        self._set_collection(texts)
-        self._search_stats = []
+    _index_collection = _build  # rerank/pairs score against the collection's index
 
-    def use_collection(self, name: str, texts: Sequence[str]) -> None:
-        """Statistics for the following ``rerank``/``pairs`` calls from ``texts`` alone, recorded under ``name``."""
-        self._collection_name = name
-        self._set_collection(texts)
-
-    def _set_collection(self, texts: Sequence[str]) -> None:
-        self._rows = {t: i for i, t in enumerate(dict.fromkeys(texts))}
-        self._index = None
-        self._added_after_prepare = 0
+    def _index_corpus(self, corpus: list[str]) -> _Index:
+        index = self._build(corpus)
+        index.searcher = self.pyserini.LuceneSearcher(index.path)
+        index.searcher.set_bm25(self.k1, self.b)
+        return index
 
     def _doc_ids(self, texts: Sequence[str]) -> list[str]:
         """Lucene document ids of ``texts``; texts not in the collection join it (and its statistics)."""
-        missing = [t for t in dict.fromkeys(texts) if t not in self._rows]
-        for t in missing:
-            self._rows[t] = len(self._rows)
-        self._added_after_prepare += len(missing)
-        if missing or self._index is None:
-            self._index = self._build(list(self._rows))
-            stats = {"added_after_prepare": self._added_after_prepare, **self._index.stats()}
-            if self._collection_name is not None:
-                self._collections[self._collection_name] = stats
-            else:
-                self._single = stats
-        return [str(self._rows[t]) for t in texts]
+        return [str(row) for row in self._collection_rows(texts)]
 
     def _score(self, query: str, doc_id: str) -> float:
         return float(self._index.reader.compute_query_document_score(doc_id, query, similarity=self._similarity))
@@ -138,12 +111,7 @@ class LuceneScorer:
         ids = self._doc_ids(candidates)
         return np.array([self._score(query, d) for d in ids], dtype=np.float64)
 
-    # --- retrieval over the searched corpus ------------------------------------------------------------------
-    def search(self, queries: Sequence[str], corpus: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
-        """Lucene's top-k corpus documents per query (statistics from ``corpus``)."""
-        scores, indices, _ = self.search_with_matches(queries, corpus, k)
-        return scores, indices
-
+    # --- retrieval over the searched corpus: Lucene's ranking ------------------------------------------------
     def search_with_matches(self, queries: Sequence[str], corpus: Sequence[str], k: int):
         """Top-k as :meth:`search`, plus how many documents each query matched within the top k (nq,)."""
         index = self._corpus_index(corpus)
@@ -163,17 +131,6 @@ class LuceneScorer:
             matches[row] = len(found)
         return scores, indices, matches
 
-    def _corpus_index(self, corpus: Sequence[str]) -> _Index:
-        """The index of ``corpus`` (every row, duplicates included), rebuilt only when the corpus changes."""
-        key = (len(corpus), hash(tuple(corpus)))
-        if key != self._search_key or self._search_index is None:
-            self._search_index = self._build(list(corpus))
-            self._search_index.searcher = self.pyserini.LuceneSearcher(self._search_index.path)
-            self._search_index.searcher.set_bm25(self.k1, self.b)
-            self._search_key = key
-            self._search_stats.append(self._search_index.stats())
-        return self._search_index
-
     def describe(self) -> dict:
         """Implementation, parameters, analyzer and the corpus statistics used since the last ``prepare``."""
         p = self.pyserini
@@ -181,16 +138,7 @@ class LuceneScorer:
                 "implementation": f"pyserini {p.version} ({p.anserini_jar}, Lucene BM25Similarity), java {p.java_version}",
                 "k1": self.k1, "b": self.b, "analyzer": ANALYZER,
                 "search_scores": "Anserini's: rounded to 1e-4, ties perturbed by 1e-6 in Lucene's order"}
-        stats: dict = {}
-        if self._collections:
-            stats["rerank_pairs"] = {"source": "each dataset of the task split indexed separately (its unique texts)",
-                                     "collections": dict(self._collections)}
-        elif self._single is not None:
-            stats["rerank_pairs"] = {"source": "unique texts of the task split (prepare)", **self._single}
-        if self._search_stats:
-            stats["search"] = {"source": "the searched corpus", "n_corpora": len(self._search_stats),
-                               "n_docs": sum(s["n_docs"] for s in self._search_stats)}
-        info["corpus_statistics"] = stats
+        info["corpus_statistics"] = self.corpus_statistics()
         return info
 
 

@@ -7,6 +7,7 @@ import os
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from usebench.errors import BenchError
 
@@ -155,19 +156,35 @@ def _read_json(path: Path) -> dict:
         raise BenchError(f"{path}:{e.lineno}: invalid JSON ({e.msg})") from None
 
 
+# sentence-transformers' Pooling flags before version 6, in the order its get_pooling_mode_str() joins them
+_ST_POOLING_FLAGS = (("pooling_mode_cls_token", "cls"), ("pooling_mode_max_tokens", "max"),
+                     ("pooling_mode_mean_tokens", "mean"), ("pooling_mode_mean_sqrt_len_tokens", "mean_sqrt_len_tokens"),
+                     ("pooling_mode_weightedmean_tokens", "weightedmean"), ("pooling_mode_lasttoken", "lasttoken"))
+
+
+def st_pooling_mode(config: dict[str, Any]) -> str:
+    """The pooling a sentence-transformers Pooling module's config declares (its ``1_Pooling/config.json``, or a
+    live module's ``get_config_dict()``): version 6's ``pooling_mode`` (a name, or several joined by "+"), else
+    the boolean flags earlier versions write (those that are on, joined by "+"); "" when it declares none."""
+    mode = config.get("pooling_mode")
+    if mode:
+        return mode if isinstance(mode, str) else "+".join(map(str, mode))
+    return "+".join(name for key, name in _ST_POOLING_FLAGS if config.get(key))
+
+
+def module_pooling_mode(module: Any) -> str:
+    """The pooling mode a live sentence-transformers module declares ("" for a module that is not a Pooling),
+    decoded from its ``get_config_dict()`` as a saved checkpoint's config is."""
+    config = module.get_config_dict() if callable(getattr(module, "get_config_dict", None)) else {}
+    return st_pooling_mode(config) if isinstance(config, dict) else ""
+
+
 def _st_pooling(path: Path) -> str | None:
-    """Pooling declared by a sentence-transformers checkpoint (``1_Pooling/config.json``)."""
+    """Pooling declared by a sentence-transformers checkpoint (``1_Pooling/config.json``), when it is one mode the
+    engine pools with (cls, mean, max)."""
     cfg = path / "1_Pooling" / "config.json"
-    if not cfg.is_file():
-        return None
-    flags = _read_json(cfg)
-    if flags.get("pooling_mode") in ("cls", "mean", "max"):  # sentence-transformers 6 writes the mode by name
-        return flags["pooling_mode"]
-    for key, name in (("pooling_mode_cls_token", "cls"), ("pooling_mode_mean_tokens", "mean"),
-                      ("pooling_mode_max_tokens", "max")):
-        if flags.get(key):
-            return name
-    return None
+    mode = st_pooling_mode(_read_json(cfg)) if cfg.is_file() else ""
+    return mode if mode in ("cls", "mean", "max") else None
 
 
 def _st_max_length(path: Path) -> int | None:

@@ -6,11 +6,10 @@ while it trained, which no published row's setting is). :func:`dev_evaluator` is
 checkpoints with."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
-from usebench.store import write_json_atomic
+from usebench.store import read_json, write_json_atomic
 
 DEV_DATA = "dev_data.json"
 
@@ -18,13 +17,7 @@ DEV_DATA = "dev_data.json"
 def read_dev_data(home: Path) -> dict[str, list[str]] | None:
     """``{dev task: [sha256 seen, ...]}`` of a stage home, None when its checkpoint was not selected on a dev task
     (or was selected before this record existed)."""
-    path = Path(home) / DEV_DATA
-    if not path.is_file():
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
+    data = read_json(Path(home) / DEV_DATA)
     return {str(k): [str(s) for s in v] for k, v in data.items()} if isinstance(data, dict) else None
 
 

@@ -19,7 +19,7 @@ from usebench.errors import MissingDataError, NonFiniteScoreError
 from usebench.eval.evaluate import Evaluation, evaluate, to_record
 from usebench.eval.scorer import DenseScorer, Scorer
 from usebench.run.result_hooks import result_saved
-from usebench.store import check_writable, result_path, run_id, save_result
+from usebench.store import check_writable, result_path, run_id, save_result, stored_form
 from usebench.validity import expected_result, path_stale_reason
 
 Log = Callable[[str], None]
@@ -55,6 +55,7 @@ class EvalOutcome:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (task, reason)
     reused: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (task, reason): nothing stored for them
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> its new record, as stored
 
 
 def describe_model(opts: EvalOptions) -> tuple[dict[str, Any], dict[str, Any], str | None]:
@@ -212,14 +213,16 @@ def _evaluate_one(name: str, counter: str, scorer: Scorer, method: dict[str, Any
     t0 = time.perf_counter()
     try:
         ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial)
-        save_result(results_dir, to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
-                                           config=config))
-        result_saved(results_dir, outcome.run_id, name, split)  # a checkpoint of ours: its model card lists it
+        record = stored_form(to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
+                                       config=config))
+        save_result(results_dir, record)
+        result_saved(results_dir, outcome.run_id, name, split, record)  # a checkpoint of ours: its card lists it
     except NonFiniteScoreError as e:
         outcome.failed.append((name, str(e)))
         say(f"{counter} {name} ({split}): FAILED: {e}")
         return
     outcome.evaluations.append(ev)
+    outcome.records[name] = record
     unit = "pairs" if TASKS.get(name).family == "pairs" else "queries"
     partial = "  [partial data: --allow-partial]" if ev.partial else ""
     say(f"{counter} {name} ({split}): {ev.n_queries} {unit}, {time.perf_counter() - t0:.1f} s, "

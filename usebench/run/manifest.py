@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from usebench.store import now_iso, write_json_atomic
+from usebench.store import now_iso, read_json, write_json_atomic
 from usebench.run.specs import Plan, UnitSpec
 
 LAUNCH_DIR = ".launch"
@@ -92,10 +92,7 @@ def planned_units(results_dir: str | Path) -> list[PlannedUnit]:
     """Every unit of every grid manifest in the store, oldest manifest first, each run id once."""
     manifests = []
     for path in launch_dir(results_dir).glob("grid-*.json"):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, json.JSONDecodeError):
-            continue  # a manifest is a convenience for status; run directories remain the truth
+        data = read_json(path)  # a manifest is a convenience for status; run directories remain the truth
         if isinstance(data, dict) and data.get("schema") == SCHEMA:
             manifests.append((str(data.get("written_at", "")), path.stem, data))
     out: dict[str, PlannedUnit] = {}
@@ -119,10 +116,7 @@ def record_job(results_dir: str | Path, run_id: str, launcher: str, job_id: str,
 
 def read_job(results_dir: str | Path, run_id: str) -> dict[str, Any] | None:
     """The latest submission of ``run_id`` (see :func:`record_job`), or None."""
-    try:
-        return json.loads((launch_dir(results_dir) / "jobs" / f"{run_id}.json").read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError):
-        return None
+    return read_json(launch_dir(results_dir) / "jobs" / f"{run_id}.json")
 
 
 _PARSED: dict[Path, tuple[tuple[int, int], Any]] = {}  # a grid of 2,000 units reads its manifest once per change

@@ -17,14 +17,17 @@ from usebench.train.model_card import add_result
 from usebench.train.trackers import log_final, say
 
 
-def result_saved(results_dir: str | Path, run_id: str, task: str, split: str) -> None:
-    """Refresh the scored checkpoint's model card and log the scores to the unit's trackers."""
+def result_saved(results_dir: str | Path, run_id: str, task: str, split: str,
+                 record: dict[str, Any] | None = None) -> None:
+    """Refresh the scored checkpoint's model card and log the scores to the unit's trackers; ``record``: the
+    result as stored (:func:`usebench.store.stored_form`), when the caller kept it; else it is read back."""
     path = result_path(results_dir, run_id, task, split)
-    try:
-        record = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as e:
-        say(f"  {path}: cannot read the stored result back ({e}); its model card and trackers are not updated")
-        return
+    if record is None:
+        try:
+            record = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as e:
+            say(f"  {path}: cannot read the stored result back ({e}); its model card and trackers are not updated")
+            return
     checkpoint = scored_checkpoint(record, Path(results_dir))
     if checkpoint is not None:
         try:

@@ -9,13 +9,13 @@ tables, method (chain), seed, target task, setting and stage; the params are the
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 from usebench.errors import ConfigError
+from usebench.store import read_json
 from usebench.run.manifest import unit_grid
 from usebench.run.specs import UnitSpec
 from usebench.train.tracker_backends import TrackContext
@@ -48,9 +48,8 @@ def folder_context(spec: UnitSpec, results_dir: Path, grid: dict[str, Any], home
         k = homes.index(Path(home).resolve())
         tags["stage"] = f"{k + 1}/{len(homes)} {spec.stages[k].method}"
     tags["home"] = Path(home).name
-    try:
-        params = json.loads((Path(home) / "config.json").read_text(encoding="utf-8"))  # the resolved config
-    except (OSError, ValueError):
+    params = read_json(Path(home) / "config.json")  # the resolved config
+    if params is None:
         params = dict(spec.config)
     name = spec.run_id if Path(home).name == spec.run_id else f"{spec.run_id} {tags.get('stage', Path(home).name)}"
     return TrackContext(Path(home), experiment_name(grid), name, tags, params, Path(results_dir))

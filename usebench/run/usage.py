@@ -8,14 +8,13 @@ where the reset is not possible, the process' peak so far under its own name.
 """
 from __future__ import annotations
 
-import json
 import resource
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from usebench.run.unit_files import USAGE_FILE
-from usebench.store import now_iso, write_json_atomic
+from usebench.store import now_iso, read_json, write_json_atomic
 
 
 def reset_peak_rss() -> bool:
@@ -59,9 +58,8 @@ def record_usage(run_dir: Path, wall_s: float, cpu_s: float, training: list[str]
     import torch
 
     path = run_dir / USAGE_FILE
-    try:
-        attempts = json.loads(path.read_text(encoding="utf-8"))["attempts"] if path.is_file() else []
-    except (OSError, ValueError, KeyError, TypeError):
+    attempts = (read_json(path) or {}).get("attempts") if path.is_file() else []
+    if not isinstance(attempts, list):
         attempts = []  # unreadable: start the list again rather than fail a finished unit
     memory = ({"unit_peak_rss_mb": unit_peak_mb} if unit_peak_mb is not None else
               {"process_peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)})

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from usebench.store import write_json_atomic
+from usebench.store import read_json, write_json_atomic
 
 CARD, CARD_INDEX = "README.md", "usebench_card.json"
 HUB_IDS = {"minilm": "sentence-transformers/all-MiniLM-L6-v2"}  # our aliases of Hub models
@@ -33,22 +33,14 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 def read_index(checkpoint: Path) -> dict[str, Any]:
     """``usebench_card.json``: {"results": [paths relative to the checkpoint], "command": str | None}."""
-    try:
-        data = json.loads((Path(checkpoint) / CARD_INDEX).read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    data = read_json(Path(checkpoint) / CARD_INDEX)
+    return data if isinstance(data, dict) else {}
 
 
 def card_results(checkpoint: Path) -> list[dict[str, Any]]:
     """The result records the card lists, read from the store now (a file gone from the store is left out)."""
-    out = []
-    for rel in read_index(checkpoint).get("results", []):
-        try:
-            out.append(json.loads((Path(checkpoint) / rel).read_text(encoding="utf-8")))
-        except (OSError, ValueError):
-            continue
-    return out
+    records = (read_json(Path(checkpoint) / rel) for rel in read_index(checkpoint).get("results", []))
+    return [r for r in records if r is not None]
 
 
 def add_result(checkpoint: str | Path, result: str | Path, command: str | None = None) -> Path:
@@ -164,10 +156,7 @@ def _intro(checkpoint: Path, meta: dict[str, Any]) -> str:
 def _dimension(checkpoint: Path) -> str:
     """The embedding size: the pooling module's width, else the backbone's hidden size."""
     for config in sorted(checkpoint.glob("*_Pooling/config.json")) + [checkpoint / "config.json"]:
-        try:
-            data = json.loads(config.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
+        data = read_json(config, {})
         for key in ("word_embedding_dimension", "hidden_size", "d_model", "dim"):
             if isinstance(data.get(key), int):
                 return str(data[key])
@@ -192,19 +181,15 @@ def _details(checkpoint: Path, meta: dict[str, Any]) -> str:
 
 def _architecture(checkpoint: Path) -> str:
     """The module list as sentence-transformers prints a model (from modules.json and the modules' configs)."""
-    try:
-        modules = json.loads((checkpoint / "modules.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    modules = read_json(checkpoint / "modules.json")
+    if modules is None:
         return "SentenceTransformer(?)"
     lines = []
     for m in modules:
         kind = str(m.get("type", "")).rsplit(".", 1)[-1]
         folder = checkpoint / m.get("path", "")
         name = "sentence_bert_config.json" if kind == "Transformer" else "config.json"
-        try:
-            config = json.loads((folder / name).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            config = {}
+        config = read_json(folder / name, {})
         if kind.endswith("Pooling"):
             config = {k: v for k, v in config.items() if v is not False}  # the flags that are on, as ST shows them
         lines.append(f"  ({m.get('idx')}): {kind}({config})")

@@ -17,7 +17,6 @@ logging is named and dropped for the rest of the folder's training.
 from __future__ import annotations
 
 import difflib
-import json
 import math
 import os
 import sys
@@ -29,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import ConfigError
-from usebench.store import write_json_atomic
+from usebench.store import read_json, write_json_atomic
 from usebench.train.tracker_backends import OPENERS, Backend, Opener, TrackContext
 
 TRACKERS = ("tensorboard", "mlflow", "wandb")
@@ -71,11 +70,8 @@ _NAMED: set[str] = set()  # trackers that could not start in this process: named
 
 def read_state(home: Path) -> dict[str, Any]:
     """The folder's ``trackers.json`` ({} when absent or unreadable: the trackers then start new runs)."""
-    try:
-        data = json.loads((Path(home) / STATE_FILE).read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, ValueError):
-        return {}
+    data = read_json(Path(home) / STATE_FILE)
+    return data if isinstance(data, dict) else {}
 
 
 def metrics_of(line: dict[str, Any]) -> dict[str, float]:

@@ -1,13 +1,19 @@
-"""`bench run`'s launcher options, and `bench status` (the grid from the results store alone)."""
+"""What the two grid commands (`bench run`, `bench reproduce`) share: their options (:func:`grid_options`, which
+hands the command one :class:`GridArgs`), the launch prelude (:func:`launch_prelude`: checks, paths, launcher) and
+the list of failed units."""
 from __future__ import annotations
 
+import functools
+import os
 from collections.abc import Callable
+from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
-from usebench.cli.options import RESULTS_DIR
+from usebench.cli.dry_run import PLAN_OUT, UNITS
+from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES
 
 if TYPE_CHECKING:
     from usebench.run.unit import UnitResult
@@ -54,6 +60,106 @@ def launch_options_decorator(f: Callable[..., Any]) -> Callable[..., Any]:
     return f
 
 
+_GRID_OPTIONS = (
+    click.option("--model", default=None, help="Base model (overrides the preset's; alias minilm works offline)."),
+    click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Cap the optimizer steps."),
+    click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                 help="Config override (typed, checked); METHOD.KEY=VALUE applies to one method only."),
+    click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available)."),
+    click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size."),
+    click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip."),
+    click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished (every stored "
+                 "result of a retrained unit is dropped: the run names them)."),
+    click.option("--nli-sts-model", default=None, metavar="PATH|HF_ID",
+                 help="Start the NLI+STSb→target chains (nli-sts>METHOD, --setting adapt-nli-first/all) from this "
+                      "published checkpoint (e.g. kwang2049/SBERT-base-nli-stsb-v2, TSDAE paper Table 8) instead of "
+                      "training the NLI and STSb stages; recorded in the run id and results."),
+    PLAN_OUT, UNITS, STEP_TIMES, DETERMINISTIC, FAST_PATH, LOG_TO, *_LAUNCH_OPTIONS, DATA_ROOT, RESULTS_DIR,
+)
+
+
+@dataclass(frozen=True)
+class GridArgs:
+    """The options both grid commands take, as given (paths made absolute and defaults filled by
+    :func:`launch_prelude`)."""
+
+    model: str | None
+    max_steps: int | None
+    overrides: tuple[str, ...]
+    device: str | None
+    batch_size: int
+    strict: bool
+    force: bool
+    nli_sts_model: str | None
+    plan_out_path: Path | None
+    list_units: bool
+    step_times: Path | None
+    launcher_config: Path | None
+    data_root: Path | None
+    results_dir: Path | None
+    launch: dict[str, Any]  # LAUNCH_KEYS
+
+
+def grid_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the grid commands' shared options to a click command, which receives them as one ``grid`` argument
+    (a :class:`GridArgs`) beside its own."""
+    names = [fl.name for fl in fields(GridArgs) if fl.name != "launch"]
+
+    @functools.wraps(f)
+    def command(**kwargs: Any) -> Any:
+        shared = {name: kwargs.pop(name) for name in names}
+        shared["overrides"] = tuple(shared["overrides"])
+        grid = GridArgs(**shared, launch={k: kwargs.pop(k) for k in LAUNCH_KEYS})
+        return f(grid=grid, **kwargs)
+
+    for option in reversed(_GRID_OPTIONS):
+        command = option(command)
+    return command
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the prelude settled: the model and overrides with local paths made absolute, the data root and results
+    store, the launcher's options and its ``execute`` (None where this machine was not checked)."""
+
+    model: str | None
+    overrides: tuple[str, ...]
+    data_root: Path
+    results_dir: Path
+    options: Any  # usebench.launch.LaunchOptions
+    execute: Any = None
+
+
+def launch_prelude(grid: GridArgs, here: bool) -> Launch:
+    """Everything checked before planning: the batch size, --plan-out's format, the device (this machine's when
+    ``here``: the local launcher runs the units; a cluster's GPUs otherwise), torchrun against a launcher, and the
+    launcher itself (``here``: a missing extra fails now, before planning)."""
+    from usebench.cli.run import absolute_paths
+    from usebench.eval.encoder import check_positive, pick_device
+    from usebench.launch import check_device, launch_options, make_launcher
+    from usebench.paths import default_data_root, default_results_dir
+    from usebench.run.plan_rows import check_plan_out
+
+    check_positive(grid.batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
+    check_plan_out(grid.plan_out_path)
+    model, overrides = absolute_paths(grid.model, grid.overrides)  # a worker elsewhere reads `./ckpt` as a hub id
+    lopts = launch_options(grid.launch, grid.launcher_config)
+    if here and lopts.launcher == "local":
+        pick_device(grid.device)  # this machine runs the units: `--device cuda` without CUDA is a one-line error
+    check_device(grid.device, lopts)  # Ray / SLURM: the cluster's GPUs, not the driver's, decide
+    _check_torchrun(lopts.launcher)
+    return Launch(model, overrides, Path(grid.data_root or default_data_root()),
+                  Path(grid.results_dir or default_results_dir()), lopts, make_launcher(lopts) if here else None)
+
+
+def _check_torchrun(launcher: str) -> None:
+    from usebench.errors import ConfigError
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and launcher != "local":
+        raise ConfigError(f"--launcher {launcher} under torchrun: torchrun runs one unit on several GPUs; "
+                          "launchers run many units on one GPU each (use one or the other)")
+
+
 def print_failures(failed: list[UnitResult], results_dir: Path) -> None:
     """The failed units of a run, each with its error and where its log is, and what to do next."""
     click.secho(f"{len(failed)} unit(s) failed:", fg="red", err=True)
@@ -63,85 +169,3 @@ def print_failures(failed: list[UnitResult], results_dir: Path) -> None:
         click.echo(f"  {u.run_id}{tries}: {what}{u.error}\n    log: {u.log or u.run_dir}", err=True)
     click.echo(f"Re-running the same command runs only the failed and missing units; `bench status --results-dir "
                f"{results_dir}` shows the grid.", err=True)
-
-
-@click.command("status")
-@RESULTS_DIR
-@click.option("--state", "states", default=None, metavar="STATE,...",
-              help="Only units in these states (done, running, failed, interrupted, requeued, stopped, submitted, "
-                   "missing).")
-def status(results_dir: Path | None, states: str | None) -> None:
-    """The grid as a table (unit, state, steps, last loss, elapsed, log), read from the results store alone."""
-    from rich.console import Console
-
-    from usebench.cli.wide_table import Column, print_table
-    from usebench.errors import BenchError, ConfigError
-    from usebench.paths import default_results_dir
-    from usebench.run.status import STATES, grid_status, stage_states
-
-    results_dir = Path(results_dir or default_results_dir())
-    if not results_dir.is_dir():
-        raise BenchError(f"no results store at {results_dir} (give --results-dir)")
-    wanted = {s.strip() for s in states.split(",") if s.strip()} if states else None
-    unknown = sorted((wanted or set()) - set(STATES))
-    if unknown:
-        raise ConfigError(f"--state {','.join(unknown)}: not a state (states: {', '.join(STATES)})")
-    units = grid_status(results_dir)
-    shown = [u for u in units if wanted is None or u.state in wanted]
-    columns = [Column(col, justify="right" if col in ("seed", "steps", "last loss", "elapsed") else "left")
-               for col in ("unit", "method", "seed", "state", "stage", "steps", "last loss", "elapsed", "log")]
-    rows = [(u.run_id, u.label, "" if u.seed is None else str(u.seed), _coloured(u.state), u.stage,
-             _steps(u.step, u.total_steps), "" if u.last_loss is None else f"{u.last_loss:.4f}",
-             _duration(u.elapsed_s), str(u.console or u.log or "")) for u in shown]
-    console = Console(width=max(Console().width, 220))
-    print_table(console, f"bench status: {results_dir}", columns, rows)  # as rich's Table, in a third of the time
-    counts: dict[str, int] = {}
-    for u in units:
-        counts[u.state] = counts.get(u.state, 0) + 1
-    console.print(f"{len(units)} unit(s): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    for u in shown:
-        if u.detail and u.state in ("failed", "interrupted", "requeued", "running", "submitted", "missing"):
-            console.print(f"{u.run_id}: {u.state}: {u.detail}", markup=False, highlight=False)
-        if u.warning:  # a fast-path part that failed mid-run: the unit went on without it
-            console.print(f"{u.run_id}: {u.state}: fell back mid-run: {u.warning}", markup=False, highlight=False)
-    _print_stages(console, stage_states(results_dir))
-
-
-def _print_stages(console: Any, stages: list) -> None:
-    """The distinct stages (each trained once, in its home), with how many units use each."""
-    from usebench.cli.wide_table import Column, print_table
-
-    if not stages:
-        return
-    columns = [Column(col, justify="right" if col in ("step", "used by") else "left")
-               for col in ("home", "method", "state", "step", "used by")]
-    rows = [(st.home, st.method, _coloured(st.state), "" if st.step is None else str(st.step),
-             f"{st.used_by} unit(s)") for st in stages]
-    print_table(console, "stages (each trained once; a single method's stage is its unit's run directory)", columns,
-                rows)
-    counts: dict[str, int] = {}
-    for st in stages:
-        counts[st.state] = counts.get(st.state, 0) + 1
-    console.print(f"{len(stages)} stage(s): " + ", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-
-
-def _coloured(state: str) -> Any:
-    """The state in its colour, the word alone (a rich Text; plain text for a state without one)."""
-    from rich.text import Text
-
-    colour = {"done": "green", "running": "cyan", "failed": "red", "interrupted": "red", "stopped": "yellow",
-              "requeued": "blue", "submitted": "blue"}.get(state)
-    return Text.assemble((state, colour)) if colour else state
-
-
-def _steps(step: int | None, total: int | None) -> str:
-    if step is None:
-        return ""
-    return f"{step}/{total}" if total else str(step)
-
-
-def _duration(seconds: float | None) -> str:
-    if seconds is None:
-        return ""
-    s = int(round(seconds))
-    return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"

@@ -10,10 +10,14 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from usebench.store import result_path
-from usebench.run.plan import BaselineSpec, RunOptions
+from usebench.run.plan import BaselineSpec
 from usebench.run.unit import UnitResult
+
+if TYPE_CHECKING:
+    from usebench.run.grid import Execution
 
 
 @dataclass(frozen=True)
@@ -48,7 +52,7 @@ class BaselineJob:
         return f"{self.name} ({self.model})"
 
 
-def baseline_job(spec: BaselineSpec, opts: RunOptions, split: str) -> BaselineJob:
+def baseline_job(spec: BaselineSpec, opts: Execution, split: str) -> BaselineJob:
     """The job of one baseline row on the plan's ``split`` (BM25 needs no GPU: it asks for none)."""
     device = "cpu" if spec.name == "bm25" else opts.device
     return BaselineJob(spec.name, spec.model, spec.pooling, tuple(spec.evals), split, opts.batch_size, device,

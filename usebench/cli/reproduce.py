@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from usebench.cli.dry_run import plan_out
-from usebench.cli.launching import GridArgs, grid_options, launch_prelude, print_failures
+from usebench.cli.launching import print_failures
+from usebench.cli.run import GridArgs, grid_options, launch_prelude
 
 PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.run.recipes.PAPERS (checked by a test)
 

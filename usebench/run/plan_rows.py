@@ -128,8 +128,9 @@ class GroupRow:
 
 def group_rows(rows: Sequence[PlanRow], group: Callable[[PlanRow], Sequence[str]] = lambda r: r.groups or ("",)
                ) -> list[GroupRow]:
-    """One :class:`GroupRow` per (group, chain, setting) in order of first appearance; a unit of several groups
-    (a unit two tables share) counts in each. Baselines are one row each, under their own setting."""
+    """One :class:`GroupRow` per (group, chain, setting), a group's rows together, in order of first appearance; a
+    unit of several groups (a unit two tables share) counts in each. Baselines are one row each, under their own
+    setting."""
     out: dict[tuple[str, str, str], GroupRow] = {}
     for row in rows:
         for g in group(row):

@@ -111,7 +111,7 @@ def test_bench_tasks_prints_whole_names_whatever_the_width():
     from usebench import tasks  # noqa: F401
     from usebench.registry import TASKS
 
-    r = bench("tasks")  # not a terminal: rich would otherwise lay the table out in 80 columns
+    r = bench("tasks", "--all")  # not a terminal: rich would otherwise lay the table out in 80 columns
     assert r.exit_code == 0 and "…" not in r.output
     for name in TASKS.names():
         assert f"│ {name} " in r.output, name

@@ -1,7 +1,8 @@
 """A recipe's whole plan as one JSON-able snapshot, for the planner's identity test (tests/run/test_plan_identity.py):
 every planned run (command, blocked / refused / excluded, run ids), every merged plan's units (every field of every
 unit and stage: identity, home, data entry, steps, variant), baselines, skipped lines and notes, which tables each
-unit serves, and the dry run's printed text (reuse and cost lines). Machine-specific paths are replaced by
+unit serves, and the dry run's rows (``--plan-out``: what each unit does with each stage now, trained or reused from
+where, its state, the split each task is read on). Machine-specific paths are replaced by
 placeholders, so a snapshot taken on one machine compares with one taken on another."""
 from __future__ import annotations
 
@@ -35,11 +36,11 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def plan_snapshot(rp: Any, dry_run_text: str, places: dict[str, str]) -> dict[str, Any]:
-    """The snapshot of a :class:`usebench.run.reproduce.ReproducePlan` and its dry run's output; ``places`` maps
-    machine paths to placeholders (longest first)."""
+def plan_snapshot(rp: Any, plan_rows: list[dict[str, Any]], places: dict[str, str]) -> dict[str, Any]:
+    """The snapshot of a :class:`usebench.run.reproduce.ReproducePlan` and its dry run's rows (the ``--plan-out``
+    JSON); ``places`` maps machine paths to placeholders (longest first)."""
     snap = {"runs": _plain(rp.runs), "plans": _plain(rp.plans), "unit_tables": _plain(rp.unit_tables),
-            "inputs": _plain(rp.inputs), "dry_run": dry_run_text.splitlines()}
+            "inputs": _plain(rp.inputs), "plan_rows": plan_rows}
     text = json.dumps(snap, sort_keys=True, indent=0)
     for path, name in sorted(places.items(), key=lambda kv: -len(kv[0])):
         text = text.replace(path, name)

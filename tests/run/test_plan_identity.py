@@ -6,6 +6,8 @@ per-process data caches of issue 37): per unit (every field of every unit and st
 budget, variant), per planned run (command, blocked / refused / excluded, run ids), the merged plans' notes, skipped
 lines and baselines, which tables each unit serves, the dry run's printed text (units, stages, reuse; its cost line
 holds a measured matmul rate and is compared by its plan-derived numbers: distinct stages, steps, FLOPs).
+Since issue 48 the dry run prints a summary, and the structured plan is digested instead of its text: the rows
+`--plan-out` writes (every unit's stages, trained or reused from where, its state, the split of each task).
 The backbone is the packaged MiniLM (an alias: no weight file's bytes enter the run ids). The fixture root lives at
 one fixed path (:data:`ROOT`), because a ``dev_corpus`` path is part of a stage's config and so of its run id.
 
@@ -22,7 +24,6 @@ the commit: ``python -m tests.run.test_plan_identity --write``.
 from __future__ import annotations
 
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -34,7 +35,6 @@ from tests.run.reproduce_root import build_reproduce_root
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "assets" / "plan_digests.json"
 GLOVE = REPO / "tests" / "assets" / "wordvec" / "tiny_glove.txt"
-COST_LINE = re.compile(r"^cost: ")
 ROOT = Path("/tmp/usebench-plan-identity-root")  # fixed: dev_corpus paths enter run ids
 
 
@@ -62,7 +62,7 @@ def fixed_root() -> Path:
 
 
 def plan_digests(paper: str, root: Path, results: Path) -> dict:
-    """{"units": {run_id: digest}, "runs": ..., "plans": ..., "unit_tables": ..., "dry_run": ..., "cost": ...}."""
+    """{"units": {run_id: digest}, "runs": ..., "plans": ..., "unit_tables": ..., "plan_rows": ..., "cost": ...}."""
     from click.testing import CliRunner
 
     import usebench.run.reproduce as reproduce
@@ -76,23 +76,23 @@ def plan_digests(paper: str, root: Path, results: Path) -> dict:
         return captured["rp"]
 
     glove = ["--glove", str(root / GLOVE.name)] if paper == "tsdae" else []
+    rows_file = results.parent / f"{paper}-plan.json"
     args = ["reproduce", paper, "--dry-run", "--model", "minilm", *SNAPSHOT_OPTIONS, *glove, "--data-root", str(root),
-            "--results-dir", str(results)]
+            "--results-dir", str(results), "--plan-out", str(rows_file)]
     reproduce.build_plan = capture
     try:
         result = CliRunner().invoke(main, args, catch_exceptions=False)
     finally:
         reproduce.build_plan = build
     assert result.exit_code == 0, result.output
-    text = "\n".join(line for line in result.output.splitlines() if not COST_LINE.match(line))
     rp = captured["rp"]
-    snap = plan_snapshot(rp, text, {str(root): "<ROOT>", str(results): "<RESULTS>", str(REPO): "<REPO>"})
+    snap = plan_snapshot(rp, json.loads(rows_file.read_text(encoding="utf-8")), {str(root): "<ROOT>", str(results): "<RESULTS>", str(REPO): "<REPO>"})
     cost = reproduce.plan_cost(rp.units, None, measure=False)
     out = {"units": {}, "cost": snapshot_digest({"stages": cost.stages, "steps": cost.steps, "flops": cost.flops})}
     for split, plan in snap["plans"].items():
         for unit in plan.pop("units"):
             out["units"][f"{split}:{unit['run_id']}"] = snapshot_digest(unit)
-    for key in ("runs", "plans", "unit_tables", "inputs", "dry_run"):
+    for key in ("runs", "plans", "unit_tables", "inputs", "plan_rows"):
         out[key] = snapshot_digest(snap[key])
     return out
 

@@ -10,11 +10,11 @@ from usebench.cli.catalog import methods_cmd, tasks_cmd
 from usebench.cli.data import data
 from usebench.cli.doctor import doctor
 from usebench.cli.eval import eval_cmd
-from usebench.cli.launching import status
 from usebench.cli.report import check, report
 from usebench.cli.reproduce import reproduce
 from usebench.cli.run import run
 from usebench.cli.search import config_search
+from usebench.cli.status import status
 from usebench.errors import BenchError
 
 

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from usebench.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
-from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES
+from usebench.cli.dry_run import plan_out
+from usebench.cli.launching import print_failures
+from usebench.cli.run import GridArgs, grid_options, launch_prelude
 
 PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.run.recipes.PAPERS (checked by a test)
 
@@ -23,12 +24,6 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.run.reci
                    "check. Rows of other methods are listed as not selected.")
 @click.option("--seeds", default=None, metavar="N|S,S,...", help="Seeds of every run (default: the recipe's).")
 @click.option("--preset", default=None, help="Preset of every run (default: each run's, as the paper trained).")
-@click.option("--model", default=None, help="Base model of every run (default: each run's preset's).")
-@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Cap the optimizer steps of every run.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Config override added to every run (after the recipe's own).")
-@click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available).")
-@click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size.")
 @click.option("--labeled-sizes", default=None, metavar="N,N,...",
               help="Replace the recipe's labeled-set sizes (Table 10, Fig. 2), e.g. for a check on small data.")
 @click.option("--corpus-sizes", default=None, metavar="N,N,...",
@@ -37,69 +32,51 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.run.reci
               help="GloVe vectors for the Avg. GloVe row (glove.6B.300d.txt).")
 @click.option("--input", "inputs", multiple=True, metavar="NAME=PATH",
               help="Any other input of the recipe (a corpus file `bench data` does not fetch), by its name.")
-@click.option("--nli-sts-model", default=None, metavar="PATH|HF_ID",
-              help="Start the NLI+STSb→target chains from this published checkpoint (as `bench run`).")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
               help="Folder the tables are written to.")
 @click.option("--format", "formats", default="md,tex,csv,html", show_default=True,
               help="Comma-separated output formats: md, tex, csv, html.")
-@click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished.")
-@click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip.")
 @click.option("--allow-merged-runs", is_flag=True,
               help="Let --set/--preset/--model/--corpus-sizes/--labeled-sizes merge runs the recipe lists as "
                    "distinct into one unit (a smoke check); without it such options are refused, naming the runs.")
-@click.option("--dry-run", is_flag=True, help="Print the whole plan (units, stages trained and reused, inputs "
-              "present and missing, cost on this device); train nothing.")
-@STEP_TIMES
-@DETERMINISTIC
-@FAST_PATH
-@LOG_TO
-@launch_options_decorator
-@DATA_ROOT
-@RESULTS_DIR
-def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, overrides, device, batch_size,
-              labeled_sizes, corpus_sizes, glove, inputs, nli_sts_model, out, formats, force, strict, allow_merged_runs,
-              dry_run, data_root, results_dir, launcher_config,
-              step_times=None, **launch) -> None:
+@click.option("--dry-run", is_flag=True, help="Print the whole plan (a summary per table, chain and setting; units "
+              "with --units; stages trained and reused, inputs present and missing, cost on this device); train "
+              "nothing.")
+@grid_options
+def reproduce(paper, table_spec, method_spec, seeds, preset, labeled_sizes, corpus_sizes, glove, inputs, out,
+              formats, allow_merged_runs, dry_run, grid: GridArgs) -> None:
     """Train, evaluate and write every table of PAPER's recipe (tsdae, denosent, paser, thesis), or of a recipe
     file of your own (RECIPE.toml, in the packaged recipes' format: docs/reports.md), loaded as strictly.
 
     Exit status: 0 when every table was written with every row the recipe can make here (rows that can never be
     made, e.g. USE-large, are named and do not count); 1 otherwise, with the list; 2 on a usage error."""
-    from usebench.cli.run import absolute_paths, parse_seeds
-    from usebench.eval.encoder import check_positive, pick_device
-    from usebench.launch import check_device, launch_options, make_launcher
-    from usebench.paths import default_data_root, default_results_dir
+    from usebench.cli.run import parse_seeds
     from usebench.report.reproduce_status import load_checked_recipe
     from usebench.run.reproduce import Given, build_plan
 
-    check_positive(batch_size, "--batch-size")
+    launch = launch_prelude(grid, here=not dry_run)  # a dry run may plan for a cluster's GPUs on a login node
     recipe = load_checked_recipe(_recipe_argument(paper))
-    model, overrides = absolute_paths(model, tuple(overrides))
-    given = Given(preset=preset, model=model, seeds=parse_seeds(seeds) if seeds else None, max_steps=max_steps,
-                  overrides=overrides, device=device, batch_size=batch_size, nli_sts_model=nli_sts_model,
+    given = Given(preset=preset, model=launch.model, seeds=parse_seeds(seeds) if seeds else None,
+                  max_steps=grid.max_steps, overrides=launch.overrides, device=grid.device,
+                  batch_size=grid.batch_size, nli_sts_model=grid.nli_sts_model,
                   methods=frozenset(_csv(method_spec)) if method_spec else None,
-                  inputs=_inputs(inputs, glove), force=force, strict=strict, allow_merged_runs=allow_merged_runs,
-                  labeled_sizes=_sizes(labeled_sizes, "--labeled-sizes"), corpus_sizes=_sizes(corpus_sizes,
-                                                                                              "--corpus-sizes"))
-    data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
-    lopts = launch_options({k: launch[k] for k in LAUNCH_KEYS}, launcher_config)
-    if lopts.launcher == "local" and not dry_run:
-        pick_device(device)
-    check_device(device, lopts)
-    execute = None if dry_run else make_launcher(lopts)  # a missing extra fails here, before planning
-    rp = build_plan(recipe, _csv(table_spec) if table_spec else None, given, data_root)
+                  inputs=_inputs(inputs, glove), force=grid.force, strict=grid.strict,
+                  allow_merged_runs=allow_merged_runs, labeled_sizes=_sizes(labeled_sizes, "--labeled-sizes"),
+                  corpus_sizes=_sizes(corpus_sizes, "--corpus-sizes"))
+    rp = build_plan(recipe, _csv(table_spec) if table_spec else None, given, launch.data_root)
     for line in rp.merged:  # --allow-merged-runs: said before anything trains, and in the dry run
         click.secho(f"merged by the options (one unit, one number in their rows): {line}", fg="yellow", err=True)
     if dry_run:
-        print_reproduce_plan(rp, results_dir, device, measure=lopts.launcher == "local", step_times=step_times)
+        rows = print_reproduce_plan(rp, launch.results_dir, grid.device, measure=launch.options.launcher == "local",
+                                    step_times=grid.step_times, list_units=grid.list_units)
+        plan_out(grid.plan_out_path, rows)
         refused = [r for r in rp.runs if r.error]
         if refused:  # a plan that passes --dry-run must not fail on configuration later
             click.secho(f"{len(refused)} run(s) cannot be planned here (see CANNOT PLAN above)", fg="red", err=True)
             raise SystemExit(1)
         return
-    _run_all(rp, given, data_root, results_dir, execute, lopts.launcher)
-    _report(rp, given, results_dir, out, tuple(_csv(formats)))
+    _run_all(rp, given, launch.data_root, launch.results_dir, launch.execute, launch.options.launcher)
+    _report(rp, given, launch.results_dir, out, tuple(_csv(formats)))
 
 
 def _recipe_argument(value: str) -> str | Path:
@@ -153,11 +130,13 @@ def _inputs(items: tuple[str, ...], glove: Path | None) -> dict[str, str]:
 
 
 def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: bool = True,
-                         step_times: Path | None = None) -> None:
+                         step_times: Path | None = None, list_units: bool = False) -> list:
     """`--dry-run`: each table's runs (planned, blocked with what provides the input, or left out), each split's
-    merged plan as `bench run --dry-run` prints it, the inputs present and missing, and the cost (at the measured
-    steps of ``step_times``, a doctor report, when given)."""
-    from usebench.cli.run import print_plan
+    merged plan as `bench run --dry-run` prints it (its summary per table, chain and setting), the inputs present and
+    missing, and the cost (at the measured steps of ``step_times``, a doctor report, when given). Returns every
+    split's rows (``--plan-out``)."""
+    from usebench.cli.dry_run import print_plan
+    from usebench.run.plan_rows import plan_view
     from usebench.run.reproduce import plan_cost
     from usebench.run.stages import stage_usage, usage_totals
     from usebench.run.step_times import step_times_from
@@ -184,9 +163,12 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
             echo(f"  - {r.command}\n      {state}")
         for n in table.never:
             echo(f"  never here: {n.label}: {n.reason}")
+    rows = []
     for split, plan in rp.plans.items():
         echo(f"\nsplit {split}:")
-        print_plan(plan, results_dir)
+        view = plan_view(plan, results_dir, rp.unit_tables)
+        print_plan(view, list_units, grouped_by="table")
+        rows += view.rows
     units = rp.units
     usage = stage_usage(units, results_dir)
     echo(f"\nall tables: {len(units)} distinct unit(s); stages: {usage_totals(usage)}")
@@ -203,6 +185,7 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     _print_inputs(rp)
     for what, why in rp.recipe.elsewhere:
         echo(f"not by bench reproduce: {what}: {why}")
+    return rows
 
 
 def _print_inputs(rp) -> None:
@@ -218,17 +201,16 @@ def _print_inputs(rp) -> None:
 def _run_all(rp, given, data_root: Path, results_dir: Path, execute, launcher: str) -> None:
     """Every split's merged plan through `bench run`'s engine; a failed unit is listed and the tables are still
     written from what finished."""
-    from usebench.run.grid import RunOptions, run_benchmark
+    from usebench.run.grid import Execution, run_plan
     from usebench.run.manifest import write_manifest
 
     failed = []
     for plan in rp.plans.values():  # every split's units in `bench status` before the first one starts
         if plan.units:
             write_manifest(plan, results_dir, launcher, recipe=rp.recipe.paper, unit_tables=rp.unit_tables)
+    execution = Execution(device=given.device, batch_size=given.batch_size, strict=given.strict, force=given.force)
     for plan in rp.plans.values():
-        opts = RunOptions(methods=(), tasks="", device=given.device, batch_size=given.batch_size, force=given.force,
-                          strict=given.strict, split=plan.split)
-        outcome = run_benchmark(opts, data_root, results_dir, execute=execute, plan=plan)
+        outcome = run_plan(plan, execution, data_root, results_dir, execute)
         failed += [u for u in outcome.units if u.state in ("failed", "locked")]
     if failed:
         print_failures(failed, results_dir)

@@ -1,17 +1,121 @@
-"""`bench run`: train methods on each task's unlabeled corpus, evaluate, print the seed-averaged table."""
+"""`bench run`: train methods on each task's unlabeled corpus, evaluate, print the seed-averaged table; and what
+the two grid commands (`bench run`, `bench reproduce`) share: their options (:func:`grid_options`, which hands the
+command one :class:`GridArgs`) and the launch prelude (:func:`launch_prelude`: checks, paths, launcher)."""
 from __future__ import annotations
 
+import functools
 import os
+from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
-from usebench.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
+from usebench.cli.dry_run import PLAN_OUT, UNITS
+from usebench.cli.launching import LAUNCH_OPTIONS, LAUNCH_KEYS, print_failures
 from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES
 
 if TYPE_CHECKING:
     from usebench.run.grid import RunOutcome
+
+
+_GRID_OPTIONS = (
+    click.option("--model", default=None, help="Base model (overrides the preset's; alias minilm works offline)."),
+    click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Cap the optimizer steps."),
+    click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
+                 help="Config override (typed, checked); METHOD.KEY=VALUE applies to one method only."),
+    click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available)."),
+    click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size."),
+    click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip."),
+    click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished (every stored "
+                 "result of a retrained unit is dropped: the run names them)."),
+    click.option("--nli-sts-model", default=None, metavar="PATH|HF_ID",
+                 help="Start the NLI+STSb→target chains (nli-sts>METHOD, --setting adapt-nli-first/all) from this "
+                      "published checkpoint (e.g. kwang2049/SBERT-base-nli-stsb-v2, TSDAE paper Table 8) instead of "
+                      "training the NLI and STSb stages; recorded in the run id and results."),
+    PLAN_OUT, UNITS, STEP_TIMES, DETERMINISTIC, FAST_PATH, LOG_TO, *LAUNCH_OPTIONS, DATA_ROOT, RESULTS_DIR,
+)
+
+
+@dataclass(frozen=True)
+class GridArgs:
+    """The options both grid commands take, as given (paths made absolute and defaults filled by
+    :func:`launch_prelude`)."""
+
+    model: str | None
+    max_steps: int | None
+    overrides: tuple[str, ...]
+    device: str | None
+    batch_size: int
+    strict: bool
+    force: bool
+    nli_sts_model: str | None
+    plan_out_path: Path | None
+    list_units: bool
+    step_times: Path | None
+    launcher_config: Path | None
+    data_root: Path | None
+    results_dir: Path | None
+    launch: dict[str, Any]  # LAUNCH_KEYS
+
+
+def grid_options(f: Callable[..., Any]) -> Callable[..., Any]:
+    """Add the grid commands' shared options to a click command, which receives them as one ``grid`` argument
+    (a :class:`GridArgs`) beside its own."""
+    names = [fl.name for fl in fields(GridArgs) if fl.name != "launch"]
+
+    @functools.wraps(f)
+    def command(**kwargs: Any) -> Any:
+        shared = {name: kwargs.pop(name) for name in names}
+        shared["overrides"] = tuple(shared["overrides"])
+        grid = GridArgs(**shared, launch={k: kwargs.pop(k) for k in LAUNCH_KEYS})
+        return f(grid=grid, **kwargs)
+
+    for option in reversed(_GRID_OPTIONS):
+        command = option(command)
+    return command
+
+
+@dataclass(frozen=True)
+class Launch:
+    """What the prelude settled: the model and overrides with local paths made absolute, the data root and results
+    store, the launcher's options and its ``execute`` (None where this machine was not checked)."""
+
+    model: str | None
+    overrides: tuple[str, ...]
+    data_root: Path
+    results_dir: Path
+    options: Any  # usebench.launch.LaunchOptions
+    execute: Any = None
+
+
+def launch_prelude(grid: GridArgs, here: bool) -> Launch:
+    """Everything checked before planning: the batch size, --plan-out's format, the device (this machine's when
+    ``here``: the local launcher runs the units; a cluster's GPUs otherwise), torchrun against a launcher, and the
+    launcher itself (``here``: a missing extra fails now, before planning)."""
+    from usebench.eval.encoder import check_positive, pick_device
+    from usebench.launch import check_device, launch_options, make_launcher
+    from usebench.paths import default_data_root, default_results_dir
+    from usebench.run.plan_rows import check_plan_out
+
+    check_positive(grid.batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
+    check_plan_out(grid.plan_out_path)
+    model, overrides = absolute_paths(grid.model, grid.overrides)  # a worker elsewhere reads `./ckpt` as a hub id
+    lopts = launch_options(grid.launch, grid.launcher_config)
+    if here and lopts.launcher == "local":
+        pick_device(grid.device)  # this machine runs the units: `--device cuda` without CUDA is a one-line error
+    check_device(grid.device, lopts)  # Ray / SLURM: the cluster's GPUs, not the driver's, decide
+    _check_torchrun(lopts.launcher)
+    return Launch(model, overrides, Path(grid.data_root or default_data_root()),
+                  Path(grid.results_dir or default_results_dir()), lopts, make_launcher(lopts) if here else None)
+
+
+def _check_torchrun(launcher: str) -> None:
+    from usebench.errors import ConfigError
+
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and launcher != "local":
+        raise ConfigError(f"--launcher {launcher} under torchrun: torchrun runs one unit on several GPUs; "
+                          "launchers run many units on one GPU each (use one or the other)")
 
 
 @click.command("run")
@@ -24,23 +128,14 @@ if TYPE_CHECKING:
 @click.option("--seeds", default="1", show_default=True, metavar="N|S,S,...",
               help="Seeds 0..N-1 per unit, or a comma-separated list (the thesis: 1,7,42; one seed: '42,').")
 @click.option("--preset", default=None, help="paper | official | smoke (default: each method's default, paper).")
-@click.option("--model", default=None, help="Base model (overrides the preset's; alias minilm works offline).")
 @click.option("--corpus", "corpus", multiple=True, callback=lambda ctx, param, value: _corpus_args(value),
               help="Train on this file (one sentence per line) instead of the task corpus; repeat to concatenate. "
                    "allnli: the SNLI+MultiNLI sentences of the data root without labels (TSDAE paper App. A).")
 @click.option("--corpus-size", type=click.IntRange(min=1), default=None,
               help="Train on a fixed subsample of N sentences of the corpus (the paper's Fig. 3: 128 ... 65536).")
-@click.option("--max-steps", type=click.IntRange(min=1), default=None, help="Cap the optimizer steps.")
-@click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
-              help="Config override (typed, checked); METHOD.KEY=VALUE applies to one method only.")
 @click.option("--split", default=None, type=click.Choice(["test", "dev"]),
               help="Evaluation split (default: test; dev with --labeled-sizes, as the paper's Fig. 2, a task "
                    "without a dev split then on test).")
-@click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available).")
-@click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size.")
-@click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip.")
-@click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished (every stored "
-              "result of a retrained unit is dropped: the run names them).")
 @click.option("--reevaluate", default=None, metavar="TASK,TASK",
               help="Score these tasks again for units that already finished, from their checkpoints, into the same "
                    "run directories (nothing is retrained); units not trained yet train as usual.")
@@ -49,68 +144,53 @@ if TYPE_CHECKING:
 @click.option("--labeled-sizes", default=None, metavar="N,N,...",
               help="Pre-training (paper Fig. 2): each method then the task's supervised stage on nested labeled "
                    "subsets of these sizes, plus the supervised stage alone.")
-@click.option("--nli-sts-model", default=None, metavar="PATH|HF_ID",
-              help="Start the NLI+STSb→target chains (nli-sts>METHOD, --setting adapt-nli-first/all) from this "
-                   "published checkpoint (e.g. kwang2049/SBERT-base-nli-stsb-v2, TSDAE paper Table 8) instead of "
-                   "training the NLI and STSb stages; recorded in the run id and results.")
-@click.option("--dry-run", is_flag=True, help="Build and check every unit, print the plan (each unit's stages: "
-              "trained, or reused from where), train nothing.")
-@STEP_TIMES
-@DETERMINISTIC
-@FAST_PATH
-@LOG_TO
-@launch_options_decorator
-@DATA_ROOT
-@RESULTS_DIR
-def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus_size, max_steps, overrides, split,
-        device, batch_size, strict, force, reevaluate, setting, labeled_sizes, nli_sts_model, dry_run, data_root,
-        results_dir, launcher_config, step_times=None, **launch) -> None:
+@click.option("--dry-run", is_flag=True, help="Build and check every unit, print the plan (a summary per chain and "
+              "setting: units, stages trained, reused and done, steps, cost; each unit with --units), train nothing.")
+@grid_options
+def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, split, reevaluate, setting,
+        labeled_sizes, dry_run, grid: GridArgs) -> None:
     """Train each method (or chain) on each task's data, evaluate, and print mean ± std over seeds.
 
     Exit status: 0 when every unit finished, 1 when some unit failed (each is listed with its log) or nothing
     was trained or evaluated, 2 on a usage or configuration error."""
     from usebench.errors import NothingDoneError
-    from usebench.eval.encoder import check_positive, pick_device
-    from usebench.launch import check_device, launch_options, make_launcher
-    from usebench.paths import default_data_root, default_results_dir
     from usebench.run.grid import RunOptions, plan_run, run_benchmark
     from usebench.run.manifest import write_manifest
 
-    check_positive(batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
     seeds, seed_list = parse_seeds(seeds)
-    model, overrides = absolute_paths(model, overrides)  # a worker elsewhere would read `./ckpt` as a hub id
+    launch = launch_prelude(grid, here=True)  # the local launcher runs the units here: checked in a dry run too
     opts = RunOptions(methods=tuple(m.strip() for m in method_spec.split(",") if m.strip()), tasks=task_spec,
-                      eval_tasks=eval_tasks, seeds=seeds, seed_list=seed_list, preset=preset, model=model, corpus=tuple(corpus),
-                      corpus_size=corpus_size, max_steps=max_steps, overrides=tuple(overrides), split=split,
-                      force=force, strict=strict, device=device, batch_size=batch_size, setting=setting,
-                      labeled_sizes=_sizes(labeled_sizes), nli_sts_model=nli_sts_model,
+                      eval_tasks=eval_tasks, seeds=seeds, seed_list=seed_list, preset=preset, model=launch.model,
+                      corpus=tuple(corpus), corpus_size=corpus_size, max_steps=grid.max_steps,
+                      overrides=launch.overrides, split=split, force=grid.force, strict=grid.strict,
+                      device=grid.device, batch_size=grid.batch_size, setting=setting,
+                      labeled_sizes=_sizes(labeled_sizes), nli_sts_model=grid.nli_sts_model,
                       reevaluate=_task_list(reevaluate))
-    data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
-    lopts = launch_options({k: launch[k] for k in LAUNCH_KEYS}, launcher_config)
-    if lopts.launcher == "local":
-        pick_device(device)  # this machine runs the units: `--device cuda` without CUDA is a one-line error
-    check_device(device, lopts)  # Ray / SLURM: the cluster's GPUs, not the driver's, decide
-    _check_torchrun(lopts.launcher)
-    execute = make_launcher(lopts)  # a missing extra fails here, before planning
+    data_root, results_dir = launch.data_root, launch.results_dir
     plan = plan_run(opts, data_root)  # every unit built and checked before anything trains
     if opts.reevaluate:
         from usebench.run.reevaluate import check_reevaluate
 
-        check_reevaluate(opts.reevaluate, plan.units, force)
+        check_reevaluate(opts.reevaluate, plan.units, grid.force)
     if preset is None:  # the default is the papers' full budget: say so, with its cost here (also in a dry run)
         from usebench.run.cost import paper_preset_note
         from usebench.run.step_times import step_times_from
 
-        note = paper_preset_note(plan, device, lopts.launcher, step_times_from(step_times))
+        note = paper_preset_note(plan, grid.device, launch.options.launcher, step_times_from(grid.step_times))
         if note:
             click.secho(note, fg="yellow", err=True)
     if dry_run:
-        print_plan(plan, results_dir)
+        from usebench.cli.dry_run import plan_out, print_plan
+        from usebench.run.plan_rows import plan_view
+
+        view = plan_view(plan, results_dir)
+        print_plan(view, grid.list_units)
+        plan_out(grid.plan_out_path, view.rows)
         return
     main_rank = int(os.environ.get("RANK", "0")) == 0
     if main_rank and plan.units:
-        write_manifest(plan, results_dir, lopts.launcher)  # `bench status` shows units not started yet
-    outcome = run_benchmark(opts, data_root, results_dir, execute=execute, plan=plan)
+        write_manifest(plan, results_dir, launch.options.launcher)  # `bench status` shows units not started yet
+    outcome = run_benchmark(opts, data_root, results_dir, execute=launch.execute, plan=plan)
     if not main_rank:  # torchrun: one table, from rank 0
         return
     print_run_table(outcome)
@@ -148,14 +228,6 @@ def absolute_paths(model: str | None, overrides: tuple[str, ...]) -> tuple[str |
         key, sep, value = item.partition("=")
         out.append(f"{key}={absolute(value)}" if sep and key.split(".")[-1].strip() in PATH_KEYS else item)
     return (absolute(model) if model else model), tuple(out)
-
-
-def _check_torchrun(launcher: str) -> None:
-    from usebench.errors import ConfigError
-
-    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and launcher != "local":
-        raise ConfigError(f"--launcher {launcher} under torchrun: torchrun runs one unit on several GPUs; "
-                          "launchers run many units on one GPU each (use one or the other)")
 
 
 def parse_seeds(spec: str) -> tuple[int, tuple[int, ...]]:
@@ -198,65 +270,6 @@ def _sizes(spec: str | None) -> tuple[int, ...]:
         return tuple(int(p) for p in spec.split(",") if p.strip())
     except ValueError:
         raise ConfigError(f"--labeled-sizes {spec!r}: expected comma-separated integers, e.g. 1000,2000") from None
-
-
-def print_plan(plan, results_dir: Path) -> None:
-    """`--dry-run`: every unit with its chain, data, seed, steps, poolings, what happens to each of its stages
-    (trained, or reused from which unit or home) and what a run would do with it now; then the totals."""
-    from rich.console import Console
-    from rich.markup import escape
-
-    from usebench.cli.wide_table import Column, print_table
-    from usebench.run.stages import force_plan, stage_usage, usage_totals
-    from usebench.run.status import unit_state
-
-    console = Console(width=320)  # the plan is a wide table: read it in a log, or with less -S
-    for note in plan.notes:
-        console.print(note, markup=False, highlight=False)
-    for what, why in plan.skipped:
-        console.print(f"[yellow]skipped {escape(what)}[/yellow]: {escape(why)}")
-    columns = [Column(c) for c in ("#", "run id", "chain", "setting", "trains on", "seed", "steps", "pooling",
-                                   "stages", "evaluates", "now")]
-    columns.append(Column("variant", max_width=36))  # "smoke + max_steps=2 ...", folded
-    forced = force_plan([u for u in plan.units if u.force], results_dir)  # what --force would reset and keep
-    for note in forced.notes():
-        console.print(note, markup=False, highlight=False)
-    if forced.reset:
-        console.print(f"--force: starts over {len(forced.reset)} folder(s) this run owns: "
-                      + ", ".join(forced.reset), markup=False, highlight=False)
-    usage = stage_usage(plan.units, results_dir, forced.reset)
-    number: dict[str, int] = {}
-    for i, u in enumerate(plan.units, 1):
-        number.setdefault(u.run_id, i)  # a stage is reused from the first unit that trains it
-    rows = []
-    for i, (u, uses) in enumerate(zip(plan.units, usage), 1):
-        steps = " > ".join("?" if s.steps is None else str(s.steps) for s in u.stages)
-        # cells are plain text, never markup: a chain label such as nli-sts[/models/sbert]>tsdae holds brackets
-        rows.append((
-            str(i), u.run_id, u.label,
-            str(u.config.get("setting", "unsupervised")), "\n".join(str(s.data["label"]) for s in u.stages),
-            str(u.seed), steps, " > ".join(s.pooling for s in u.stages), "\n".join(x.text(number) for x in uses),
-            evaluated_splits(u), "forced" if u.run_id in forced.reset else unit_state(results_dir / u.run_id).state,
-            u.variant or "-"))
-    for b in plan.baselines:
-        rows.append(("", f"{b.name} ({b.model})", b.name, "baselines", "-", "-", "-", b.pooling or "-", "-",
-                     ",".join(b.evals), "-", "-"))
-    # a 1,895-unit plan: laid out here as rich would (rich's own layout took half of the dry run)
-    print_table(console, f"bench run --dry-run: {len(plan.units)} unit(s), {len(plan.baselines)} baseline(s)",
-                columns, rows)
-    console.print("stages: " + usage_totals(usage), markup=False, highlight=False)
-
-
-def evaluated_splits(unit) -> str:
-    """``twitterpara (test), askubuntu (dev)``: the split each task is read on, as the unit will read it (a task
-    without a dev split is read on test where dev was only the default)."""
-    from usebench.registry import TASKS
-    from usebench.run.unit import task_split
-
-    splits = [(t, task_split(unit, TASKS.get(t))) for t in unit.evals]
-    if len({s for _, s in splits}) == 1:
-        return f"{','.join(t for t, _ in splits)} ({splits[0][1]})"
-    return ", ".join(f"{t} ({s})" for t, s in splits)
 
 
 def print_run_table(outcome: RunOutcome) -> None:

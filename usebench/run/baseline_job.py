@@ -10,9 +10,10 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from usebench.store import result_path
-from usebench.run.plan import BaselineSpec, RunOptions
+from usebench.run.plan import BaselineSpec
 from usebench.run.unit import UnitResult
 
 
@@ -48,8 +49,9 @@ class BaselineJob:
         return f"{self.name} ({self.model})"
 
 
-def baseline_job(spec: BaselineSpec, opts: RunOptions, split: str) -> BaselineJob:
-    """The job of one baseline row on the plan's ``split`` (BM25 needs no GPU: it asks for none)."""
+def baseline_job(spec: BaselineSpec, opts: Any, split: str) -> BaselineJob:
+    """The job of one baseline row on the plan's ``split`` (BM25 needs no GPU: it asks for none); ``opts``: the
+    grid's :class:`usebench.run.grid.Execution` (its device, batch size, strictness and force)."""
     device = "cpu" if spec.name == "bm25" else opts.device
     return BaselineJob(spec.name, spec.model, spec.pooling, tuple(spec.evals), split, opts.batch_size, device,
                        opts.strict, opts.force)

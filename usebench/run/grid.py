@@ -23,7 +23,8 @@ from usebench.run.progress import GridProgress
 from usebench.run.stages import force_reset, stage_usage, usage_totals
 from usebench.run.unit import DataHashes, UnitResult, run_unit, say, unit_gaps
 
-__all__ = ["RunOptions", "RunOutcome", "method_overrides", "plan_run", "run_benchmark", "run_sequentially"]
+__all__ = ["Execution", "RunOptions", "RunOutcome", "method_overrides", "plan_run", "run_benchmark", "run_plan",
+           "run_sequentially"]
 
 Execute = Callable[[Sequence[UnitSpec], Path, Path], list[UnitResult]]
 
@@ -54,11 +55,32 @@ def run_sequentially(units: Sequence[UnitSpec], data_root: Path, results_dir: Pa
     return out
 
 
+@dataclass(frozen=True)
+class Execution:
+    """How a planned grid runs, beyond its plan: the baselines' device, batch size and strictness, whether finished
+    units start over (``force``) and which tasks finished units score again (``reevaluate``)."""
+
+    device: str | None = None
+    batch_size: int = 64
+    strict: bool = False
+    force: bool = False
+    reevaluate: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, opts: RunOptions) -> Execution:
+        return cls(opts.device, opts.batch_size, opts.strict, opts.force, opts.reevaluate)
+
+
 def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute: Execute | None = None,
                   plan: Plan | None = None) -> RunOutcome:
-    """Plan (unless given), evaluate the baselines, run every unit that is not finished yet through ``execute``
-    (finished ones are collected from the store); returns the table."""
-    plan = plan or plan_run(opts, Path(data_root))
+    """Plan (unless given) and run it (:func:`run_plan`)."""
+    return run_plan(plan or plan_run(opts, Path(data_root)), Execution.of(opts), data_root, results_dir, execute)
+
+
+def run_plan(plan: Plan, opts: Execution, data_root: Path, results_dir: Path,
+             execute: Execute | None = None) -> RunOutcome:
+    """Evaluate the baselines, run every unit of ``plan`` that is not finished yet through ``execute`` (finished
+    ones are collected from the store); returns the table."""
     if opts.reevaluate:
         check_reevaluate(opts.reevaluate, plan.units, opts.force)
     outcome = RunOutcome(skipped=list(plan.skipped))
@@ -123,7 +145,7 @@ def collect(outcome: RunOutcome, result: UnitResult) -> None:
         outcome.add(result.row, task, path)
 
 
-def _run_baseline(spec: BaselineSpec, opts: RunOptions, split: str, data_root: Path, results_dir: Path,
+def _run_baseline(spec: BaselineSpec, opts: Execution, split: str, data_root: Path, results_dir: Path,
                   outcome: RunOutcome) -> None:
     from usebench.run.evaluation import EvalOptions, evaluate_model
 

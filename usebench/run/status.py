@@ -197,26 +197,53 @@ def _read_list(path: Path) -> list[dict[str, Any]]:
         return []
 
 
+# A unit's log.jsonl grows by a line per logged step (100,000 steps: ~10 MB): status reads its last bytes only.
+TAIL_BYTES = 256 * 1024
+
+
+def _tail(log: Path, size: int | None = None) -> tuple[list[dict[str, Any]], bool]:
+    """The JSON lines of the last ``size`` bytes of ``log`` (a cut first line and a line being written are
+    skipped), and whether that was the whole file."""
+    size = TAIL_BYTES if size is None else size
+    try:
+        with log.open("rb") as f:
+            end = f.seek(0, 2)
+            start = max(0, end - size)
+            f.seek(start)
+            data = f.read(end - start)
+    except OSError:
+        return [], True
+    if start:
+        data = data[data.find(b"\n") + 1:] if b"\n" in data else b""
+    lines = []
+    for raw in data.decode("utf-8", errors="replace").splitlines():
+        try:
+            line = json.loads(raw)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(line, dict):
+            lines.append(line)
+    return lines, start == 0
+
+
 def _log_summary(log: Path) -> tuple[dict[str, Any], str]:
     """(the last progress line of ``log``: its last with a loss, else its last; the fast path's fallbacks in it,
-    "compile eager from step 37 (...)", or "")."""
-    try:
-        lines = [json.loads(ln) for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    except (OSError, json.JSONDecodeError):
-        return {}, ""
-    lines = [ln for ln in lines if isinstance(ln, dict)]
+    "compile eager from step 37 (...)", or ""). Of a log longer than its tail, the fallbacks before the tail come
+    from the stage's finished export (method.json records the step path's fallbacks)."""
+    lines, whole = _tail(log)
     progress = next((ln for ln in reversed(lines) if "loss" in ln), lines[-1] if lines else {})
-    fallbacks = [f"{ln.get('part')} eager from step {ln.get('step')} ({ln.get('error')})" for ln in lines
-                 if ln.get("event") == "fallback"]
-    return progress, "; ".join(fallbacks)
+    fallbacks = [(ln.get("part"), ln.get("step"), ln.get("error")) for ln in lines if ln.get("event") == "fallback"]
+    if not whole:
+        recorded = _read(log.parent / "checkpoint" / "method.json").get("step_path") or {}
+        earlier = [(f.get("part"), f.get("step"), f.get("error")) for f in recorded.get("fallbacks") or []
+                   if isinstance(f, dict)]
+        fallbacks = [f for f in earlier if f not in fallbacks] + fallbacks
+    return progress, "; ".join(f"{part} eager from step {step} ({error})" for part, step, error in fallbacks)
 
 
 def _last_line(log: Path) -> dict[str, Any]:
     """The last training line of a log.jsonl (a dev evaluation's line, which has no loss, follows its step's line)."""
-    try:
-        lines = [json.loads(ln) for ln in log.read_text(encoding="utf-8").splitlines() if ln.strip()]
-    except (OSError, json.JSONDecodeError):
-        return {}
+    lines, _ = _tail(log)
     return next((ln for ln in reversed(lines) if "loss" in ln), lines[-1] if lines else {})
 
 

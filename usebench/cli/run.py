@@ -4,6 +4,7 @@ command one :class:`GridArgs`) and the launch prelude (:func:`launch_prelude`: c
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path

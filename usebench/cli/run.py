@@ -4,8 +4,8 @@ command one :class:`GridArgs`) and the launch prelude (:func:`launch_prelude`: c
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any

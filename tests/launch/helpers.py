@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.run.console import attempts
-from usebench.run.plan import UnitSpec
+from usebench.plan.planner import UnitSpec
 from usebench.run.unit import UnitResult, run_unit
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

@@ -151,8 +151,8 @@ def test_local_model_paths_are_made_absolute(tmp_path, monkeypatch):
 
 
 def test_the_cost_estimate_measures_nothing_on_a_clusters_driver(grid_corpus, monkeypatch):
-    import usebench.run.plan as plan_module
-    from usebench.run import cost
+    import usebench.plan.planner as plan_module
+    from usebench.plan import cost
     from usebench.run.grid import RunOptions, plan_run
 
     monkeypatch.setattr(plan_module, "_require_model", lambda name: None)  # as with bert-base-uncased cached

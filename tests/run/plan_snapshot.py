@@ -36,7 +36,7 @@ def _plain(value: Any) -> Any:
 
 
 def plan_snapshot(rp: Any, dry_run_text: str, places: dict[str, str]) -> dict[str, Any]:
-    """The snapshot of a :class:`usebench.run.reproduce.ReproducePlan` and its dry run's output; ``places`` maps
+    """The snapshot of a :class:`usebench.reproduce.build.ReproducePlan` and its dry run's output; ``places`` maps
     machine paths to placeholders (longest first)."""
     snap = {"runs": _plain(rp.runs), "plans": _plain(rp.plans), "unit_tables": _plain(rp.unit_tables),
             "inputs": _plain(rp.inputs), "dry_run": dry_run_text.splitlines()}

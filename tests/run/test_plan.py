@@ -91,8 +91,8 @@ def test_a_backbone_that_cannot_be_loaded_fails_the_plan(corpus_file, monkeypatc
 
 
 def test_the_default_paper_preset_is_announced_with_its_cost(tiny_bert_dir, corpus_file, monkeypatch):
-    import usebench.run.plan as plan_module
-    from usebench.run.cost import paper_preset_note
+    import usebench.plan.planner as plan_module
+    from usebench.plan.cost import paper_preset_note
 
     monkeypatch.setattr(plan_module, "_require_model", lambda name: None)  # as with bert-base-uncased cached
     plan = plan_run(RunOptions(methods=("tsdae",), tasks="stsb", corpus=(corpus_file,)), ASSETS)

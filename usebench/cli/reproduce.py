@@ -11,7 +11,7 @@ import click
 from usebench.cli.launching import LAUNCH_KEYS, launch_options_decorator, print_failures
 from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES
 
-PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.run.recipes.PAPERS (checked by a test)
+PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.reproduce.recipes.PAPERS (checked by a test)
 
 
 @click.command("reproduce")
@@ -70,8 +70,8 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, model, max_steps, o
     from usebench.eval.encoder import check_positive, pick_device
     from usebench.launch import check_device, launch_options, make_launcher
     from usebench.paths import default_data_root, default_results_dir
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import Given, build_plan
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import Given, build_plan
 
     check_positive(batch_size, "--batch-size")
     recipe = load_checked_recipe(_recipe_argument(paper))
@@ -158,9 +158,9 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     merged plan as `bench run --dry-run` prints it, the inputs present and missing, and the cost (at the measured
     steps of ``step_times``, a doctor report, when given)."""
     from usebench.cli.run import print_plan
-    from usebench.run.reproduce import plan_cost
+    from usebench.reproduce.build import plan_cost
     from usebench.run.stages import stage_usage, usage_totals
-    from usebench.run.step_times import step_times_from
+    from usebench.plan.step_times import step_times_from
 
     times = step_times_from(step_times)
 
@@ -195,7 +195,7 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
         echo(f"shared by several tables (planned and trained once): {len(shared)} unit(s)")
     echo("cost: " + plan_cost(units, device, measure, step_times=times).text())
     if rp.recipe.cost is not None:  # a CPU-scale recipe's own measured units: the estimate that fits a CPU
-        from usebench.run.recipe_cost import profile_cost
+        from usebench.reproduce.recipe_cost import profile_cost
 
         baselines = [b for plan in rp.plans.values() for b in plan.baselines]
         echo("cost on this CPU (the recipe's measured units): "
@@ -236,7 +236,7 @@ def _run_all(rp, given, data_root: Path, results_dir: Path, execute, launcher: s
 
 def _report(rp, given, results_dir: Path, out: Path, formats: tuple[str, ...]) -> None:
     """Write the tables, print each table's rows made and not made, exit 1 unless every table is complete."""
-    from usebench.report.reproduce_status import table_outcomes, write_tables
+    from usebench.reproduce.status import table_outcomes, write_tables
 
     failed = write_tables(rp.tables, results_dir, out, formats)
     outcomes = table_outcomes(rp.tables, rp.recipe.paper, results_dir, out, given.methods, failed)

@@ -98,8 +98,8 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
 
         check_reevaluate(opts.reevaluate, plan.units, force)
     if preset is None:  # the default is the papers' full budget: say so, with its cost here (also in a dry run)
-        from usebench.run.cost import paper_preset_note
-        from usebench.run.step_times import step_times_from
+        from usebench.plan.cost import paper_preset_note
+        from usebench.plan.step_times import step_times_from
 
         note = paper_preset_note(plan, device, lopts.launcher, step_times_from(step_times))
         if note:
@@ -265,7 +265,7 @@ def print_run_table(outcome: RunOutcome) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from usebench.report.stats import aggregate
+    from usebench.scores.stats import aggregate
 
     console = Console()
     for what, reason in dict.fromkeys(outcome.skipped):  # once per task, not once per method that skipped it

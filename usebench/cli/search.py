@@ -33,7 +33,7 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
     dev evaluations); `bench report --table tsdae-app-a` puts the means beside Tables 5-7."""
     from usebench.paths import default_data_root, default_results_dir
     from usebench.registry import METHODS
-    from usebench.run import config_search as cs
+    from usebench.reproduce import config_search as cs
     from usebench.run.grid import RunOptions, run_benchmark
 
     from usebench import methods  # noqa: F401

@@ -7,7 +7,7 @@ its pre-training curves (Fig. 2, App. E) and the NLI+STS stages of its domain-ad
 - ``sbert-cosine``: CosineSimilarityLoss: MSE between ``cos(u, v)`` and the pair's label (paper §5.1, "MSE loss"
   on TwitterPara's graded pairs and on STSb).
 - ``sbert-nli`` and ``sbert-stsb``: the two stages of the SBERT-base-nli-stsb-v2 recipe the domain-adaptation
-  rows use (``--methods nli-sts`` is the chain ``sbert-nli>sbert-stsb``, see ``usebench/run/settings.py``):
+  rows use (``--methods nli-sts`` is the chain ``sbert-nli>sbert-stsb``, see ``usebench/plan/settings.py``):
   AllNLI entailment pairs with contradiction hard negatives under MNRL, then STSb train under cosine MSE.
 
 Labeled examples come from ``train_data`` (:mod:`usebench.methods.parts.labeled_data`); ``labeled_size`` (set by the run grid's

@@ -18,10 +18,10 @@ from usebench.report.pairing import PairingContext
 from usebench.report.reference import Comparison, RefEntry, entries, load_reference, same_model
 from usebench.report.sections import Section
 from usebench.report.skeleton import NOT_IN_PAPER
-from usebench.report.stats import SeedStats, aggregate, per_seed_average
-from usebench.report.tables import COLUMNS, Column, TableSpec
+from usebench.scores.stats import SeedStats, aggregate, per_seed_average
+from usebench.scores.tables import COLUMNS, Column, TableSpec
 from usebench.store import StoredResult
-from usebench.run.config_search import SEARCHED, app_a_setting
+from usebench.reproduce.config_search import SEARCHED, app_a_setting
 
 USEB = ("askubuntu", "cqadupstack", "twitterpara.avg", "scidocs.avg")
 
@@ -328,7 +328,7 @@ def table9_section(results: list[StoredResult], spec: TableSpec, ctx: PairingCon
     from usebench.report.build import build_table
     from usebench.report.reference import compare, our_settings, published
     from usebench.report.row_settings import run_settings
-    from usebench.report.rows import index_results
+    from usebench.scores.rows import index_results
     from usebench.report.skeleton import _row_configs, fits, slot_label
 
     index = index_results(results)

@@ -15,7 +15,7 @@ A stage's identity is (method, preset + config, training data, seed, the stage i
 Sharing is explicit: every unit's ``stages.json`` names the homes it uses, and ``--force`` resets only what the
 named units own (:func:`force_plan`): a home another unit of the store uses is kept, and the plan says so.
 A stage that starts from a local checkpoint directory has that checkpoint's content hash in its identity
-(``starts``, :func:`usebench.run.plan.external_starts`).
+(``starts``, :func:`usebench.plan.planner.external_starts`).
 
 A stage trains under its own lock, ``UnitLock(<home>/.stage)`` (:mod:`usebench.run.lock`, so every launcher
 shares the rule): two processes never train one stage, the second waits and then reuses the finished export;
@@ -120,7 +120,7 @@ class StageUse:
 
 def stage_usage(units: Sequence[Any], results_dir: Path,
                 reset: Sequence[str] = ()) -> list[list[StageUse]]:
-    """Per unit (:class:`usebench.run.plan.UnitSpec`), in plan order, what happens to each of its stages if
+    """Per unit (:class:`usebench.plan.planner.UnitSpec`), in plan order, what happens to each of its stages if
     the plan runs now (``reset``: homes ``--force`` starts over, so they train whatever they hold)."""
     first: dict[str, str] = {}  # home -> run id of the first unit that trains it
     wiped = set(reset)

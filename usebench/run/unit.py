@@ -34,7 +34,7 @@ from usebench.run.console import UNIT_LOG, unit_console
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
-from usebench.run.plan import StageSpec, UnitSpec
+from usebench.plan.planner import StageSpec, UnitSpec
 from usebench.run.result_hooks import result_saved
 from usebench.run.stages import STAGES_HOME, finished, stage_id, stage_lock
 from usebench.run.tracking import unit_tracking
@@ -331,7 +331,7 @@ def _training_note(out: Path, checkpoint_dir: str, state_dir: str) -> str:
 
 
 def _load_corpus(spec: UnitSpec, data_root: Path):
-    from usebench.run.corpus import load_corpus
+    from usebench.plan.corpus import load_corpus
 
     corpus = load_corpus(spec.task, spec.corpus_files, spec.corpus_size, data_root)
     expected = spec.stages[0].data if spec.stages[0].data["kind"] == "corpus" else next(
@@ -443,7 +443,7 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
 
 def stage_variant(spec: UnitSpec) -> str:
     """How the unit departs from its stages' presets, as report rows name it (planned:
-    :func:`usebench.run.plan.stage_variant`): "paper + max_steps=10", the preset alone when it is not the
+    :func:`usebench.plan.planner.stage_variant`): "paper + max_steps=10", the preset alone when it is not the
     method's default, "" for none. Values the planner derives (a dev task "target", an inherited pooling, the
     backbone) are no part of it, so one experiment on four tasks stays one row."""
     return spec.variant

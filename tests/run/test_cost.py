@@ -121,7 +121,7 @@ def test_a_larger_step_scales_and_an_unmeasured_trainer_falls_back_to_the_flop_m
 
 
 def test_the_cost_line_says_what_it_measured_or_assumed(tmp_path, monkeypatch):
-    from usebench.reproduce.build import Cost
+    from usebench.plan.cost import Cost
     from usebench.plan.cost import measured_cost
     from usebench.plan.step_times import load_step_times
 

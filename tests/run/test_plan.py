@@ -11,7 +11,9 @@ from click.testing import CliRunner
 
 from usebench.cli.main import main
 from usebench.errors import BenchError, ConfigError
-from usebench.run.grid import RunOptions, plan_run, run_benchmark
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
+from usebench.run.grid import run_benchmark
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError
 from usebench.run.status import unit_state
 from tests.methods.helpers import one_thread, toy_corpus

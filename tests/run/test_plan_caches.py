@@ -13,7 +13,8 @@ from tests.run.reproduce_root import build_reproduce_root
 from usebench.data import digests
 from usebench.errors import BenchError
 from usebench.methods.supervised import SupervisedMethod, _plainly_clean
-from usebench.plan.planner import RunOptions, plan_run
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
 
 NLI_HEADER = "split\tdataset\tfilename\tsentence1\tsentence2\tlabel"
 SMALL = ("batch_size=4", "max_length=16")

@@ -11,7 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from usebench.cli.main import main
-from usebench.run.grid import RunOptions, plan_run
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
 from usebench.run.stages import STAGES_HOME
 from tests.methods.helpers import one_thread
 

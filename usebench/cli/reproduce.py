@@ -158,7 +158,7 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     merged plan as `bench run --dry-run` prints it, the inputs present and missing, and the cost (at the measured
     steps of ``step_times``, a doctor report, when given)."""
     from usebench.cli.run import print_plan
-    from usebench.reproduce.build import plan_cost
+    from usebench.plan.cost import plan_cost
     from usebench.run.stages import stage_usage, usage_totals
     from usebench.plan.step_times import step_times_from
 
@@ -218,7 +218,8 @@ def _print_inputs(rp) -> None:
 def _run_all(rp, given, data_root: Path, results_dir: Path, execute, launcher: str) -> None:
     """Every split's merged plan through `bench run`'s engine; a failed unit is listed and the tables are still
     written from what finished."""
-    from usebench.run.grid import RunOptions, run_benchmark
+    from usebench.plan.specs import RunOptions
+    from usebench.run.grid import run_benchmark
     from usebench.run.manifest import write_manifest
 
     failed = []

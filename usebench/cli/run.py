@@ -73,7 +73,9 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, model, corpus, corpus
     from usebench.eval.encoder import check_positive, pick_device
     from usebench.launch import check_device, launch_options, make_launcher
     from usebench.paths import default_data_root, default_results_dir
-    from usebench.run.grid import RunOptions, plan_run, run_benchmark
+    from usebench.plan.specs import RunOptions
+    from usebench.plan.planner import plan_run
+    from usebench.run.grid import run_benchmark
     from usebench.run.manifest import write_manifest
 
     check_positive(batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards

@@ -34,7 +34,8 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
     from usebench.paths import default_data_root, default_results_dir
     from usebench.registry import METHODS
     from usebench.reproduce import config_search as cs
-    from usebench.run.grid import RunOptions, run_benchmark
+    from usebench.plan.specs import RunOptions
+    from usebench.run.grid import run_benchmark
 
     from usebench import methods  # noqa: F401
 

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from usebench.launch.common import LaunchError, UnitFn
 from usebench.launch.options import LAUNCHERS, LaunchOptions, check_device, launch_options
-from usebench.plan.planner import UnitSpec
+from usebench.plan.specs import UnitSpec
 from usebench.run.unit import UnitResult, run_unit
 
 __all__ = ["LAUNCHERS", "LaunchError", "LaunchOptions", "check_device", "launch_options", "make_launcher"]

@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from usebench.plan.planner import Plan
+from usebench.plan.specs import Plan
 from usebench.plan.step_times import StepTimes, run_path, stage_precision
 
 # Parameter counts of the backbones presets name (transformer body; the estimate needs only the order).

@@ -15,7 +15,8 @@ from typing import Any
 
 from usebench.report.build import Built, Cell, Row, release_mark
 from usebench.report.pairing import PairingContext
-from usebench.report.reference import Comparison, RefEntry, entries, load_reference, same_model
+from usebench.report.reference import Comparison, RefEntry, entries, load_reference
+from usebench.report.row_settings import same_model
 from usebench.report.sections import Section
 from usebench.report.skeleton import NOT_IN_PAPER
 from usebench.scores.stats import SeedStats, aggregate, per_seed_average

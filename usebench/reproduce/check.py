@@ -90,7 +90,8 @@ def run_eval_unit(unit: EvalUnit, data_root: Path, results_dir: Path) -> None:
 
 def run_train_unit(unit: TrainUnit, data_root: Path, results_dir: Path) -> None:
     """The `bench run` engine on a fixed subsample of the unit's corpus file, evaluated on the unit's tasks."""
-    from usebench.run.grid import RunOptions, run_benchmark
+    from usebench.plan.specs import RunOptions
+    from usebench.run.grid import run_benchmark
 
     corpus = tuple(Path(data_root) / f for f in unit.corpus_files)
     for path, rel in zip(corpus, unit.corpus_files):

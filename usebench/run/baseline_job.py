@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from usebench.store import result_path
-from usebench.plan.planner import BaselineSpec, RunOptions
+from usebench.plan.specs import BaselineSpec, RunOptions
 from usebench.run.unit import UnitResult
 
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from usebench.store import StoredResult, result_path
 from usebench.run.baseline_job import baseline_job
-from usebench.plan.planner import BaselineSpec, Plan, RunOptions, UnitSpec, method_overrides, plan_run
+from usebench.plan.specs import BaselineSpec, Plan, RunOptions, UnitSpec
+from usebench.plan.planner import method_overrides, plan_run
 from usebench.run.reevaluate import check_reevaluate, reevaluate_reset
 from usebench.run.progress import GridProgress
 from usebench.run.stages import force_reset, stage_usage, usage_totals

@@ -36,7 +36,8 @@ from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
 from usebench.plan.specs import StageSpec, UnitSpec
 from usebench.run.result_hooks import result_saved
-from usebench.run.stages import STAGES_HOME, finished, stage_id, stage_lock
+from usebench.plan.stage_ids import STAGES_HOME, stage_id
+from usebench.run.stages import finished, stage_lock
 from usebench.run.tracking import unit_tracking
 from usebench.run.unit_files import FAILED_FILE, STAGES_FILE, USAGE_FILE
 

@@ -22,7 +22,7 @@ from usebench.errors import BenchError, ConfigError, MissingDataError
 from usebench.store import run_id
 from usebench.plan.corpus import corpus_note, load_corpus
 from usebench.plan.requirements import check_requirements
-from usebench.plan.chains import backbone_pooling, drop_unfit, published_start, start_label, supervised_pooling
+from usebench.plan.chains import backbone_pooling, drop_unfit, published_start, start_label
 from usebench.plan.settings import (
     chain_label,
     chain_shape,
@@ -35,11 +35,10 @@ from usebench.plan.settings import (
 from usebench.plan.stage_data import checked_data
 from usebench.plan.variants import TARGET, stage_variant, target_corpus, target_dev, unit_variant
 from usebench.plan.specs import BaselineSpec, Plan, RunOptions, StageSpec, UnitSpec
-from usebench.run.stages import shared_home, stage_id, stage_identity
+from usebench.plan.stage_ids import shared_home, stage_id, stage_identity
 from usebench.train.config import config_to_dict, parse_overrides
 from usebench.train.plugin import TrainingData
 
-__all__ = ["BaselineSpec", "Plan", "RunOptions", "StageSpec", "UnitSpec", "plan_run"]  # specs re-exported
 UNTRAINED = ("base", "bm25")
 
 
@@ -303,6 +302,8 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
         if note and note not in notes:
             notes.append(note)
     if method.data_kind == "labeled" and "pooling" not in values:  # keeps the pooling of where it starts
+        from usebench.methods.supervised import supervised_pooling
+
         pooling = supervised_pooling(name, previous.pooling if previous else backbone_pooling(cfg.model),
                                      cfg.pooling, notes)
         if pooling != cfg.pooling:

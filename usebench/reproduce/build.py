@@ -16,7 +16,6 @@ from typing import Any
 
 from usebench.data.memo import planning
 from usebench.errors import BenchError, ConfigError
-from usebench.plan.cost import Cost, plan_cost  # noqa: F401  (the plan's cost: `bench reproduce --dry-run`)
 from usebench.reproduce.merged_runs import RecipeRun, merge_refusal, merged_runs
 from usebench.reproduce.recipes import PLACEHOLDER, EvalEntry, Input, Recipe, RunEntry, TableEntry
 from usebench.plan.specs import BaselineSpec, Plan, RunOptions
@@ -374,5 +373,4 @@ def _add_unit(merged: Plan, unit: Any) -> None:
     merged.units.append(unit)
 
 
-__all__ = ["Cost", "Given", "InputState", "PlannedRun", "ReproducePlan", "build_plan", "plan_cost", "resolve_inputs",
-           "run_options"]
+__all__ = ["Given", "InputState", "PlannedRun", "ReproducePlan", "build_plan", "resolve_inputs", "run_options"]

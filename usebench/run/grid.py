@@ -18,13 +18,13 @@ from pathlib import Path
 from usebench.store import StoredResult, result_path
 from usebench.run.baseline_job import baseline_job
 from usebench.plan.specs import BaselineSpec, Plan, RunOptions, UnitSpec
-from usebench.plan.planner import method_overrides, plan_run
+from usebench.plan.planner import plan_run
 from usebench.run.reevaluate import check_reevaluate, reevaluate_reset
 from usebench.run.progress import GridProgress
 from usebench.run.stages import force_reset, stage_usage, usage_totals
 from usebench.run.unit import DataHashes, UnitResult, run_unit, say, unit_gaps
 
-__all__ = ["RunOptions", "RunOutcome", "method_overrides", "plan_run", "run_benchmark", "run_sequentially"]
+__all__ = ["RunOutcome", "run_benchmark", "run_sequentially"]
 
 Execute = Callable[[Sequence[UnitSpec], Path, Path], list[UnitResult]]
 

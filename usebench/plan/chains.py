@@ -8,7 +8,8 @@ stage trains and exports with, and where an NLI+STSb→target chain starts from.
 - **Pooling across stages.** A supervised stage keeps the pooling of the checkpoint it starts from, as
   sentence-transformers fine-tunes a saved model with the modules it was saved with (a plain backbone: its
   default, mean); an unsupervised stage uses its own method's pooling, as its reference script builds the
-  model. ``--set <method>.pooling=...`` overrides either.
+  model. ``--set <method>.pooling=...`` overrides either. The rule is
+  :func:`usebench.methods.supervised.supervised_pooling`, which the report's pairing reads too.
 - **A published NLI+STSb model.** ``--nli-sts-model`` replaces the two NLI+STSb stages of a chain that starts
   with them (``nli-sts>tsdae``) by that checkpoint: the chain trains only its target-domain stages.
 """
@@ -19,10 +20,6 @@ from collections.abc import Callable
 from usebench.errors import BenchError
 from usebench.plan.settings import NLI_STS_STAGES, chain_label
 
-# Poolings a supervised stage can train and export without a head or prompt of its own.
-STATELESS_POOLINGS = ("cls", "mean", "max", "last2avg", "first_last_avg")
-# The stateless part of a pooling that carries trained modules (SimCSE's MLP on CLS).
-STATELESS_PART = {"cls_mlp": "cls"}
 BERTFLOW_NOTE = ("{m}: left out of {settings}: its stage trains a flow over a frozen encoder, which a later stage "
                  "would load without the flow (the paper reports it unsupervised and NLI+STSb→target only, §5.5)")
 
@@ -42,20 +39,6 @@ def drop_unfit(chains: list[tuple[tuple[str, ...], str]], continuable: Callable[
         if note not in notes:
             notes.append(note)
     return kept
-
-
-def supervised_pooling(method: str, start_pooling: str | None, default: str, notes: list[str]) -> str:
-    """The pooling of a supervised stage starting from a checkpoint with ``start_pooling`` (None: a plain
-    backbone, whose sentence-transformers default is ``default``, mean)."""
-    if start_pooling is None or start_pooling in STATELESS_POOLINGS:
-        return start_pooling or default
-    pooling = STATELESS_PART.get(start_pooling, default)
-    note = (f"{method} after a checkpoint with {start_pooling} pooling trains and exports {pooling}: "
-            f"{start_pooling} needs a head or prompt the supervised stage does not train "
-            f"(--set {method}.pooling=... chooses another)")
-    if note not in notes:
-        notes.append(note)
-    return pooling
 
 
 def backbone_pooling(model: str) -> str | None:

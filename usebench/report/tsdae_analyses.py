@@ -22,7 +22,7 @@ from usebench.report.skeleton import NOT_IN_PAPER
 from usebench.scores.stats import SeedStats, aggregate, per_seed_average
 from usebench.scores.tables import COLUMNS, Column, TableSpec
 from usebench.store import StoredResult
-from usebench.reproduce.config_search import SEARCHED, app_a_setting
+from usebench.report.app_a import SEARCHED, app_a_setting
 
 USEB = ("askubuntu", "cqadupstack", "twitterpara.avg", "scidocs.avg")
 
@@ -386,4 +386,4 @@ SECTION_SLOTS: dict[str, tuple[str, ...]] = {
     "thesis-eproduct": ("thesis-table5.4", "thesis-table5.5", "thesis-table5.8", "thesis-table5.14",
                         "thesis-table5.15", "thesis-table5.16"),
 }
-__all__ = ["SECTION_BUILDERS", "SECTION_SLOTS", "SEARCHED", "app_a_section", "table4_section", "final_loss"]
+__all__ = ["SECTION_BUILDERS", "SECTION_SLOTS", "app_a_section", "table4_section", "final_loss"]

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from usebench.errors import BenchError, ConfigError
+from usebench.report.app_a import METHOD, SEARCHED, app_a_setting
 
 Choose = Literal["paper", "greedy"]
-METHOD, TASK, SPLIT, CORPUS, PRESET = "tsdae", "stsb", "dev", "allnli", "app-a"
+CORPUS, PRESET = "allnli", "app-a"  # the search trains on the NLI sentences with the app-a preset
 
 
 @dataclass(frozen=True)
@@ -58,24 +59,9 @@ def overrides(setting: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(f"{METHOD}.{k}={fmt(v)}" for k, v in setting.items())
 
 
-SEARCHED = ("noise", "noise_ratio", "pooling", "tie_encoder_decoder")
-
-
 def setting_key(setting: Mapping[str, Any], model: str, max_steps: Any, corpus: str) -> tuple:
     """What makes two App. A results repeats of one setting: backbone, budget, corpus and the searched keys."""
     return (model, max_steps, corpus, *(setting[k] for k in SEARCHED))
-
-
-def app_a_setting(record: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The App. A setting of a stored result (the searched keys, model, budget, dev protocol, training corpus),
-    or None when the result is not a single TSDAE stage selected on and scored on STSb dev."""
-    config = record.get("config") or {}
-    cfg, corpus = config.get("config") or {}, config.get("corpus") or {}
-    if (config.get("method") != METHOD or record["task"]["name"] != TASK or record["task"].get("split") != SPLIT
-            or cfg.get("dev_task") != TASK or any(k not in cfg for k in SEARCHED)):
-        return None
-    return {**{k: cfg[k] for k in SEARCHED}, "model": cfg.get("model"), "max_steps": cfg.get("max_steps"),
-            "dev_task": cfg.get("dev_task"), "dev_every": cfg.get("dev_every"), "corpus": corpus.get("label")}
 
 
 def stored_scores(results_dir: Path) -> dict[tuple, list[float]]:

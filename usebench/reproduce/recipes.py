@@ -330,6 +330,7 @@ def _corpus(value: dict[str, Any], where: str) -> str | tuple[str, ...] | None:
 
 def _search_runs(value: Any, where: str, inputs: dict[str, Input]) -> list[list[RunEntry]]:
     """The TSDAE App. A search (``bench config-search`` with the paper's winners) as its `bench run` runs."""
+    from usebench.report import app_a
     from usebench.reproduce import config_search as cs
 
     if value is None:
@@ -344,7 +345,7 @@ def _search_runs(value: Any, where: str, inputs: dict[str, Input]) -> list[list[
 
     def collect(step: Any, settings: list[dict[str, Any]]) -> None:
         for setting in settings:
-            runs.append(RunEntry(methods=(cs.METHOD,), tasks=cs.TASK, split=cs.SPLIT, seeds=_seeds(value, where),
+            runs.append(RunEntry(methods=(app_a.METHOD,), tasks=app_a.TASK, split=app_a.SPLIT, seeds=_seeds(value, where),
                                  corpus=_str(value, "corpus", where) or cs.CORPUS, preset=_str(value, "preset", where)
                                  or cs.PRESET, overrides=(*extra, *cs.overrides(setting))))
 

@@ -158,26 +158,20 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     merged plan as `bench run --dry-run` prints it, the inputs present and missing, and the cost (at the measured
     steps of ``step_times``, a doctor report, when given)."""
     from usebench.cli.run import print_plan
-    from usebench.plan.cost import plan_cost
-    from usebench.run.stages import stage_usage, usage_totals
-    from usebench.plan.step_times import step_times_from
+    from usebench.reproduce.walk import plan_view
 
-    times = step_times_from(step_times)
-
+    view = plan_view(rp, results_dir, device, measure, step_times)
     echo = click.echo
     echo(f"bench reproduce {rp.recipe.paper}: {len(rp.tables)} table(s) from {rp.recipe.path}")
-    for table in rp.tables:
-        runs = [r for r in rp.runs if r.table == table.id]
-        ids = {i for r in runs for i in r.run_ids}
-        units = [u for u in rp.units if u.run_id in ids]
-        c = plan_cost(units, device, measure=False, step_times=times)
+    for tv in view.tables:
+        table, c = tv.table, tv.cost
         measured = f"; {c.measured_hours:,.1f} at the measured steps" if c.measured is not None else ""
         echo(f"\n{table.id}: {table.title}\n  writes: {', '.join(table.writes)}"
              + (f" (beside {table.reference})" if table.reference else "")
-             + f"\n  {len(ids)} unit(s) from {sum(bool(r.opts) for r in runs)} run(s): {c.stages:,} distinct "
+             + f"\n  {len(tv.unit_ids)} unit(s) from {sum(bool(r.opts) for r in tv.runs)} run(s): {c.stages:,} distinct "
              f"stage(s), {c.steps:,} optimizer steps (about {c.gpu_floor_hours:,.1f} GPU-hours at the floor below"
              f"{measured})")
-        for r in runs:
+        for r in tv.runs:
             state = (f"left out: {r.excluded}" if r.excluded else f"BLOCKED: {r.blocked}" if r.blocked
                      else f"CANNOT PLAN: {r.error}" if r.error
                      else f"{len(r.run_ids)} unit(s)" if r.baseline is None else "eval")
@@ -187,50 +181,25 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     for split, plan in rp.plans.items():
         echo(f"\nsplit {split}:")
         print_plan(plan, results_dir)
-    units = rp.units
-    usage = stage_usage(units, results_dir)
-    echo(f"\nall tables: {len(units)} distinct unit(s); stages: {usage_totals(usage)}")
-    shared = {i: t for i, t in rp.unit_tables.items() if len(t) > 1}
-    if shared:
-        echo(f"shared by several tables (planned and trained once): {len(shared)} unit(s)")
-    echo("cost: " + plan_cost(units, device, measure, step_times=times).text())
-    if rp.recipe.cost is not None:  # a CPU-scale recipe's own measured units: the estimate that fits a CPU
-        from usebench.reproduce.recipe_cost import profile_cost
-
-        baselines = [b for plan in rp.plans.values() for b in plan.baselines]
-        echo("cost on this CPU (the recipe's measured units): "
-             + profile_cost(rp.recipe.cost, units, baselines, measure=measure).text())
-    _print_inputs(rp)
+    echo(f"\nall tables: {view.units} distinct unit(s); stages: {view.usage}")
+    if view.shared:
+        echo(f"shared by several tables (planned and trained once): {view.shared} unit(s)")
+    echo("cost: " + view.cost.text())
+    if view.cpu_cost is not None:  # a CPU-scale recipe's own measured units: the estimate that fits a CPU
+        echo("cost on this CPU (the recipe's measured units): " + view.cpu_cost)
+    for line in view.inputs:
+        echo(line)
     for what, why in rp.recipe.elsewhere:
         echo(f"not by bench reproduce: {what}: {why}")
-
-
-def _print_inputs(rp) -> None:
-    needed = {n for t in rp.tables for e in (*t.runs, *t.evals) for n in e.needs}
-    for name, state in rp.inputs.items():
-        if name in needed:
-            click.echo(f"input {name}: " + (f"present ({state.value})" if state.present else f"MISSING: {state.why}"))
-    skipped = {why for p in rp.plans.values() for _, why in p.skipped}
-    for why in sorted(skipped):
-        click.echo(f"data missing: {why}")
 
 
 def _run_all(rp, given, data_root: Path, results_dir: Path, execute, launcher: str) -> None:
     """Every split's merged plan through `bench run`'s engine; a failed unit is listed and the tables are still
     written from what finished."""
-    from usebench.plan.specs import RunOptions
-    from usebench.run.grid import run_benchmark
-    from usebench.run.manifest import write_manifest
+    from usebench.reproduce.walk import run_plans
 
-    failed = []
-    for plan in rp.plans.values():  # every split's units in `bench status` before the first one starts
-        if plan.units:
-            write_manifest(plan, results_dir, launcher, recipe=rp.recipe.paper, unit_tables=rp.unit_tables)
-    for plan in rp.plans.values():
-        opts = RunOptions(methods=(), tasks="", device=given.device, batch_size=given.batch_size, force=given.force,
-                          strict=given.strict, split=plan.split)
-        outcome = run_benchmark(opts, data_root, results_dir, execute=execute, plan=plan)
-        failed += [u for u in outcome.units if u.state in ("failed", "locked")]
+    failed = run_plans(rp, given.device, given.batch_size, given.force, given.strict, data_root, results_dir,
+                       execute, launcher)
     if failed:
         print_failures(failed, results_dir)
 

@@ -66,6 +66,7 @@ def plan_digests(paper: str, root: Path, results: Path) -> dict:
     from click.testing import CliRunner
 
     import usebench.reproduce.build as reproduce
+    from usebench.plan.cost import plan_cost
     from usebench.cli.main import main
 
     captured = {}
@@ -87,7 +88,7 @@ def plan_digests(paper: str, root: Path, results: Path) -> dict:
     text = "\n".join(line for line in result.output.splitlines() if not COST_LINE.match(line))
     rp = captured["rp"]
     snap = plan_snapshot(rp, text, {str(root): "<ROOT>", str(results): "<RESULTS>", str(REPO): "<REPO>"})
-    cost = reproduce.plan_cost(rp.units, None, measure=False)
+    cost = plan_cost(rp.units, None, measure=False)
     out = {"units": {}, "cost": snapshot_digest({"stages": cost.stages, "steps": cost.steps, "flops": cost.flops})}
     for split, plan in snap["plans"].items():
         for unit in plan.pop("units"):

@@ -1,7 +1,7 @@
 """External requirements of a planned run, checked before anything trains, each with the command that installs it.
 
 A grid that trains for hours and then fails one unit because WordNet or a Java runtime is missing wastes the
-night. :func:`check_requirements` looks at every unit and baseline of a :class:`~usebench.plan.planner.Plan` and
+night. :func:`check_requirements` looks at every unit and baseline of a :class:`~usebench.plan.specs.Plan` and
 lists, in one error, everything that is missing:
 
 - WordNet 3.0 database files: PaSeR's synonym replacement (``synonym_ratio > 0``);

@@ -4,7 +4,7 @@ collect what `bench run` tabulates.
 A run unit is (chain of methods, target task, seed); see :mod:`usebench.plan.planner` for how units are built
 and validated up front and :mod:`usebench.run.unit` for what one unit does and writes. Units are handed to an
 ``execute`` function: in this process one after the other by default (the `local` launcher); the launchers in
-:mod:`usebench.launch` hand the same :class:`~usebench.plan.planner.UnitSpec` objects to Ray or SLURM. With
+:mod:`usebench.launch` hand the same :class:`~usebench.plan.specs.UnitSpec` objects to Ray or SLURM. With
 ``--corpus`` every task shares that corpus, so each method/seed trains once and is evaluated on all tasks.
 """
 from __future__ import annotations

@@ -102,7 +102,7 @@ class StageUse:
 
 def stage_usage(units: Sequence[Any], results_dir: Path,
                 reset: Sequence[str] = ()) -> list[list[StageUse]]:
-    """Per unit (:class:`usebench.plan.planner.UnitSpec`), in plan order, what happens to each of its stages if
+    """Per unit (:class:`usebench.plan.specs.UnitSpec`), in plan order, what happens to each of its stages if
     the plan runs now (``reset``: homes ``--force`` starts over, so they train whatever they hold)."""
     first: dict[str, str] = {}  # home -> run id of the first unit that trains it
     wiped = set(reset)

@@ -1,8 +1,8 @@
 """Training step cost of every trainer: ours on the old and the new step path against sentence-transformers' step
 for the same loss, a lean loop around the same module, and the step's GEMM floor (issue 36).
 
-The methodology is ``bench doctor``'s (``usebench/run/doctor/steptime.py``; the columns are built by
-``usebench/run/doctor/training.py``), at this script's backbone, batch and length:
+The methodology is ``bench doctor``'s (``usebench/doctor/steptime.py``; the columns are built by
+``usebench/doctor/training.py``), at this script's backbone, batch and length:
 
 - real ``--batch-size`` x ``--max-length`` batches: every sentence has more words than tokens fit, so every row is
   full (TSDAE's noisy encoder input excepted: the deletion shortens it, as in training);
@@ -12,7 +12,7 @@ The methodology is ``bench doctor``'s (``usebench/run/doctor/steptime.py``; the 
 - **ours** through ``usebench.train.loop.train`` on ``fast_path="off"`` (old) and ``"on"`` (new), collate, loss
   read-back and export off the clock; **ST**: sentence-transformers' loss (transformers' ``BertForMaskedLM`` for
   MLM) in the loop the HF Trainer runs (fused AdamW, clip 1.0, autocast); **lean**: the plugin's own module with
-  fused AdamW, autocast, nothing else; **floor**: the step's matrix products (``usebench/run/flops.py``, counted
+  fused AdamW, autocast, nothing else; **floor**: the step's matrix products (``usebench/doctor/flops.py``, counted
   from the same batches) each timed as a torch GEMM of that shape here: no step can be faster.
 
 Each precision in ``--amp`` (fp32, tf32, bf16, fp16) is its own row; every column warms itself up, so no
@@ -36,9 +36,9 @@ from typing import Any
 
 import torch
 
-from usebench.run.doctor.training import COLUMNS, row_brief
-from usebench.run.flops import GemmTimer
-from usebench.run.hardware import datasheet_peak
+from usebench.doctor.training import COLUMNS, row_brief
+from usebench.doctor.flops import GemmTimer
+from usebench.doctor.hardware import datasheet_peak
 
 ALL = ("tsdae", "simcse", "ct", "ct-ibn", "consert", "bertflow", "mlm", "denosent", "paser", "sbert-mnrl",
        "sbert-nli", "sbert-cosine", "sbert-stsb",
@@ -49,8 +49,8 @@ DTYPES = {"fp32": torch.float32, "tf32": torch.float32, "bf16": torch.bfloat16, 
 def random_bert_base() -> str:
     """A randomly initialised BERT-base-size model (``BertConfig()`` defaults) with the packaged uncased
     tokenizer, saved to a temporary folder (no download): the doctor's model."""
-    from usebench.run.doctor.common import FULL
-    from usebench.run.doctor.trainers import random_bert
+    from usebench.doctor.common import FULL
+    from usebench.doctor.trainers import random_bert
 
     return random_bert(FULL, Path(tempfile.mkdtemp(prefix="bert-base-random-")))
 
@@ -67,8 +67,8 @@ def header(args: argparse.Namespace, model: str, seconds: float) -> str:
 
 def floor_ms(setup: Any, amp: str, device: str, timers: dict[str, GemmTimer]) -> float | None:
     """The mean GEMM floor (ms) of the timed batches at ``amp``, None without a FLOP model."""
-    from usebench.run.doctor.steptime import matmul_precision
-    from usebench.run.flops import step_gemms
+    from usebench.doctor.steptime import matmul_precision
+    from usebench.doctor.flops import step_gemms
 
     timer = timers.setdefault(amp, GemmTimer(device, DTYPES[amp]))
     seconds = []
@@ -92,7 +92,7 @@ def _spread(xs: list[float]) -> float:
 
 def peak_flops(args: argparse.Namespace, amp: str) -> float | None:
     """The device's dense datasheet peak in FLOP/s at ``amp`` (None on a CPU or an unknown GPU):
-    :func:`usebench.run.hardware.datasheet_peak`, which tells SXM, PCIe and NVL parts apart."""
+    :func:`usebench.doctor.hardware.datasheet_peak`, which tells SXM, PCIe and NVL parts apart."""
     if args.peak_tflops:
         return args.peak_tflops * 1e12
     if not args.device.startswith("cuda"):
@@ -190,7 +190,7 @@ def measure(args: argparse.Namespace, model: str) -> dict[tuple[str, str], list[
     """Every (method, amp) row, ``--repeats`` times, alternating: the columns of a row run back to back."""
     from usebench import methods  # noqa: F401  (enrols the plugins)
     from usebench.registry import METHODS
-    from usebench.run.doctor.training import StepBench, trainer_setup, training_row
+    from usebench.doctor.training import StepBench, trainer_setup, training_row
 
     bench = StepBench(args.device, model, args.batch_size, args.max_length, args.steps, args.warmup,
                       tuple(args.paths))
@@ -230,7 +230,7 @@ def main() -> None:
     head = header(args, model, time.perf_counter() - t0)
     print(table(groups, args, head))
     print("\nms = the median of per-step times (a device sync at each step boundary) after a warm-up over every "
-          "batch shape, collate off the clock (usebench/run/doctor/steptime.py); old/new = ours with "
+          "batch shape, collate off the clock (usebench/doctor/steptime.py); old/new = ours with "
           "fast_path=off/on; ST = sentence-transformers' step for the same loss (transformers' for MLM) with the HF "
           "Trainer's fused AdamW; lean = the same module in a minimal loop with fused AdamW; ratios < 1: ours is "
           "faster; floor = the step's GEMMs at this device's measured rate at those shapes; spread = (max - min) / "

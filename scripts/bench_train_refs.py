@@ -1,9 +1,9 @@
 """Reference implementations of one training step, for ``bench_train.py``: moved into the package as
-:mod:`usebench.run.doctor.references` (``bench doctor`` times them too); this module re-exports it for scripts
+:mod:`usebench.doctor.references` (``bench doctor`` times them too); this module re-exports it for scripts
 and tests that import ``bench_train_refs``."""
 from __future__ import annotations
 
-from usebench.run.doctor.references import (  # noqa: F401
+from usebench.doctor.references import (  # noqa: F401
     REFERENCES,
     HFMaskedLM,
     RefLoop,

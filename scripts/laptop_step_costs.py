@@ -29,7 +29,7 @@ def measure(name: str, preset: str, steps: int, warmup: int, data_root: Path, ov
     """Train ``steps`` steps of ``name`` and return its CPU and wall seconds per counted step."""
     from usebench import methods  # noqa: F401  (enrols the plugins)
     from usebench.registry import METHODS as REGISTRY
-    from usebench.run.corpus import load_corpus
+    from usebench.plan.corpus import load_corpus
     from usebench.train.loop import train
 
     method = REGISTRY.get(name)

@@ -60,7 +60,7 @@ def training(root: Path) -> dict[str, dict[str, Any]]:
     from usebench import tasks  # noqa: F401
     from usebench.errors import BenchError
     from usebench.registry import TASKS
-    from usebench.run.corpus import load_corpus
+    from usebench.plan.corpus import load_corpus
 
     out = {}
     for name in TASKS.names():

@@ -54,11 +54,11 @@ def _csv(value) -> list[str]:
 
 def run_stage_names(cmd: click.Command, params: dict) -> set[str]:
     """Every stage `bench run` would train for these options: the chains given, expanded by --setting or
-    --labeled-sizes per target task as the plan expands them (usebench/run/plan.py)."""
+    --labeled-sizes per target task as the plan expands them (usebench/plan/planner.py)."""
     from types import SimpleNamespace
 
     from usebench import tasks
-    from usebench.run.plan import parse_methods, unit_chains
+    from usebench.plan.planner import parse_methods, unit_chains
 
     chains = parse_methods(_csv(_value(cmd, params, "--methods")))[0]
     opts = SimpleNamespace(setting=_value(cmd, params, "--setting"),
@@ -76,9 +76,9 @@ def check_names(shown: Shown) -> list[str]:
     from usebench.errors import BenchError
     from usebench.registry import METHODS
     from usebench.report.catalog import TABLE_GROUPS
-    from usebench.report.tables import TABLES
-    from usebench.run.plan import check_set_prefixes, method_overrides
-    from usebench.run.settings import SETTINGS
+    from usebench.scores.tables import TABLES
+    from usebench.plan.planner import check_set_prefixes, method_overrides
+    from usebench.plan.settings import SETTINGS
 
     params, (_, cmd, _) = parse_concrete(shown), resolve(shown.tokens)
     problems = []

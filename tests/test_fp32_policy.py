@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from usebench.eval import retrieval
-from usebench.run.doctor import probes, steptime
+from usebench.doctor import probes, steptime
 from usebench.train import fast_path
 from usebench.fp32_policy import SITES, fp32_matmul_policy, new_api, saved_policy, tf32_matmuls_on
 

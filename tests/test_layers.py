@@ -11,18 +11,22 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("usebench",)  # the one import root the distribution installs
 
 # Top to bottom. A module may import from its own layer and from any layer below it. The root package itself
-# (usebench/__init__.py, the API's lazy front door) is matched exactly, never as a prefix.
+# (usebench/__init__.py, the API's lazy front door) is matched exactly, never as a prefix. Each entry is a room
+# (a folder, or a ground module); a sub-folder listed on its own is a room of its own (usebench.methods.parts).
 LAYERS: tuple[tuple[str, ...], ...] = (
-    # the Python API (evaluate and its arguments, identities and store merge, the useb kit's run/run_on and
-    # evaluators, results as pandas, the task list; USEB's protocol in sentence-transformers' trainer and MTEB)
-    ("usebench", "usebench.__main__", "usebench.api", "usebench.useb", "usebench.encoders", "usebench.results",
-     "usebench.frames", "usebench.arguments", "usebench.identity", "usebench.merge", "usebench.tasklist",
-     "usebench.st", "usebench.mteb"),
+    # the face (usebench.evaluate & co., imported on first use), the Python API in one package, and the bridges:
+    # USEB's protocol in sentence-transformers' trainer, the useb kit's signatures, MTEB tasks
+    ("usebench", "usebench.__main__", "usebench.api", "usebench.st", "usebench.useb", "usebench.mteb"),
     ("usebench.cli",),  # the `bench` commands: parse, call, print
-    ("usebench.report",),  # tables, statistics, plots from the store; `bench check` re-runs through run/
-    ("usebench.launch",),  # how run units are executed: local, Ray, SLURM
-    ("usebench.run",),  # run units: the grid of (method, corpus, seed), evaluating a model on tasks
+    ("usebench.reproduce",),  # a paper's recipe: its runs, merged-run checks, config search, `bench check`, status
+    # tables, statistics, plots from the store (reads the store only: nothing from run/ or plan/); the store's
+    # scores as seed statistics and table rows; how run units are executed: local, Ray, SLURM
+    ("usebench.report", "usebench.scores", "usebench.launch"),
+    ("usebench.run",),  # executing run units: a unit's stages, evaluation jobs, locks, status, faults, the manifest
+    # planning, nothing trained; the machine check (`bench doctor`); `bench analyze`
+    ("usebench.plan", "usebench.doctor", "usebench.analysis"),
     ("usebench.methods", "usebench.tasks"),  # the plugins: trainers and task adapters
+    ("usebench.methods.parts",),  # the parts trainers share: noise, heads, losses, flows, export modules
     # the engines the plugins build on; MTEB's result files of the USEB tasks read as records (imports no MTEB and
     # nothing above the engine), so that the results loaders and the report may read them
     ("usebench.train", "usebench.eval", "usebench.mteb.results"),
@@ -31,6 +35,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
      "usebench.fp32_policy"),  # base: errors, paths, registry, the results store, whether a stored result still holds
     # (usebench.validity), the fp32 matmul policy (training, exact search and the doctor)
 )
+MAX_ROOM_SHARE = 0.12  # no room holds more than this share of the package's lines
 ROOT_PACKAGE = "usebench"
 
 
@@ -93,10 +98,36 @@ def test_packages_of_one_layer_do_not_import_each_other_both_ways():
     assert not cycles, f"packages importing each other: {cycles}"
 
 
+def room_lines() -> dict[str, int]:
+    """Lines of code per room (the longest LAYERS prefix of each module's name)."""
+    lines: dict[str, int] = {}
+    for path in all_modules():
+        room = layer_of(module_name(path))[1]
+        lines[room] = lines.get(room, 0) + len(path.read_text(encoding="utf-8").splitlines())
+    return lines
+
+
+def test_no_room_holds_more_than_its_share_of_the_lines():
+    lines = room_lines()
+    total = sum(lines.values())
+    big = {room: f"{n} lines, {n / total:.1%}" for room, n in lines.items() if n > MAX_ROOM_SHARE * total}
+    assert not big, f"rooms over {MAX_ROOM_SHARE:.0%} of {total} lines (split them, or give a sub-folder its own room " \
+                    f"in LAYERS): {big}"
+
+
+def test_the_report_reads_the_store_only():
+    """The report imports neither the run units nor the planner: it reads what the store records."""
+    for path in (ROOT / "usebench" / "report").rglob("*.py"):
+        bad = [m for _, m in suite_imports(path) if layer_of(m)[1] in ("usebench.run", "usebench.plan")]
+        assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
 def test_the_layer_order_catches_an_upward_import():
     assert layer_of("usebench.eval.pooling")[0] > layer_of("usebench.methods.bertflow")[0]
     assert layer_of("usebench.store")[1] == "usebench.store" and layer_of("usebench.run.grid")[1] == "usebench.run"
     assert layer_of("usebench")[0] == 0 and layer_of("usebench.api")[0] < layer_of("usebench.run.grid")[0]
+    assert layer_of("usebench.run.unit")[0] < layer_of("usebench.plan.planner")[0] < layer_of("usebench.methods.ct")[0]
+    assert layer_of("usebench.methods.parts.noise")[1] == "usebench.methods.parts"
 
 
 def test_the_distribution_installs_one_top_level_package():

@@ -21,8 +21,8 @@ from typing import Any
 __version__ = "0.1.0"
 __all__ = ["aggregate", "evaluate", "list_tasks", "load_results", "table", "useb"]
 
-_API = {"evaluate": "usebench.api", "load_results": "usebench.results", "aggregate": "usebench.results",
-        "table": "usebench.results", "list_tasks": "usebench.tasklist"}
+_API = {"evaluate": "usebench.api.evaluation", "load_results": "usebench.api.results", "aggregate": "usebench.api.results",
+        "table": "usebench.api.results", "list_tasks": "usebench.api.tasklist"}
 
 
 def __getattr__(name: str) -> Any:

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import usebench
-from usebench.arguments import python_words
+from usebench.api.arguments import python_words
 from usebench.errors import BenchError
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

@@ -78,7 +78,7 @@ def test_a_callable_is_recorded_under_its_name_as_not_fingerprinted(tiny_bert_di
 def test_another_function_under_the_same_name_is_refused_then_overwritten(tmp_path):
     """The same name may hold another function the next time: its different result is refused (nothing
     written) unless overwrite=True; the same result is no conflict."""
-    from usebench.merge import ResultConflictError
+    from usebench.api.staging import ResultConflictError
 
     def constant(texts):  # a different function under the same name
         return np.array([[1.0, len(t) % 3 + 1.0, 0.5] for t in texts])

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import usebench
-from usebench.identity import named_identity, sentence_transformer_identity
+from usebench.api.identity import named_identity, sentence_transformer_identity
 from usebench.store import iter_results
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

@@ -19,8 +19,8 @@ def _python(code: str) -> str:
 def test_the_engine_and_the_cli_never_load_the_api():
     """`bench` imports usebench.cli: the root package must not drag pandas and the API in with it."""
     out = json.loads(_python("import json, sys, usebench, usebench.cli.main, usebench.run.grid; "
-                             "print(json.dumps(sorted(m for m in ('pandas', 'usebench.api', 'usebench.results', "
-                             "'usebench.arguments', 'usebench.identity', 'usebench.merge', 'usebench.tasklist', "
+                             "print(json.dumps(sorted(m for m in ('pandas', 'usebench.api.evaluation', 'usebench.api.results', "
+                             "'usebench.api.arguments', 'usebench.api.identity', 'usebench.api.staging', 'usebench.api.tasklist', "
                              "'usebench.useb') "
                              "if m in sys.modules)))"))
     assert out == []
@@ -32,8 +32,8 @@ def test_the_api_names_load_on_first_use():
                              "usebench.aggregate.__module__, usebench.useb.__name__, usebench.__version__, "
                              "usebench.table.__module__, usebench.list_tasks.__module__, "
                              "usebench.useb.evaluators.__name__]))"))
-    assert out == ["usebench.api", "usebench.results", "usebench.results", "usebench.useb", "0.1.0",
-                   "usebench.results", "usebench.tasklist", "usebench.useb.evaluators"]
+    assert out == ["usebench.api.evaluation", "usebench.api.results", "usebench.api.results", "usebench.useb", "0.1.0",
+                   "usebench.api.results", "usebench.api.tasklist", "usebench.useb.evaluators"]
 
 
 def test_an_unknown_attribute_is_an_attribute_error():

@@ -97,7 +97,7 @@ def test_mtebs_runner_gives_bench_evals_numbers(mteb_run):
 @needs_mteb
 def test_mtebs_result_files_read_back_as_usebench_results(mteb_run, tmp_path):
     import usebench.mteb
-    from usebench.results import load_results
+    from usebench.api.results import load_results
 
     _, cache, expected, name = mteb_run
     files = sorted(p.name for p in cache.rglob("USEB-*.json"))
@@ -179,7 +179,7 @@ def test_real_twitterpara_with_minilm_through_mteb_and_the_evaluator(real_data, 
 def test_the_pages_example_runs(tiny_bert_dir, tmp_path, monkeypatch):
     """docs/mteb.md's examples as a reader runs them (the fixtures as $BENCH_DATA, the tiny BERT for minilm): MTEB's
     files read in place by usebench.load_results, every main score `bench eval`'s, and by MTEB's own loader."""
-    from usebench.results import load_results
+    from usebench.api.results import load_results
 
     page = (ASSETS.parents[1] / "docs" / "mteb.md").read_text(encoding="utf-8")
     code, loading = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
@@ -222,7 +222,7 @@ def test_the_reader_needs_no_mteb_and_refuses_other_files(tmp_path):
     from click.testing import CliRunner
 
     from usebench.cli.main import main
-    from usebench.results import load_results
+    from usebench.api.results import load_results
 
     for where in (tmp_path, tmp_path / "results"):
         main_rows = (frame := load_results(where))[frame["main"]]

@@ -1,4 +1,4 @@
-"""usebench.load_results and usebench.aggregate against the reports' own cells (usebench/report/rows.py)."""
+"""usebench.load_results and usebench.aggregate against the reports' own cells (usebench/scores/rows.py)."""
 from __future__ import annotations
 
 import math
@@ -7,12 +7,12 @@ import pytest
 
 import usebench
 from usebench.errors import BenchError
-from usebench.report.rows import index_results
-from usebench.report.stats import MixedRunsError
-from usebench.report.tables import COLUMNS, USEB_COLUMNS
+from usebench.scores.rows import index_results
+from usebench.scores.stats import MixedRunsError
+from usebench.scores.tables import COLUMNS, USEB_COLUMNS
 from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, hand_store
-from usebench.results import RESULT_COLUMNS, ROW_COLUMNS
+from usebench.api.results import RESULT_COLUMNS, ROW_COLUMNS
 
 
 def test_load_results_has_one_row_per_stored_score(tmp_path):

@@ -53,14 +53,14 @@ def test_the_evaluator_equals_bench_eval_on_the_saved_checkpoint(st_model, tmp_p
 
 def test_its_own_encode_gives_the_in_memory_api_numbers(st_model):
     """encode='sentence-transformers': the model's SentenceTransformer.encode, as usebench.evaluate(model) does."""
-    import usebench.api
+    import usebench.api.evaluation
     from usebench.st import USEBEvaluator
 
     evaluator = USEBEvaluator(["askubuntu", "twitterpara"], split="test", data_root=ASSETS,
                               encode="sentence-transformers")
     metrics = evaluator(st_model)
     assert evaluator.last_encoding == "sentence-transformers"
-    frame = usebench.api.evaluate(st_model, ["askubuntu", "twitterpara"], data_root=ASSETS, show_progress=False)
+    frame = usebench.api.evaluation.evaluate(st_model, ["askubuntu", "twitterpara"], data_root=ASSETS, show_progress=False)
     for row in frame[frame["subset"] == ""].itertuples():
         assert metrics[f"useb_test_{row.task}_{row.metric}"] == row.value
 

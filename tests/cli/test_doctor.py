@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from usebench.run import doctor as D
-from usebench.run.hardware import datasheet_peak
+from usebench import doctor as D
+from usebench.doctor.hardware import datasheet_peak
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -120,7 +120,7 @@ def test_the_doctor_times_both_step_paths_side_by_side(tmp_path):
 def test_the_warm_up_meets_every_shape_the_timed_steps_use():
     import torch
 
-    from usebench.run.doctor.steptime import LoopHooks, shape_key, warmup_order
+    from usebench.doctor.steptime import LoopHooks, shape_key, warmup_order
 
     batches = [{"input_ids": torch.zeros(2, n)} for n in (5, 7, 5, 9, 7)]
     assert warmup_order(batches, 1) == ([0, 1, 3], 3)
@@ -141,8 +141,8 @@ def test_ours_is_timed_with_collate_and_the_loss_read_back_off_the_clock(tiny_be
     import usebench.train.loop as loop
     from usebench import methods  # noqa: F401
     from usebench.registry import METHODS
-    from usebench.run.doctor.steptime import LoopHooks, time_train
-    from usebench.run.doctor.trainers import method_config
+    from usebench.doctor.steptime import LoopHooks, time_train
+    from usebench.doctor.trainers import method_config
 
     method = METHODS.get("simcse")
     cfg = method_config(method, str(tiny_bert_dir), D.QUICK, "off", 4)
@@ -173,8 +173,8 @@ def test_ours_counts_the_steps_the_fp16_loss_scaler_skipped_on_each_path(tiny_be
     from usebench import methods  # noqa: F401
     from usebench.cli.doctor import _listed
     from usebench.registry import METHODS
-    from usebench.run.doctor.steptime import time_train
-    from usebench.run.doctor.trainers import method_config
+    from usebench.doctor.steptime import time_train
+    from usebench.doctor.trainers import method_config
     from usebench.train.step_path import StepPath
 
     assert _listed("fp32,fp16", "--precisions", ("fp32", "tf32", "bf16", "fp16")) == ("fp32", "fp16")
@@ -192,7 +192,7 @@ def test_ours_counts_the_steps_the_fp16_loss_scaler_skipped_on_each_path(tiny_be
 
 
 def test_ratios_are_ours_over_the_other_medians():
-    from usebench.run.doctor.training import ratios
+    from usebench.doctor.training import ratios
 
     row = {"old": {"median_ms": 30.0}, "new": {"error": "x"}, "st": {"median_ms": 20.0}, "lean": {"median_ms": 10.0}}
     assert ratios(row) == {"old_over_st": 1.5, "old_over_lean": 3.0, "new_over_st": None, "new_over_lean": None}
@@ -233,7 +233,7 @@ def test_the_flop_counting_script_reexports_the_package():
         import bench_train_flops
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    from usebench.run import flops
+    from usebench.doctor import flops
 
     assert bench_train_flops.step_gemms is flops.step_gemms and bench_train_flops.GemmTimer is flops.GemmTimer
     g = flops.Gemm("x", batch=2, m=3, k=4, n=5)

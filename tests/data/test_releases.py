@@ -16,7 +16,7 @@ from usebench.data.manager import DataManager
 from usebench.data.releases import evaluation_identity, load_releases, training_identity
 from usebench.data.sources import STORE_NAME, ChecksumStore, load_manifest
 from usebench.registry import TASKS
-from usebench.run.release_ids import record_release_identities
+from usebench.plan.release_ids import record_release_identities
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 REPO = Path(__file__).resolve().parents[2]

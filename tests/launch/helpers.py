@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.run.console import attempts
-from usebench.run.plan import UnitSpec
+from usebench.plan.specs import UnitSpec
 from usebench.run.unit import UnitResult, run_unit
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -92,7 +92,7 @@ def kill_once_at_step(marker: Path, step: int, spec: UnitSpec, data_root: Path, 
 def grid_options(model: Path, corpus: Path, methods: tuple[str, ...] = ("simcse", "mlm"), seeds: int = 2,
                  steps: int = 3) -> Any:
     """The RunOptions `bench run` builds from :func:`grid_args` (same units, same run ids)."""
-    from usebench.run.grid import RunOptions
+    from usebench.plan.specs import RunOptions
 
     return RunOptions(methods=methods, tasks="stsb", seeds=seeds, preset="smoke", model=str(model),
                       corpus=(Path(corpus).resolve(),), max_steps=steps, overrides=TINY, device="cpu")

@@ -76,7 +76,7 @@ def test_a_unit_held_by_a_live_process_elsewhere_is_waited_for_then_run(tiny_ber
     monkeypatch.setattr(held, "POLL_S", 0.1)
     monkeypatch.setattr(lock_module, "STALE_AFTER_S", 1.0)
     opts = grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1)
-    from usebench.run.grid import plan_run
+    from usebench.plan.planner import plan_run
 
     (spec,) = plan_run(opts, ASSETS).units
     stop = threading.Event()
@@ -94,7 +94,7 @@ def test_a_unit_another_process_finishes_is_collected_not_run_again(tiny_bert_di
     import shutil
 
     from usebench.launch import held
-    from usebench.run.grid import plan_run
+    from usebench.plan.planner import plan_run
 
     monkeypatch.setattr(held, "POLL_S", 0.1)
     (spec,) = plan_run(grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1), ASSETS).units
@@ -151,9 +151,10 @@ def test_local_model_paths_are_made_absolute(tmp_path, monkeypatch):
 
 
 def test_the_cost_estimate_measures_nothing_on_a_clusters_driver(grid_corpus, monkeypatch):
-    import usebench.run.plan as plan_module
-    from usebench.run import cost
-    from usebench.run.grid import RunOptions, plan_run
+    import usebench.plan.planner as plan_module
+    from usebench.plan import cost
+    from usebench.plan.specs import RunOptions
+    from usebench.plan.planner import plan_run
 
     monkeypatch.setattr(plan_module, "_require_model", lambda name: None)  # as with bert-base-uncased cached
     plan = plan_run(RunOptions(methods=("tsdae",), tasks="stsb", corpus=(grid_corpus,)), ASSETS)
@@ -167,7 +168,7 @@ def test_baselines_are_handed_to_a_cluster_launcher_not_encoded_on_the_driver(ti
     from usebench.launch.common import run_attempt
     from usebench.run import grid
     from usebench.run.baseline_job import BaselineJob
-    from usebench.run.grid import RunOptions
+    from usebench.plan.specs import RunOptions
 
     monkeypatch.setattr(grid, "_run_baseline", lambda *a, **k: pytest.fail("the driver evaluated a baseline"))
     given = []
@@ -204,7 +205,7 @@ def test_a_unit_whose_lock_is_taken_over_stops_training_and_leaves_the_unit_alon
     sees it, training stops after the step it is in, the unit is returned "locked" (waited for, not failed), no
     failure marker is written over the new holder's unit, and the new holder's lock stays."""
     import usebench.train.loop as loop
-    from usebench.run.grid import plan_run
+    from usebench.plan.planner import plan_run
     from usebench.run.unit import run_unit
     from usebench.run.unit_files import FAILED_FILE
 

@@ -149,7 +149,7 @@ def test_a_requeue_is_recorded_as_requeued_not_failed(tiny_bert_dir, grid_corpus
     the requeued job (SLURM_RESTART_COUNT=1) resumes it."""
     import usebench.train.loop as loop
     from usebench.launch import slurm
-    from usebench.run.grid import plan_run
+    from usebench.plan.planner import plan_run
     from usebench.run.status import unit_state
     from usebench.run.unit import run_unit
     from tests.launch.helpers import ASSETS, grid_options

@@ -15,11 +15,11 @@ from usebench.methods.denosent import (
     DenoSentModule,
     decoder_ffn_width,
     denoising_loss,
-    mask_positions,
     prompt_length,
     prompted_batch,
     split_paraphrases,
 )
+from usebench.methods.parts.mask_token import mask_positions
 from tests.methods.helpers import one_thread
 
 LONG = " ".join(f"w{i}" for i in range(60))  # far more than 32 tokens

@@ -16,7 +16,7 @@ from usebench import methods  # noqa: F401
 from usebench.errors import ConfigError
 from usebench.registry import METHODS
 from usebench.report.catalog import TABLE_NEEDS
-from usebench.run.plan import method_overrides
+from usebench.plan.planner import method_overrides
 from tests.docs_commands import Shown
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 

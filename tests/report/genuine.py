@@ -13,7 +13,7 @@ from usebench import tasks  # noqa: F401  (enrols the adapters)
 from usebench.eval.models import FINGERPRINT_VERSION
 from usebench.registry import METHODS
 from usebench.report.pairing import published_backbones
-from usebench.run.corpus import load_corpus
+from usebench.plan.corpus import load_corpus
 from usebench.train.config import config_to_dict
 from usebench.store import make_record, run_id, save_result
 from tests.report.synthetic_results import task_version

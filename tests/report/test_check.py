@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from usebench.errors import BenchError
-from usebench.report.check import (
+from usebench.reproduce.check import (
     SUBSETS,
     EvalUnit,
     Subset,
@@ -198,7 +198,7 @@ def test_real_ci_subset_matches_the_committed_reference(real_data, tmp_path):
 
 def test_corpus_size_subsample_is_fixed_nested_and_in_order():
     from usebench.errors import ConfigError
-    from usebench.run.corpus import subsample_corpus
+    from usebench.plan.corpus import subsample_corpus
 
     texts = [f"s{i}" for i in range(1000)]
     small, big = subsample_corpus(texts, 128, "x"), subsample_corpus(texts, 256, "x")

@@ -296,7 +296,7 @@ def test_an_openwebtext_run_does_not_meet_table_517(tmp_path):
 def test_user_sample_option_checks_its_name_and_hashes_a_file(tmp_path):
     from usebench.cli.main import main
     from usebench.cli.report import user_sample
-    from usebench.run.corpus import load_corpus
+    from usebench.plan.corpus import load_corpus
 
     f = tmp_path / "owt.txt"
     f.write_text("one\ntwo\none\n")
@@ -335,7 +335,7 @@ def test_a_domain_adaptation_chain_is_compared_stage_by_stage(tmp_path):
     pooling inherited from TSDAE's CLS (as the planner does), each stage's data by its hash. Labeled release data
     has no pinned identity (issue 38: a data root's AllNLI or STSb train is never taken for the release), so the
     genuine chain's only differences are its two labeled stages' data; a changed key of the last stage adds itself."""
-    from usebench.run.stage_data import stage_data
+    from usebench.plan.stage_data import stage_data
     from usebench.store import make_record, run_id, save_result
     from tests.conftest import ASSETS
 

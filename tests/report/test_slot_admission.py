@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from usebench.report.reference import entries, load_reference
-from usebench.report.rows import ResultIndex, index_results
+from usebench.scores.rows import ResultIndex, index_results
 from usebench.report.skeleton import NOT_IN_PAPER, build_with_skeleton, slot_settings
-from usebench.report.tables import COLUMNS, TABLES
+from usebench.scores.tables import COLUMNS, TABLES
 from usebench.store import iter_results, make_record, save_result
 from tests.run.reproduce_root import build_reproduce_root
 
@@ -75,8 +75,8 @@ _STORES: dict[str, ResultIndex] = {}
 
 def full_store(paper: str, root: Path, model: Path, tmp: Path) -> ResultIndex:
     """Every run of the recipe with its own presets (budgets shrunk so that each plans on the fixture root)."""
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import Given, build_plan
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import Given, build_plan
 
     if paper not in _STORES:
         given = Given(model=str(model), seeds=(1, ()), max_steps=2, allow_merged_runs=True,
@@ -126,7 +126,7 @@ def test_denosent_table1_holds_the_back_translation_runs_only(reproduce_root, ti
 def test_denosent_table3_has_its_own_skeleton(reproduce_root, tiny_bert_dir, tmp_path_factory):
     """DenoSent's Table 3 (the authors' paper.pdf: Avg. STS of eight rows) is laid out on its own rows, never on
     TSDAE's Table 11; the LLM-noise row can never be made (its paraphrases were not released)."""
-    from usebench.report.reproduce_status import load_checked_recipe, skeleton_of
+    from usebench.reproduce.status import load_checked_recipe, skeleton_of
     from usebench.report.skeleton import table_status
 
     entry = load_checked_recipe("denosent").table("table3")
@@ -173,7 +173,7 @@ def test_slot_settings_are_the_keys_the_papers_rows_differ_in():
 def test_denosent_recipe_names_the_published_tables_it_writes():
     """The recipe's Table 2 and Figure 3 have published numbers (the authors' PDFs): their titles say so and they
     name them; Figure 3's table has every published column (MindSmall's MRR@10 among them)."""
-    from usebench.report.reproduce_status import load_checked_recipe
+    from usebench.reproduce.status import load_checked_recipe
 
     recipe = load_checked_recipe("denosent")
     for tid, ref in (("table2", "denosent-table2"), ("figure3", "denosent-fig3")):

@@ -6,7 +6,7 @@ import math
 import pytest
 
 from usebench.store import iter_results
-from usebench.report.stats import (
+from usebench.scores.stats import (
     MixedRunsError,
     SeedStats,
     aggregate,

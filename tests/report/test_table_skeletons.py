@@ -11,9 +11,9 @@ import pytest
 from usebench.report.build import build_table
 from usebench.report.make import ReportOptions, make_report
 from usebench.report.reference import entries
-from usebench.report.rows import LABELED_STAGES, index_results
+from usebench.scores.rows import LABELED_STAGES, index_results
 from usebench.report.skeleton import build_with_skeleton, table_status
-from usebench.report.tables import TABLES
+from usebench.scores.tables import TABLES
 from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, add_useb
 from tests.report.test_thesis_report import _add, _thesis_simcse
@@ -107,7 +107,7 @@ def test_labeled_stages_are_the_registrys_labeled_methods():
     from usebench import methods  # noqa: F401
     from usebench.registry import METHODS
 
-    # nli-sts is the alias of the NLI and STSb stages (usebench.run.settings.CHAIN_ALIASES)
+    # nli-sts is the alias of the NLI and STSb stages (usebench.plan.settings.CHAIN_ALIASES)
     assert LABELED_STAGES - {"nli-sts"} == {n for n in METHODS.names() if METHODS.get(n).data_kind == "labeled"}
 
 

@@ -37,7 +37,7 @@ def _plain(value: Any) -> Any:
 
 
 def plan_snapshot(rp: Any, plan_rows: list[dict[str, Any]], places: dict[str, str]) -> dict[str, Any]:
-    """The snapshot of a :class:`usebench.run.reproduce.ReproducePlan` and its dry run's rows (the ``--plan-out``
+    """The snapshot of a :class:`usebench.reproduce.build.ReproducePlan` and its dry run's rows (the ``--plan-out``
     JSON); ``places`` maps machine paths to placeholders (longest first)."""
     snap = {"runs": _plain(rp.runs), "plans": _plain(rp.plans), "unit_tables": _plain(rp.unit_tables),
             "inputs": _plain(rp.inputs), "plan_rows": plan_rows}

@@ -11,7 +11,8 @@ from click.testing import CliRunner
 
 from usebench.cli.main import main
 from usebench.errors import ConfigError
-from usebench.run.grid import RunOptions, plan_run
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
 from tests.methods.helpers import toy_corpus
 
 SMALL = ("batch_size=2", "max_length=16")

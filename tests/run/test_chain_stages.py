@@ -65,7 +65,7 @@ def test_the_root_holds_them_in_the_releases_layout(root):
 
 def _plan(paper: str, root: Path, model: Path, options: list[str]):
     """`bench reproduce PAPER --dry-run`'s plan (captured), on ``root``."""
-    import usebench.run.reproduce as reproduce
+    import usebench.reproduce.build as reproduce
 
     captured = {}
     build = reproduce.build_plan

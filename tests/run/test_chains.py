@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 import torch
 
-from usebench.run.grid import RunOptions, plan_run, run_benchmark
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
+from usebench.run.grid import run_benchmark
 from usebench.run.status import unit_state
 from tests.methods.helpers import one_thread, toy_corpus
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from usebench.errors import BenchError
-from usebench.run import config_search as cs
+from usebench.reproduce import config_search as cs
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
@@ -50,7 +50,7 @@ def test_greedy_takes_the_best_stored_noise_for_the_next_step(tmp_path):
 
 def test_allnli_corpus_is_the_nli_sentences_without_labels():
     from usebench.data.labeled import read_allnli
-    from usebench.run.corpus import load_corpus
+    from usebench.plan.corpus import load_corpus
 
     root = ASSETS / "labeled_root"
     corpus = load_corpus("stsb", ["allnli"], None, root)

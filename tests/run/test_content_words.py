@@ -9,7 +9,7 @@ import pytest
 
 pytest.importorskip("textblob")
 
-from usebench.run import content_words as cw  # noqa: E402
+from usebench.analysis import content_words as cw  # noqa: E402
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 VEC = {"apple": [1.0, 0.0, 0.0], "pie": [0.0, 1.0, 0.0], "tart": [0.0, 0.0, 1.0], "red": [0.0, 0.2, 0.2]}

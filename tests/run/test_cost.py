@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from usebench.run import cost
+from usebench.plan import cost
 
 
 def _stage(amp: str, steps: int):
@@ -67,7 +67,7 @@ def _paper_stage(method: str, amp: str, steps: int, batch: int = 8, max_length: 
 
 def test_step_times_are_read_from_a_doctor_report_and_a_quick_one_is_refused(tmp_path):
     from usebench.errors import ConfigError
-    from usebench.run.step_times import load_step_times
+    from usebench.plan.step_times import load_step_times
 
     rows = {("tsdae", "fp32"): {"old": 140.0, "new": 70.0, "lean": 60.0}}
     times = load_step_times(_write(tmp_path, doctor_report(rows)))
@@ -84,8 +84,8 @@ def test_step_times_are_read_from_a_doctor_report_and_a_quick_one_is_refused(tmp
 def test_the_measured_estimate_takes_the_path_a_run_would_take(tmp_path, monkeypatch):
     """auto: the new path (the old one under --deterministic); off: the old one; each stage's steps x its trainer's
     median at its precision; the lean loop's figure beside it."""
-    from usebench.run.cost import measured_cost
-    from usebench.run.step_times import load_step_times
+    from usebench.plan.cost import measured_cost
+    from usebench.plan.step_times import load_step_times
 
     times = load_step_times(_write(tmp_path, doctor_report({("tsdae", "fp32"): {"old": 144.0, "new": 72.0,
                                                                                 "lean": 36.0},
@@ -107,8 +107,8 @@ def test_the_measured_estimate_takes_the_path_a_run_would_take(tmp_path, monkeyp
 
 
 def test_a_larger_step_scales_and_an_unmeasured_trainer_falls_back_to_the_flop_model(tmp_path, monkeypatch):
-    from usebench.run.cost import measured_cost
-    from usebench.run.step_times import load_step_times
+    from usebench.plan.cost import measured_cost
+    from usebench.plan.step_times import load_step_times
 
     monkeypatch.setenv("BENCH_FAST_PATH", "off")
     times = load_step_times(_write(tmp_path, doctor_report({("simcse", "bf16"): {"old": 100.0, "lean": 50.0}})))
@@ -121,9 +121,9 @@ def test_a_larger_step_scales_and_an_unmeasured_trainer_falls_back_to_the_flop_m
 
 
 def test_the_cost_line_says_what_it_measured_or_assumed(tmp_path, monkeypatch):
-    from usebench.run.reproduce import Cost
-    from usebench.run.cost import measured_cost
-    from usebench.run.step_times import load_step_times
+    from usebench.plan.cost import Cost
+    from usebench.plan.cost import measured_cost
+    from usebench.plan.step_times import load_step_times
 
     assumed = Cost(1, 1000, 1e15, 0.0, "cpu", 0.1, 2.0)
     assert "assumed: training FLOPs" in assumed.text() and "--step-times" in assumed.text()

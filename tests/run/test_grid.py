@@ -8,7 +8,9 @@ import pytest
 
 from usebench.errors import ConfigError, MissingDataError
 from usebench.cli.run import print_run_table
-from usebench.run.grid import RunOptions, method_overrides, run_benchmark
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import method_overrides
+from usebench.run.grid import run_benchmark
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

@@ -11,8 +11,8 @@ from click.testing import CliRunner
 from tests.run.reproduce_root import build_reproduce_root
 from usebench.cli.main import main
 from usebench.errors import ConfigError
-from usebench.report.reproduce_status import load_checked_recipe
-from usebench.run.reproduce import Given, build_plan
+from usebench.reproduce.status import load_checked_recipe
+from usebench.reproduce.build import Given, build_plan
 
 
 @pytest.fixture(scope="module")

@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 
 from usebench.run.evaluation import EvalOptions, evaluate_model
-from usebench.run.grid import RunOptions, plan_run, run_benchmark
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
+from usebench.run.grid import run_benchmark
 from usebench.run.manifest import write_manifest
 from tests.methods.helpers import one_thread, toy_corpus
 

@@ -11,7 +11,9 @@ from click.testing import CliRunner
 
 from usebench.cli.main import main
 from usebench.errors import BenchError, ConfigError
-from usebench.run.grid import RunOptions, plan_run, run_benchmark
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
+from usebench.run.grid import run_benchmark
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError
 from usebench.run.status import unit_state
 from tests.methods.helpers import one_thread, toy_corpus
@@ -91,8 +93,8 @@ def test_a_backbone_that_cannot_be_loaded_fails_the_plan(corpus_file, monkeypatc
 
 
 def test_the_default_paper_preset_is_announced_with_its_cost(tiny_bert_dir, corpus_file, monkeypatch):
-    import usebench.run.plan as plan_module
-    from usebench.run.cost import paper_preset_note
+    import usebench.plan.planner as plan_module
+    from usebench.plan.cost import paper_preset_note
 
     monkeypatch.setattr(plan_module, "_require_model", lambda name: None)  # as with bert-base-uncased cached
     plan = plan_run(RunOptions(methods=("tsdae",), tasks="stsb", corpus=(corpus_file,)), ASSETS)

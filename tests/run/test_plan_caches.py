@@ -13,7 +13,8 @@ from tests.run.reproduce_root import build_reproduce_root
 from usebench.data import digests
 from usebench.errors import BenchError
 from usebench.methods.supervised import SupervisedMethod, _plainly_clean
-from usebench.run.plan import RunOptions, plan_run
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
 
 NLI_HEADER = "split\tdataset\tfilename\tsentence1\tsentence2\tlabel"
 SMALL = ("batch_size=4", "max_length=16")
@@ -80,7 +81,7 @@ def test_a_blank_nli_sentence_takes_the_long_way_with_its_own_error(root, tmp_pa
 
 def test_checks_grow_with_distinct_stages_not_with_seeds(root, monkeypatch):
     """Three seeds cost the corpus cleaning, the per-example checks and the AllNLI census of one."""
-    import usebench.run.stage_data as stage_data
+    import usebench.plan.stage_data as stage_data
     import usebench.train.loop as loop
 
     counts: dict[str, int] = {}
@@ -188,7 +189,7 @@ def _supervised():
 
 
 def test_lazy_sentences_are_read_on_first_use_and_refused_if_not_what_the_digest_said():
-    from usebench.run.corpus import LazySentences
+    from usebench.plan.corpus import LazySentences
     from usebench.train.plugin import TrainingData
 
     loads = []

@@ -12,7 +12,7 @@ The backbone is the packaged MiniLM (an alias: no weight file's bytes enter the 
 one fixed path (:data:`ROOT`), because a ``dev_corpus`` path is part of a stage's config and so of its run id.
 
 Rewritten since, each time for a change meant to change plans (issue 39): the dry run names the runs the snapshot
-options merge (usebench/run/merged_runs.py); the fixture root's NLI and STSb files grew so that every chain stage
+options merge (usebench/reproduce/merged_runs.py); the fixture root's NLI and STSb files grew so that every chain stage
 trains past warm-up, and its corpora to 600 sentences; the recipes plan DenoSent's Table 3 rows, PaSeR's tables by
 the paper's numbers and its BERT-flow/CT rows with their published preset and data, TSDAE's BERT-flow with App. B's
 mean pooling, the thesis' batch-size study on 100,000 sentences. Up to the first of these, every unit, run and plan
@@ -65,8 +65,9 @@ def plan_digests(paper: str, root: Path, results: Path) -> dict:
     """{"units": {run_id: digest}, "runs": ..., "plans": ..., "unit_tables": ..., "plan_rows": ..., "cost": ...}."""
     from click.testing import CliRunner
 
-    import usebench.run.reproduce as reproduce
+    import usebench.reproduce.build as reproduce
     from usebench.cli.main import main
+    from usebench.plan.cost import plan_cost
 
     captured = {}
     build = reproduce.build_plan
@@ -87,7 +88,7 @@ def plan_digests(paper: str, root: Path, results: Path) -> dict:
     assert result.exit_code == 0, result.output
     rp = captured["rp"]
     snap = plan_snapshot(rp, json.loads(rows_file.read_text(encoding="utf-8")), {str(root): "<ROOT>", str(results): "<RESULTS>", str(REPO): "<REPO>"})
-    cost = reproduce.plan_cost(rp.units, None, measure=False)
+    cost = plan_cost(rp.units, None, measure=False)
     out = {"units": {}, "cost": snapshot_digest({"stages": cost.stages, "steps": cost.steps, "flops": cost.flops})}
     for split, plan in snap["plans"].items():
         for unit in plan.pop("units"):

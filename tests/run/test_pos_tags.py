@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from usebench.errors import BenchError
-from usebench.run.pos_tags import GROUPS, pos_tag, require_tagger, tag_group
+from usebench.analysis.pos_tags import GROUPS, pos_tag, require_tagger, tag_group
 
 FIXTURE = Path(__file__).resolve().parents[1] / "assets" / "pos" / "penn_hand_tagged.txt"
 

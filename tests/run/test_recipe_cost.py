@@ -1,4 +1,4 @@
-"""usebench/run/recipe_cost.py: a CPU-scale recipe's time from its own measured units (issue 47)."""
+"""usebench/reproduce/recipe_cost.py: a CPU-scale recipe's time from its own measured units (issue 47)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -6,8 +6,8 @@ from types import SimpleNamespace
 import pytest
 
 from usebench.errors import ConfigError
-from usebench.run.recipe_cost import parse_profile, profile_cost
-from usebench.run.recipes import load_recipe, recipe_path
+from usebench.reproduce.recipe_cost import parse_profile, profile_cost
+from usebench.reproduce.recipes import load_recipe, recipe_path
 
 PROFILE = {"measured_on": "a test machine", "matmul_gflops_one_thread": 100.0, "speedup_all_cores": 2.0,
            "step_cpu_s": {"tsdae": 1.0, "simcse": 40.0}, "eval_cpu_s": {"stsb": 10.0, "sickr": 20.0},

@@ -65,8 +65,8 @@ def row_verdicts(paper: str, data_root: Path) -> list[dict[str, Any]]:
     """One verdict per promised published row of ``paper``'s referenced tables: ``status`` is ``pairs``, ``gaps``
     (with the best candidate's gaps), ``no run`` (the recipe plans nothing that could fill the row) or ``not planned
     here`` (its runs are refused by this root or need an extra; ``why``)."""
-    from usebench.run.recipes import load_recipe
-    from usebench.run.reproduce import Given, build_plan, resolve_inputs
+    from usebench.reproduce.recipes import load_recipe
+    from usebench.reproduce.build import Given, build_plan, resolve_inputs
 
     recipe = load_recipe(paper)
     glove = {"glove": str(data_root / "inputs/glove.6B.300d.txt")} if "glove" in recipe.inputs else {}
@@ -128,7 +128,7 @@ def _row_verdict(row: dict, published: dict, units: list, runs: list, inputs: di
 
 
 def _group_fits(row: dict, unit: Any) -> bool:
-    from usebench.report.rows import group_of
+    from usebench.scores.rows import group_of
 
     want = row["match"].get("group")
     return want is None or group_of(_record(unit, unit.task)) == want

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from usebench.errors import ConfigError
-from usebench.report.reproduce_status import known_names, load_checked_recipe
-from usebench.run.recipes import PAPERS, RECIPES_DIR, load_recipe, parse_recipe
+from usebench.reproduce.status import known_names, load_checked_recipe
+from usebench.reproduce.recipes import PAPERS, RECIPES_DIR, load_recipe, parse_recipe
 
 MINIMAL = """
 paper = "{paper}"
@@ -95,7 +95,7 @@ def test_an_unknown_table_id_names_the_recipe():
 def test_a_table_is_held_to_its_own_papers_skeleton_only():
     """DenoSent's Table 3 (not typed in) is written to sts-table, whose skeleton is TSDAE's Table 11: its rows are
     not checked against it; Table 9 is written beside paper-table2 but is not Table 2's skeleton either."""
-    from usebench.report.reproduce_status import skeleton_of
+    from usebench.reproduce.status import skeleton_of
 
     denosent, tsdae, thesis = (load_checked_recipe(p) for p in ("denosent", "tsdae", "thesis"))
     assert skeleton_of("sts-table", denosent.table("table3"), "denosent") is None

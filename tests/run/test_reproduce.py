@@ -55,8 +55,8 @@ def test_dry_run_lists_missing_inputs_with_what_provides_them(reproduce_root, ti
 
 
 def test_a_unit_two_tables_need_is_planned_once(reproduce_root, tiny_bert_dir):
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import Given, build_plan
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import Given, build_plan
 
     given = Given(preset="smoke", model=str(tiny_bert_dir), seeds=(1, ()), max_steps=2,
                   overrides=("batch_size=8", "sbert-nli.batch_size=2", "sbert-stsb.batch_size=2"),
@@ -71,8 +71,8 @@ def test_a_unit_two_tables_need_is_planned_once(reproduce_root, tiny_bert_dir):
 def test_a_unit_two_tables_need_is_evaluated_on_the_tasks_of_both(reproduce_root, tiny_bert_dir):
     """Tables 3 and 11 train the same Wikipedia models: one unit each, evaluated on USEB (Table 3) and STS
     (Table 11) alike."""
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import build_plan
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import build_plan
 
     given = _given(tiny_bert_dir, methods=frozenset({"tsdae"}))
     rp = build_plan(load_checked_recipe("tsdae"), ["table3", "table11"], given, reproduce_root)
@@ -92,7 +92,7 @@ def test_a_missing_input_is_named_and_exits_1(reproduce_root, tiny_bert_dir, tmp
 
 
 def _given(tiny_bert_dir: Path, *sets: str, **kw):
-    from usebench.run.reproduce import Given
+    from usebench.reproduce.build import Given
 
     return Given(preset="smoke", model=str(tiny_bert_dir), seeds=(1, ()), max_steps=2,
                  overrides=("batch_size=8", *sets), allow_merged_runs=True, **kw)
@@ -101,8 +101,8 @@ def _given(tiny_bert_dir: Path, *sets: str, **kw):
 def test_a_method_prefixed_set_applies_where_its_method_is(reproduce_root, tiny_bert_dir):
     """`--set sbert-nli.batch_size=2` reaches the NLI stages of Table 2's chains and is left out of Table 3's
     runs, which have none (bench run would refuse it there)."""
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import build_plan
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import build_plan
 
     given = _given(tiny_bert_dir, "sbert-nli.batch_size=2", "sbert-stsb.batch_size=2", methods=frozenset({"tsdae"}))
     rp = build_plan(load_checked_recipe("tsdae"), ["table2", "table3"], given, reproduce_root)
@@ -116,8 +116,8 @@ def test_a_method_prefixed_set_applies_where_its_method_is(reproduce_root, tiny_
 def test_a_recipe_set_for_a_method_methods_left_out_is_dropped(reproduce_root, tiny_bert_dir):
     """Table 9's DistilBERT run sets `tsdae.tie_encoder_decoder=false` and every BERT-flow run
     `bertflow.base_pooling=mean`: with --methods bertflow (or tsdae) the other method's set has nothing to reach."""
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import build_plan
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import build_plan
 
     for method in ("bertflow", "tsdae"):
         rp = build_plan(load_checked_recipe("tsdae"), ["table9"], _given(tiny_bert_dir, methods=frozenset({method})),
@@ -128,8 +128,8 @@ def test_a_recipe_set_for_a_method_methods_left_out_is_dropped(reproduce_root, t
 
 def test_a_misspelt_method_prefix_is_an_error(reproduce_root, tiny_bert_dir):
     from usebench.errors import ConfigError
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import build_plan
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import build_plan
 
     with pytest.raises(ConfigError, match="sbert-nil"):
         build_plan(load_checked_recipe("tsdae"), ["table3"], _given(tiny_bert_dir, "sbert-nil.batch_size=2"),
@@ -138,8 +138,8 @@ def test_a_misspelt_method_prefix_is_an_error(reproduce_root, tiny_bert_dir):
 
 def test_an_unknown_method_is_an_error(reproduce_root, tiny_bert_dir):
     from usebench.errors import ConfigError
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import build_plan
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import build_plan
 
     with pytest.raises(ConfigError, match="--methods tsdea"):
         build_plan(load_checked_recipe("tsdae"), ["table3"], _given(tiny_bert_dir, methods=frozenset({"tsdea"})),
@@ -149,9 +149,9 @@ def test_an_unknown_method_is_an_error(reproduce_root, tiny_bert_dir):
 def test_a_checkpoint_a_set_names_is_checked_when_planned(reproduce_root, tiny_bert_dir, tmp_path):
     """A decoder that cannot be loaded here refuses the run at plan time, not when its unit starts (after the
     others trained); with --model the recipe's backbone-bound decoder (DistilBERT's) is dropped."""
-    from usebench.report.reproduce_status import known_names, load_checked_recipe
-    from usebench.run.recipes import load_recipe
-    from usebench.run.reproduce import build_plan
+    from usebench.reproduce.status import known_names, load_checked_recipe
+    from usebench.reproduce.recipes import load_recipe
+    from usebench.reproduce.build import build_plan
 
     path = tmp_path / "tsdae.toml"
     path.write_text(f"""paper = "tsdae"
@@ -180,8 +180,8 @@ def replace_model(given, model):
 
 
 def test_labeled_and_corpus_sizes_replace_the_recipes(reproduce_root, tiny_bert_dir):
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import sized_runs
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import sized_runs
 
     recipe = load_checked_recipe("tsdae")
     given = _given(tiny_bert_dir, labeled_sizes=(2, 4), corpus_sizes=(8, 16))

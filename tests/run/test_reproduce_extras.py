@@ -23,7 +23,7 @@ needs_mteb = pytest.mark.skipif(importlib.util.find_spec("mteb") is None,
 
 def _pyserini_ready() -> bool:
     from usebench.eval.pyserini_compat import pyserini_available
-    from usebench.run.requirements import _java_found
+    from usebench.plan.requirements import _java_found
 
     return pyserini_available() and _java_found()
 
@@ -74,7 +74,7 @@ def _scores(store: Path, method: str) -> dict[str, dict]:
 
 
 def _columns(table: str) -> list:
-    from usebench.report.tables import COLUMNS, TABLES
+    from usebench.scores.tables import COLUMNS, TABLES
 
     return [COLUMNS[c] for c in TABLES.get(table).columns]
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from usebench.run.grid import RunOptions, run_benchmark
+from usebench.plan.specs import RunOptions
+from usebench.run.grid import run_benchmark
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

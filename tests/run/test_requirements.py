@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from usebench.cli.main import main
-from usebench.run import requirements
+from usebench.plan import requirements
 from tests.methods.helpers import toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

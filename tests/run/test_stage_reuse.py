@@ -13,7 +13,9 @@ import pytest
 from click.testing import CliRunner
 
 from usebench.cli.main import main
-from usebench.run.grid import RunOptions, plan_run, run_benchmark
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
+from usebench.run.grid import run_benchmark
 from usebench.run.stages import STAGE_LOCK_DIR
 from tests.methods.helpers import one_thread, toy_corpus
 

@@ -19,7 +19,8 @@ from pathlib import Path
 import pytest
 
 from usebench.errors import ConfigError
-from usebench.run.grid import RunOptions, run_benchmark
+from usebench.plan.specs import RunOptions
+from usebench.run.grid import run_benchmark
 from usebench.store import DIGEST_KEY, record_digest
 from tests.methods.helpers import one_thread, toy_corpus
 

@@ -23,8 +23,10 @@ from pathlib import Path
 import pytest
 
 from usebench.run.faults import FAULT_ENV, POINTS, SHARED_ENV
-from usebench.run.grid import RunOptions, plan_run
-from usebench.run.stages import STAGES_HOME, WAIT_ENV, stage_usage
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
+from usebench.plan.stage_ids import STAGES_HOME
+from usebench.run.stages import WAIT_ENV, stage_usage
 from usebench.run.status import grid_status
 from usebench.run.unit import finished_unit
 from tests.launch.helpers import store_digest

@@ -11,8 +11,9 @@ import pytest
 from click.testing import CliRunner
 
 from usebench.cli.main import main
-from usebench.run.grid import RunOptions, plan_run
-from usebench.run.stages import STAGES_HOME
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
+from usebench.plan.stage_ids import STAGES_HOME
 from tests.methods.helpers import one_thread
 
 SMALL = ("lr=1e-3", "batch_size=2", "max_length=16", "log_every=1", "save_every=0")

@@ -34,7 +34,7 @@ def test_labeled_sizes_larger_than_the_set_fail_before_training(tiny_bert_dir, t
 
 def test_pretraining_grid_feeds_the_report(tiny_bert_dir, tmp_path):
     from usebench.report.pretraining import curve_points
-    from usebench.report.rows import index_results
+    from usebench.scores.rows import index_results
     from usebench.store import iter_results
 
     result = CliRunner().invoke(main, _args(tiny_bert_dir, tmp_path, "--labeled-sizes", "4"))
@@ -54,7 +54,8 @@ def test_pretraining_grid_feeds_the_report(tiny_bert_dir, tmp_path):
 def test_the_target_dev_split_is_dropped_where_the_task_has_none(tiny_bert_dir, tmp_path):
     """The paper preset stops early on the target task's dev split; TwitterPara has none, so the plan turns
     early stopping off for it and says so (instead of refusing the supervised setup)."""
-    from usebench.run.grid import RunOptions, plan_run
+    from usebench.plan.specs import RunOptions
+    from usebench.plan.planner import plan_run
 
     opts = RunOptions(methods=("tsdae",), tasks="twitterpara", setting="supervised", model=str(tiny_bert_dir),
                       overrides=(f"sbert-cosine.train_data={PAIRS}", "sbert-cosine.batch_size=2"))

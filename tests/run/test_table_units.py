@@ -12,9 +12,10 @@ import pytest
 from click.testing import CliRunner
 
 from usebench.cli.main import main
-from usebench.report.rows import index_results, row_key
+from usebench.scores.rows import index_results, row_key
 from usebench.store import iter_results
-from usebench.run.grid import RunOptions, plan_run
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
 from tests.run.grid_roots import root_with_train_corpora
 
 SMALL = ("batch_size=2", "max_length=16")

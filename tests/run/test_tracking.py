@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from usebench.run.grid import RunOptions, plan_run, run_benchmark
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
+from usebench.run.grid import run_benchmark
 from usebench.run.manifest import write_manifest
 from usebench.train import trackers
 from tests.methods.helpers import one_thread, toy_corpus

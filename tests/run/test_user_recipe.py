@@ -9,7 +9,7 @@ from click.testing import CliRunner
 
 from tests.run.reproduce_root import build_reproduce_root
 from usebench.cli.main import main
-from usebench.run.recipes import RECIPES_DIR
+from usebench.reproduce.recipes import RECIPES_DIR
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +68,7 @@ def test_a_bad_paper_or_recipe_argument_is_a_usage_error(argument, message, tmp_
                                                     ("thesis", "alpha", "figure5.2")])
 def test_a_table_id_that_followed_no_paper_number_names_its_new_id(paper, old, new):
     from usebench.errors import ConfigError
-    from usebench.report.reproduce_status import load_checked_recipe
+    from usebench.reproduce.status import load_checked_recipe
 
     recipe = load_checked_recipe(paper)
     with pytest.raises(ConfigError, match=f"{old} is {new}$"):

@@ -52,7 +52,7 @@ def test_ref_loop_fp16_unscales_before_clipping_and_steps(tiny_bert_dir):
 
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
-        from bench_train_refs import RefLoop, reference  # the script's name for usebench.run.doctor.references
+        from bench_train_refs import RefLoop, reference  # the script's name for usebench.doctor.references
     finally:
         sys.path.remove(str(ROOT / "scripts"))
     from usebench import methods  # noqa: F401

@@ -46,7 +46,7 @@ def test_training_data_loads_with_the_scaled_counts(built):
     from usebench.data.paraphrases import check_tsv
     from usebench.methods.parts.labeled_data import load_labeled
     from usebench.registry import TASKS
-    from usebench.run.corpus import load_corpus
+    from usebench.plan.corpus import load_corpus
 
     data = built / "data"
     corpus = load_corpus("askubuntu", [], None, data)

@@ -55,7 +55,7 @@ def test_missing_data_names_the_fetch_command(name, tmp_path):
 
 def missing_extras(task) -> list[str]:
     """The task's optional extras (``Task.extras``) that this environment lacks, with what installs them."""
-    from usebench.run.requirements import task_requirements
+    from usebench.plan.requirements import task_requirements
 
     return [f"{r.what} ({r.install})" for r in task_requirements(task.name)]
 

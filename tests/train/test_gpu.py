@@ -36,7 +36,7 @@ from pathlib import Path
 import torch
 from usebench import methods
 from usebench.registry import METHODS
-from usebench.run.doctor import QUICK, determinism
+from usebench.doctor import QUICK, determinism
 from usebench.train.loop import train
 from tests.methods.helpers import tiny_config, toy_corpus
 

@@ -18,12 +18,9 @@ from usebench.train.plugin import (
     tokenize,
 )
 from usebench.registry import METHODS
-from usebench.train.loop import (
-    TrainingDivergedError,
-    autocast_context,
-    prepare_corpus,
-    train,
-)
+from usebench.train.loop_step import TrainingDivergedError
+from usebench.train.runtime import autocast_context
+from usebench.train.loop import prepare_corpus, train
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 
@@ -205,7 +202,7 @@ def test_ddp_two_processes_on_cpu(tiny_bert_dir, tmp_path):
 def test_export_max_length_is_the_evaluation_length(tiny_bert_dir):
     from types import SimpleNamespace
 
-    from usebench.train.loop import eval_max_length
+    from usebench.train.loop_state import eval_max_length
 
     model = SimpleNamespace(config=SimpleNamespace(max_position_embeddings=512))
     assert eval_max_length(TrainConfig(model="minilm", max_length=32), model) == 256  # MiniLM's declared limit

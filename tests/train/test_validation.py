@@ -15,7 +15,8 @@ import usebench.train.validation as validation
 from usebench.cli.run import parse_seeds
 from usebench.errors import BenchError, ConfigError
 from usebench.registry import METHODS
-from usebench.run.plan import RunOptions, plan_run
+from usebench.plan.specs import RunOptions
+from usebench.plan.planner import plan_run
 from usebench.train.loop import train
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 

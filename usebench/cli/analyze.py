@@ -32,8 +32,8 @@ def content_words(model, pooling, task_spec, max_pairs, device, out, data_root) 
     from usebench.paths import default_data_root
     from usebench.registry import TASKS
     from usebench.store import write_json_atomic
-    from usebench.run import content_words as cw
-    from usebench.run.pos_tags import GROUPS, TAGGER, require_tagger
+    from usebench.analysis import content_words as cw
+    from usebench.analysis.pos_tags import GROUPS, TAGGER, require_tagger
 
     from usebench import tasks  # noqa: F401
     from usebench.tasks import expand_tasks

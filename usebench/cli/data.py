@@ -78,8 +78,8 @@ def import_cmd(paths, data_root, as_id, force, retrust, allow_incomplete) -> Non
 
 def _record_identities(root: Path) -> None:
     """The release identities the package does not pin, from components verified against pinned checksums
-    (usebench/run/release_ids.py): what lets a report pair a result with a published number."""
-    from usebench.run.release_ids import record_release_identities
+    (usebench/plan/release_ids.py): what lets a report pair a result with a published number."""
+    from usebench.plan.release_ids import record_release_identities
 
     for line in record_release_identities(root):
         click.echo(f"  {line}")

@@ -27,8 +27,8 @@ def doctor(device: str | None, quick: bool, json_file: Path | None, trainers: st
 
     prepare_deterministic_env()  # before any cuBLAS handle: the determinism section needs a fixed workspace
     from usebench.eval.encoder import pick_device
-    from usebench.run.doctor import PATHS, SECTIONS, TRAINERS, run_doctor, summary
-    from usebench.run.doctor.report import Choice
+    from usebench.doctor import PATHS, SECTIONS, TRAINERS, run_doctor, summary
+    from usebench.doctor.report import Choice
 
     dev = pick_device(device)
     where = f"cuda:{dev.index or 0}" if dev.type == "cuda" else "cpu"

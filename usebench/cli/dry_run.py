@@ -74,7 +74,7 @@ NUMERIC = {"units", "seeds", "train", "reuse", "done", "steps", "GPU-h"}
 
 
 def _summary_cells(g: GroupRow) -> list[str]:
-    from usebench.run.cost import GPU_STEP_SECONDS
+    from usebench.plan.cost import GPU_STEP_SECONDS
 
     if not g.units:  # an untrained baseline: evaluated, nothing to train
         return [g.chain, g.setting, "-", "-", "-", "-", "-", "-", "-", "-", g.evaluates]

@@ -51,7 +51,7 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     from usebench.errors import BenchError
     from usebench.report.make import ReportOptions, make_report
     from usebench.report.render import grid_of, grid_of_comparison, to_markdown
-    from usebench.report.tables import TABLES
+    from usebench.scores.tables import TABLES
     from usebench.store import check_writable
 
     from usebench.report.catalog import TABLE_GROUPS
@@ -109,7 +109,7 @@ def user_sample(value: str) -> tuple[str, str]:
     if re.fullmatch(r"[0-9a-f]{64}", what):
         return name, what
     if Path(what).is_file():
-        from usebench.run.corpus import load_corpus
+        from usebench.plan.corpus import load_corpus
 
         return name, load_corpus(None, [what], None, Path(".")).sha256
     raise BenchError(f"--user-sample {value!r}: {what!r} is neither a sha256 (64 hex digits) nor a file")
@@ -118,7 +118,7 @@ def user_sample(value: str) -> tuple[str, str]:
 @click.command("check")
 @click.option("--against", type=click.Path(path_type=Path), default=Path("results/reference"), show_default=True,
               help="The committed reference results.")
-@click.option("--subset", default="ci", show_default=True, help="Which subset to re-run (see usebench/report/check.py).")
+@click.option("--subset", default="ci", show_default=True, help="Which subset to re-run (see usebench/reproduce/check.py).")
 @click.option("--tol", type=float, default=0.5, show_default=True,
               help="Absolute tolerance per metric, in points (x100).")
 @click.option("--data-root", type=click.Path(path_type=Path), default=None,
@@ -130,7 +130,7 @@ def user_sample(value: str) -> tuple[str, str]:
 @click.option("--update", is_flag=True, help="Re-run the subset and write its results as the new reference.")
 def check(against, subset, tol, data_root, work_dir, fresh, update) -> None:
     """Re-run the small CI subset and compare every metric with the reference; exit 1 on drift or a missing result."""
-    from usebench.report.check import SUBSETS, print_diffs, run_check, update_reference
+    from usebench.reproduce.check import SUBSETS, print_diffs, run_check, update_reference
 
     spec = SUBSETS.get(subset)
     data_root = data_root or default_data_root()

@@ -12,7 +12,7 @@ from usebench.cli.dry_run import plan_out
 from usebench.cli.launching import print_failures
 from usebench.cli.run import GridArgs, grid_options, launch_prelude
 
-PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.run.recipes.PAPERS (checked by a test)
+PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.reproduce.recipes.PAPERS (checked by a test)
 
 
 @click.command("reproduce")
@@ -51,8 +51,8 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, labeled_sizes, corp
     Exit status: 0 when every table was written with every row the recipe can make here (rows that can never be
     made, e.g. USE-large, are named and do not count); 1 otherwise, with the list; 2 on a usage error."""
     from usebench.cli.run import parse_seeds
-    from usebench.report.reproduce_status import load_checked_recipe
-    from usebench.run.reproduce import Given, build_plan
+    from usebench.reproduce.status import load_checked_recipe
+    from usebench.reproduce.build import Given, build_plan
 
     launch = launch_prelude(grid, here=not dry_run)  # a dry run may plan for a cluster's GPUs on a login node
     recipe = load_checked_recipe(_recipe_argument(paper))
@@ -136,27 +136,20 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     missing, and the cost (at the measured steps of ``step_times``, a doctor report, when given). Returns every
     split's rows (``--plan-out``)."""
     from usebench.cli.dry_run import print_plan
-    from usebench.run.plan_rows import plan_view
-    from usebench.run.reproduce import plan_cost
-    from usebench.run.stages import stage_usage, usage_totals
-    from usebench.run.step_times import step_times_from
+    from usebench.reproduce.walk import reproduce_view
 
-    times = step_times_from(step_times)
-
+    view = reproduce_view(rp, results_dir, device, measure, step_times)
     echo = click.echo
     echo(f"bench reproduce {rp.recipe.paper}: {len(rp.tables)} table(s) from {rp.recipe.path}")
-    for table in rp.tables:
-        runs = [r for r in rp.runs if r.table == table.id]
-        ids = {i for r in runs for i in r.run_ids}
-        units = [u for u in rp.units if u.run_id in ids]
-        c = plan_cost(units, device, measure=False, step_times=times)
+    for t in view.tables:
+        c, table = t.cost, t.table
         measured = f"; {c.measured_hours:,.1f} at the measured steps" if c.measured is not None else ""
         echo(f"\n{table.id}: {table.title}\n  writes: {', '.join(table.writes)}"
              + (f" (beside {table.reference})" if table.reference else "")
-             + f"\n  {len(ids)} unit(s) from {sum(bool(r.opts) for r in runs)} run(s): {c.stages:,} distinct "
+             + f"\n  {len(t.unit_ids)} unit(s) from {sum(bool(r.opts) for r in t.runs)} run(s): {c.stages:,} distinct "
              f"stage(s), {c.steps:,} optimizer steps (about {c.gpu_floor_hours:,.1f} GPU-hours at the floor below"
              f"{measured})")
-        for r in runs:
+        for r in t.runs:
             state = (f"left out: {r.excluded}" if r.excluded else f"BLOCKED: {r.blocked}" if r.blocked
                      else f"CANNOT PLAN: {r.error}" if r.error
                      else f"{len(r.run_ids)} unit(s)" if r.baseline is None else "eval")
@@ -164,61 +157,38 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
         for n in table.never:
             echo(f"  never here: {n.label}: {n.reason}")
     rows = []
-    for split, plan in rp.plans.items():
+    for split, split_view in view.splits.items():
         echo(f"\nsplit {split}:")
-        view = plan_view(plan, results_dir, rp.unit_tables)
-        print_plan(view, list_units, grouped_by="table")
-        rows += view.rows
-    units = rp.units
-    usage = stage_usage(units, results_dir)
-    echo(f"\nall tables: {len(units)} distinct unit(s); stages: {usage_totals(usage)}")
-    shared = {i: t for i, t in rp.unit_tables.items() if len(t) > 1}
-    if shared:
-        echo(f"shared by several tables (planned and trained once): {len(shared)} unit(s)")
-    echo("cost: " + plan_cost(units, device, measure, step_times=times).text())
-    if rp.recipe.cost is not None:  # a CPU-scale recipe's own measured units: the estimate that fits a CPU
-        from usebench.run.recipe_cost import profile_cost
-
-        baselines = [b for plan in rp.plans.values() for b in plan.baselines]
-        echo("cost on this CPU (the recipe's measured units): "
-             + profile_cost(rp.recipe.cost, units, baselines, measure=measure).text())
-    _print_inputs(rp)
+        print_plan(split_view, list_units, grouped_by="table")
+        rows += split_view.rows
+    echo(f"\nall tables: {view.units} distinct unit(s); stages: {view.usage}")
+    if view.shared:
+        echo(f"shared by several tables (planned and trained once): {view.shared} unit(s)")
+    echo("cost: " + view.cost.text())
+    if view.cpu_cost is not None:  # a CPU-scale recipe's own measured units: the estimate that fits a CPU
+        echo("cost on this CPU (the recipe's measured units): " + view.cpu_cost)
+    for line in view.inputs:
+        echo(line)
     for what, why in rp.recipe.elsewhere:
         echo(f"not by bench reproduce: {what}: {why}")
     return rows
 
 
-def _print_inputs(rp) -> None:
-    needed = {n for t in rp.tables for e in (*t.runs, *t.evals) for n in e.needs}
-    for name, state in rp.inputs.items():
-        if name in needed:
-            click.echo(f"input {name}: " + (f"present ({state.value})" if state.present else f"MISSING: {state.why}"))
-    skipped = {why for p in rp.plans.values() for _, why in p.skipped}
-    for why in sorted(skipped):
-        click.echo(f"data missing: {why}")
-
-
 def _run_all(rp, given, data_root: Path, results_dir: Path, execute, launcher: str) -> None:
     """Every split's merged plan through `bench run`'s engine; a failed unit is listed and the tables are still
     written from what finished."""
-    from usebench.run.grid import Execution, run_plan
-    from usebench.run.manifest import write_manifest
+    from usebench.reproduce.walk import run_plans
+    from usebench.run.grid import Execution
 
-    failed = []
-    for plan in rp.plans.values():  # every split's units in `bench status` before the first one starts
-        if plan.units:
-            write_manifest(plan, results_dir, launcher, recipe=rp.recipe.paper, unit_tables=rp.unit_tables)
     execution = Execution(device=given.device, batch_size=given.batch_size, strict=given.strict, force=given.force)
-    for plan in rp.plans.values():
-        outcome = run_plan(plan, execution, data_root, results_dir, execute)
-        failed += [u for u in outcome.units if u.state in ("failed", "locked")]
+    failed = run_plans(rp, execution, data_root, results_dir, execute, launcher)
     if failed:
         print_failures(failed, results_dir)
 
 
 def _report(rp, given, results_dir: Path, out: Path, formats: tuple[str, ...]) -> None:
     """Write the tables, print each table's rows made and not made, exit 1 unless every table is complete."""
-    from usebench.report.reproduce_status import table_outcomes, write_tables
+    from usebench.reproduce.status import table_outcomes, write_tables
 
     failed = write_tables(rp.tables, results_dir, out, formats)
     outcomes = table_outcomes(rp.tables, rp.recipe.paper, results_dir, out, given.methods, failed)

@@ -155,7 +155,9 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
     Exit status: 0 when every unit finished, 1 when some unit failed (each is listed with its log) or nothing
     was trained or evaluated, 2 on a usage or configuration error."""
     from usebench.errors import NothingDoneError
-    from usebench.run.grid import RunOptions, plan_run, run_benchmark
+    from usebench.plan.specs import RunOptions
+    from usebench.plan.planner import plan_run
+    from usebench.run.grid import run_benchmark
     from usebench.run.manifest import write_manifest
 
     seeds, seed_list = parse_seeds(seeds)
@@ -174,8 +176,8 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
 
         check_reevaluate(opts.reevaluate, plan.units, grid.force)
     if preset is None:  # the default is the papers' full budget: say so, with its cost here (also in a dry run)
-        from usebench.run.cost import paper_preset_note
-        from usebench.run.step_times import step_times_from
+        from usebench.plan.cost import paper_preset_note
+        from usebench.plan.step_times import step_times_from
 
         note = paper_preset_note(plan, grid.device, launch.options.launcher, step_times_from(grid.step_times))
         if note:
@@ -279,7 +281,7 @@ def print_run_table(outcome: RunOutcome) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from usebench.report.stats import aggregate
+    from usebench.scores.stats import aggregate
 
     console = Console()
     for what, reason in dict.fromkeys(outcome.skipped):  # once per task, not once per method that skipped it

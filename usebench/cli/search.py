@@ -33,8 +33,10 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
     dev evaluations); `bench report --table tsdae-app-a` puts the means beside Tables 5-7."""
     from usebench.paths import default_data_root, default_results_dir
     from usebench.registry import METHODS
-    from usebench.run import config_search as cs
-    from usebench.run.grid import RunOptions, run_benchmark
+    from usebench.report import app_a
+    from usebench.reproduce import config_search as cs
+    from usebench.plan.specs import RunOptions
+    from usebench.run.grid import run_benchmark
 
     from usebench import methods  # noqa: F401
 
@@ -42,8 +44,8 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
     corpus_arg = Path(corpus) if corpus == cs.CORPUS else Path(corpus).resolve()
     if corpus != cs.CORPUS and not corpus_arg.is_file():
         raise click.BadParameter(f"{corpus!r} is neither allnli nor a file", param_hint="--corpus")
-    cfg = METHODS.get(cs.METHOD).config(preset, [*extra, *([f"model={model}"] if model else [])])
-    if not cfg.dev_every or cfg.dev_task != cs.TASK:
+    cfg = METHODS.get(app_a.METHOD).config(preset, [*extra, *([f"model={model}"] if model else [])])
+    if not cfg.dev_every or cfg.dev_task != app_a.TASK:
         raise click.BadParameter(f"preset {preset!r} does not select on STSb dev (App. A's protocol); add "
                                  "--set dev_task=stsb --set dev_every=N", param_hint="--preset")
     label = cs.CORPUS if corpus == cs.CORPUS else f"file:{corpus_arg.name}"
@@ -59,8 +61,8 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
             click.echo(f"  {setting}\n    {cmd}")
             if dry_run:
                 continue
-            opts = RunOptions(methods=(cs.METHOD,), tasks=cs.TASK, seeds=seeds, preset=preset, model=model,
-                              corpus=(corpus_arg,), max_steps=max_steps, overrides=sets, split=cs.SPLIT,
+            opts = RunOptions(methods=(app_a.METHOD,), tasks=app_a.TASK, seeds=seeds, preset=preset, model=model,
+                              corpus=(corpus_arg,), max_steps=max_steps, overrides=sets, split=app_a.SPLIT,
                               device=device)
             run_benchmark(opts, data_root, results_dir)
 

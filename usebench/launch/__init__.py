@@ -2,7 +2,7 @@
 a cluster) and `slurm` (SLURM jobs through submitit, or its local executor without SLURM).
 
 Each launcher is an ``execute(units, data_root, results_dir) -> list[UnitResult]`` for
-:func:`usebench.run.grid.run_benchmark`, over the same picklable :class:`~usebench.run.plan.UnitSpec` objects and
+:func:`usebench.run.grid.run_benchmark`, over the same picklable :class:`~usebench.plan.specs.UnitSpec` objects and
 the same unit function, :func:`usebench.run.unit.run_unit`; every unit writes only into its own run directory, so
 any launcher fills the same store. A unit that fails does not stop the others: it is retried up to ``retries``
 times, then returned as a failed :class:`~usebench.run.unit.UnitResult` with its error and log. A unit another
@@ -17,7 +17,7 @@ from pathlib import Path
 
 from usebench.launch.common import LaunchError, UnitFn
 from usebench.launch.options import LAUNCHERS, LaunchOptions, check_device, launch_options
-from usebench.run.plan import UnitSpec
+from usebench.plan.specs import UnitSpec
 from usebench.run.unit import UnitResult, run_unit
 
 __all__ = ["LAUNCHERS", "LaunchError", "LaunchOptions", "check_device", "launch_options", "make_launcher"]

@@ -16,7 +16,7 @@ from usebench.run.console import UNIT_LOG
 from usebench.run.baseline_job import BaselineJob, run_baseline_job
 from usebench.run.lock import JOB_ENV, release_job
 from usebench.run.manifest import launch_dir
-from usebench.run.plan import UnitSpec
+from usebench.plan.specs import UnitSpec
 from usebench.run.stages import STAGE_LOCK_DIR
 from usebench.run.unit import UnitResult, say
 from usebench.run.unit_files import FAILED_FILE

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from usebench.launch.common import announce
 from usebench.run.lock import LockWatch, read_owner
-from usebench.run.plan import UnitSpec
+from usebench.plan.specs import UnitSpec
 from usebench.run.unit import UnitResult, finished_unit
 
 POLL_S = 30.0  # how often the driver looks at the locks of held units

@@ -15,7 +15,7 @@ from pathlib import Path
 from usebench.launch.common import UnitFn, announce, failure, run_attempt
 from usebench.launch.held import HeldUnits
 from usebench.launch.options import LaunchOptions
-from usebench.run.plan import UnitSpec
+from usebench.plan.specs import UnitSpec
 from usebench.run.progress import GridProgress
 from usebench.run.unit import UnitResult, run_unit
 

@@ -47,7 +47,7 @@ from usebench.launch.preflight import forwarded_env, ray_preflight
 from usebench.launch.signals import fault_handlers_kept
 from usebench.run.console import UNIT_LOG
 from usebench.run.manifest import launch_dir, record_job
-from usebench.run.plan import UnitSpec
+from usebench.plan.specs import UnitSpec
 from usebench.run.progress import GridProgress
 from usebench.run.unit import UnitResult, run_unit, say
 

@@ -38,7 +38,7 @@ from usebench.launch.options import LaunchOptions
 from usebench.launch.slurm_jobs import ACTIVE, attach, job_label, local_gpus, mark_requeued, max_array_size
 from usebench.run.lock import release_if_mine
 from usebench.run.manifest import launch_dir, read_job, record_job
-from usebench.run.plan import UnitSpec
+from usebench.plan.specs import UnitSpec
 from usebench.run.progress import GridProgress
 from usebench.run.unit import UnitResult, run_unit, say
 

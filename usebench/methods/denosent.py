@@ -53,6 +53,7 @@ from usebench.train.plugin import (
 from usebench.registry import METHODS
 from usebench.store import write_json_atomic
 from usebench.methods.parts.heads import HeadInit, label_positions, labelled_ce, mlm_head
+from usebench.methods.parts.mask_token import mask_positions, pool_mask_token
 from usebench.methods.parts.losses import info_nce
 
 CITATION = ("@inproceedings{wang2024denosent, title={DenoSent: A Denoising Objective for Self-Supervised Sentence "
@@ -86,24 +87,6 @@ def prompted_batch(tokenizer: Any, texts: Sequence[str], template: str, max_leng
     filled = [prompt.replace("{text}", t) for t in truncate_texts(tokenizer, texts, max_length)]
     cap = 2 * max_length + prompt_length(tokenizer, template)
     return tokenize(tokenizer, filled, cap)
-
-
-def mask_positions(input_ids: torch.Tensor, mask_id: int) -> torch.Tensor:
-    """Index of the last ``[MASK]`` in each row (the prompt's; a [MASK] typed inside the text comes earlier).
-    input_ids: (bsz, seq) -> (bsz,). A row without one is an error (the prompt was not applied)."""
-    is_mask = input_ids == mask_id  # (bsz, seq)
-    if not bool(is_mask.any(dim=1).all()):
-        raise BenchError("mask_token pooling: a sequence has no [MASK] token; it needs the checkpoint's prompt "
-                         "(method.json 'prompt', e.g. '\"{text}\" means [MASK].')")
-    seq = input_ids.shape[1]
-    positions = torch.arange(seq, device=input_ids.device).expand_as(input_ids)
-    return torch.where(is_mask, positions, -1).max(dim=1).values
-
-
-def pool_mask_token(hidden: torch.Tensor, input_ids: torch.Tensor, mask_id: int) -> torch.Tensor:
-    """Hidden state at the prompt's [MASK]. hidden: (bsz, seq, dim) -> (bsz, dim)."""
-    rows = torch.arange(hidden.shape[0], device=hidden.device)
-    return hidden[rows, mask_positions(input_ids, mask_id)]
 
 
 def mask_token_pooler(model_dir: str, device: torch.device):

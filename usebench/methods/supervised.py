@@ -7,7 +7,7 @@ its pre-training curves (Fig. 2, App. E) and the NLI+STS stages of its domain-ad
 - ``sbert-cosine``: CosineSimilarityLoss: MSE between ``cos(u, v)`` and the pair's label (paper §5.1, "MSE loss"
   on TwitterPara's graded pairs and on STSb).
 - ``sbert-nli`` and ``sbert-stsb``: the two stages of the SBERT-base-nli-stsb-v2 recipe the domain-adaptation
-  rows use (``--methods nli-sts`` is the chain ``sbert-nli>sbert-stsb``, see ``usebench/run/settings.py``):
+  rows use (``--methods nli-sts`` is the chain ``sbert-nli>sbert-stsb``, see ``usebench/plan/settings.py``):
   AllNLI entailment pairs with contradiction hard negatives under MNRL, then STSb train under cosine MSE.
 
 Labeled examples come from ``train_data`` (:mod:`usebench.methods.parts.labeled_data`); ``labeled_size`` (set by the run grid's
@@ -350,3 +350,23 @@ class SbertSTSb(SbertCosine):
 
 for _m in (SbertMNRL(), SbertCosine(), SbertNLI(), SbertSTSb()):
     METHODS.add(_m.name, _m)
+
+
+# Poolings a supervised stage can train and export without a head or prompt of its own.
+STATELESS_POOLINGS = ("cls", "mean", "max", "last2avg", "first_last_avg")
+# The stateless part of a pooling that carries trained modules (SimCSE's MLP on CLS).
+STATELESS_PART = {"cls_mlp": "cls"}
+
+
+def supervised_pooling(method: str, start_pooling: str | None, default: str, notes: list[str]) -> str:
+    """The pooling of a supervised stage starting from a checkpoint with ``start_pooling`` (None: a plain
+    backbone, whose sentence-transformers default is ``default``, mean)."""
+    if start_pooling is None or start_pooling in STATELESS_POOLINGS:
+        return start_pooling or default
+    pooling = STATELESS_PART.get(start_pooling, default)
+    note = (f"{method} after a checkpoint with {start_pooling} pooling trains and exports {pooling}: "
+            f"{start_pooling} needs a head or prompt the supervised stage does not train "
+            f"(--set {method}.pooling=... chooses another)")
+    if note not in notes:
+        notes.append(note)
+    return pooling

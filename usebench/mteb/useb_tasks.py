@@ -26,7 +26,7 @@ import numpy as np
 
 import usebench.tasks  # noqa: F401  (enrols the adapters)
 from usebench import __version__
-from usebench.encoders import to_matrix
+from usebench.api.encoders import to_matrix
 from usebench.eval.evaluate import Evaluation, LoadedSplit, load_split, score_split
 from usebench.errors import BenchError
 from usebench.eval.scorer import DenseScorer

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from usebench.report.rows import (
+from usebench.scores.rows import (
     GROUP_TITLES,
     UNTRAINED,
     UPPER_BOUND_GROUPS,
@@ -14,8 +14,8 @@ from usebench.report.rows import (
     RowKey,
     row_label,
 )
-from usebench.report.tables import COLUMNS, Column, TableSpec, column_tasks
-from usebench.report.stats import SeedStats, beats_all_in_every_seed
+from usebench.scores.tables import COLUMNS, Column, TableSpec, column_tasks
+from usebench.scores.stats import SeedStats, beats_all_in_every_seed
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from usebench.report.tables import TABLES
+from usebench.scores.tables import TABLES
 
 
 @dataclass(frozen=True)

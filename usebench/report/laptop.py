@@ -17,9 +17,9 @@ from typing import Any
 from usebench.report.build import build_table
 from usebench.report.plots import read_log
 from usebench.report.render import grid_of, to_markdown
-from usebench.report.rows import DISPLAY, ResultIndex, RowKey, index_results
-from usebench.report.stats import SeedStats
-from usebench.report.tables import COLUMNS, TABLES
+from usebench.scores.rows import DISPLAY, ResultIndex, RowKey, index_results
+from usebench.scores.stats import SeedStats
+from usebench.scores.tables import COLUMNS, TABLES
 from usebench.store import StoredResult
 
 TABLE = "laptop-adapt"
@@ -143,7 +143,7 @@ def recipe_units(results: Sequence[StoredResult]) -> list[Unit]:
 
 
 def _order(method: str) -> int:
-    from usebench.report.rows import METHOD_ORDER
+    from usebench.scores.rows import METHOD_ORDER
 
     return METHOD_ORDER.index(method) if method in METHOD_ORDER else len(METHOD_ORDER)
 

@@ -16,11 +16,11 @@ from usebench.report.row_settings import run_settings
 from usebench.report.page import write_page
 from usebench.report.pretraining import break_even, break_even_csv, break_even_markdown, pretraining_figure
 from usebench.report.render import comparison_csv, to_csv, to_json
-from usebench.report.rows import ResultIndex, index_results
+from usebench.scores.rows import ResultIndex, index_results
 from usebench.report.sections import Section, section_latex, section_markdown
 from usebench.report.skeleton import build_with_skeleton
-from usebench.report.stats import SeedStats, paired_comparison
-from usebench.report.tables import COLUMNS, TABLES
+from usebench.scores.stats import SeedStats, paired_comparison
+from usebench.scores.tables import TABLES
 from usebench.report.tsdae_analyses import SECTION_BUILDERS
 from usebench.mteb.results import all_results
 from usebench.store import StoredResult, write_json_atomic
@@ -194,4 +194,4 @@ def _write(path: Path, text: str) -> Path:
     return path
 
 
-__all__ = ["COLUMNS", "Report", "ReportOptions", "build_sections", "make_report"]
+__all__ = ["Report", "ReportOptions", "build_sections", "make_report"]

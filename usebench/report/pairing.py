@@ -3,9 +3,9 @@ promises"): a published number stands beside ours only when every key that can c
 
 A **run's setting** is read from its stored record: every stage's fully resolved config (``record["config"]``:
 ``{method, preset, config, corpus}`` for a single method, ``{method, chain, stages: [{method, preset, config,
-data}]}`` for a chain; :func:`usebench.run.plan.unit_config`), the backbone's fingerprint
+data}]}`` for a chain; :func:`usebench.plan.planner.unit_config`), the backbone's fingerprint
 (``record["method"]["backbone"]``: :func:`usebench.eval.models.backbone_fingerprint`), each stage's training
-data sha256 (the text sha256 of the de-duplicated sentences, :func:`usebench.run.corpus.text_sha256`, or the
+data sha256 (the text sha256 of the de-duplicated sentences, :func:`usebench.plan.corpus.text_sha256`, or the
 labeled examples' hash) and its precision (``amp``, a config key like any other).
 
 A **published row's setting** is derived, never hand-listed: the resolved preset of its method (or of each stage
@@ -52,7 +52,7 @@ NO_SCORE_KEYS = frozenset({
 # Keys whose value is a name or path: compared through the content they name (the stage's data sha256), not
 # as text, on both sides.
 CONTENT_KEYS = frozenset({"train_data", "dev_corpus"})
-TARGET = "target"  # a preset's dev_task meaning "the unit's own task" (usebench.run.plan.TARGET)
+TARGET = "target"  # a preset's dev_task meaning "the unit's own task" (usebench.plan.planner.TARGET)
 
 
 @dataclass(frozen=True)
@@ -202,10 +202,10 @@ def chains_of(entry_settings: Mapping[str, Any], method: str) -> list[list[str]]
 def expected_stages(chain: list[str], preset: str, row_method: str, overrides: Mapping[str, Any], task: str,
                     ) -> list[tuple[str, Any]]:
     """(method, resolved config) of each stage of a published row's run on ``task``, derived as the planner
-    derives it (usebench/run/plan.py ``build_stage``): the preset, the row's own values on its method's stage, a
+    derives it (usebench/plan/planner.py ``build_stage``): the preset, the row's own values on its method's stage, a
     supervised stage's pooling inherited from where it starts, ``dev_task="target"`` resolved for the task."""
     from usebench.registry import METHODS, TASKS
-    from usebench.run.chains import supervised_pooling
+    from usebench.methods.supervised import supervised_pooling
 
     out: list[tuple[str, Any]] = []
     previous_pooling: str | None = None  # a published backbone is a plain HF model: it declares no pooling

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from usebench.errors import DataFormatError
 from usebench.report.build import Built
-from usebench.report.rows import ResultIndex, RowKey, row_label
-from usebench.report.tables import COLUMNS
+from usebench.scores.rows import ResultIndex, RowKey, row_label
+from usebench.scores.tables import COLUMNS
 from usebench.store import StoredResult
 
 # Fig. 3 plots the main score of each USEB task (and we add STSb when present).

@@ -39,9 +39,9 @@ from typing import Any
 from usebench.errors import BenchError
 from usebench.report.build import Built, Cell, Row, rank_correlation_note
 from usebench.report.pairing import PairingContext, record_stages
-from usebench.report.row_settings import RunSettings, same_model, verdict  # noqa: F401 (same_model: tsdae_analyses)
-from usebench.report.rows import UNTRAINED, ResultIndex, RowKey, find_key
-from usebench.report.tables import COLUMNS, Column, TableSpec
+from usebench.report.row_settings import RunSettings, verdict
+from usebench.scores.rows import UNTRAINED, ResultIndex, RowKey, find_key
+from usebench.scores.tables import COLUMNS, Column, TableSpec
 
 
 @lru_cache(maxsize=1)

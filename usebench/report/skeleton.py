@@ -26,9 +26,10 @@ from typing import Any
 
 from usebench.report.build import Built, Cell, Row, build_table
 from usebench.report.pairing import NO_SCORE_KEYS
-from usebench.report.reference import RefEntry, entries, load_reference, matches, same_model
-from usebench.report.rows import UNTRAINED, ResultIndex, RowKey, index_results, row_marks  # noqa: F401
-from usebench.report.tables import TABLES, TableSpec
+from usebench.report.reference import RefEntry, entries, load_reference, matches
+from usebench.report.row_settings import same_model
+from usebench.scores.rows import UNTRAINED, ResultIndex, RowKey, row_marks
+from usebench.scores.tables import TABLES, TableSpec
 
 NOT_IN_PAPER = " (not in the paper's table)"
 

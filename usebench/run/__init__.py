@@ -1,3 +1,3 @@
-"""Run units, what `bench run` and `bench eval` execute: the grid of (method, corpus, seed) units, each trained
-through the loop and evaluated on its tasks, and the evaluation of a model on a list of tasks. It is the layer
-that knows the registered methods and tasks by name."""
+"""Executing run units, what `bench run` and `bench eval` execute: a unit's stages trained through the loop (each
+distinct stage once) and evaluated on its tasks, the baselines, the evaluation of a model on a list of tasks, with
+their locks, faults, manifest, status and progress. Planning, which trains nothing, is ``usebench.plan``."""

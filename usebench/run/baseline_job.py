@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.store import result_path
-from usebench.run.plan import BaselineSpec
+from usebench.plan.specs import BaselineSpec
 from usebench.run.unit import UnitResult
 
 

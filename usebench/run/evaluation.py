@@ -137,7 +137,7 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
                    prebuilt: Prebuilt | None = None) -> EvalOutcome:
     """Evaluate on every task of ``task_spec``; a task with missing data is skipped (or an error if strict).
 
-    ``prebuilt`` (the Python API, usebench/api.py) replaces the model that ``opts.model`` names: its scorer,
+    ``prebuilt`` (the Python API, usebench/api/evaluation.py) replaces the model that ``opts.model`` names: its scorer,
     method and config are used as they are; ``opts`` then only carries ``allow_partial``.
     """
     from usebench import tasks  # noqa: F401  (enrols the adapters)

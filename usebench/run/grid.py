@@ -1,10 +1,10 @@
 """The engine behind `bench run`: plan every unit, evaluate the untrained baselines, run the units, and
 collect what `bench run` tabulates.
 
-A run unit is (chain of methods, target task, seed); see :mod:`usebench.run.plan` for how units are built
+A run unit is (chain of methods, target task, seed); see :mod:`usebench.plan.planner` for how units are built
 and validated up front and :mod:`usebench.run.unit` for what one unit does and writes. Units are handed to an
 ``execute`` function: in this process one after the other by default (the `local` launcher); the launchers in
-:mod:`usebench.launch` hand the same :class:`~usebench.run.plan.UnitSpec` objects to Ray or SLURM. With
+:mod:`usebench.launch` hand the same :class:`~usebench.plan.planner.UnitSpec` objects to Ray or SLURM. With
 ``--corpus`` every task shares that corpus, so each method/seed trains once and is evaluated on all tasks.
 """
 from __future__ import annotations
@@ -17,7 +17,8 @@ from pathlib import Path
 
 from usebench.store import StoredResult, result_path
 from usebench.run.baseline_job import baseline_job
-from usebench.run.plan import BaselineSpec, Plan, RunOptions, UnitSpec, method_overrides, plan_run
+from usebench.plan.specs import BaselineSpec, Plan, RunOptions, UnitSpec
+from usebench.plan.planner import method_overrides, plan_run
 from usebench.run.reevaluate import check_reevaluate, reevaluate_reset
 from usebench.run.progress import GridProgress
 from usebench.run.stages import force_reset, stage_usage, usage_totals

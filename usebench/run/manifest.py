@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.store import now_iso, read_json, write_json_atomic
-from usebench.run.specs import Plan, UnitSpec
+from usebench.plan.specs import Plan, UnitSpec
 
 LAUNCH_DIR = ".launch"
 SCHEMA = "usebench-grid/1"

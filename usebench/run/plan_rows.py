@@ -1,6 +1,6 @@
 """A plan as rows: what a dry run shows and writes, built once by the engine and printed by the CLI.
 
-:func:`plan_view` turns a :class:`usebench.run.specs.Plan` and the results store into one :class:`PlanRow` per unit
+:func:`plan_view` turns a :class:`usebench.plan.specs.Plan` and the results store into one :class:`PlanRow` per unit
 (its chain, setting, data, seed, steps, poolings, what happens to each stage now: ``train``, ``reuse`` from an
 earlier unit, ``done`` in the store, and the unit's own state) and one per untrained baseline. :func:`group_rows`
 folds them into the summary a person reads (one row per group, chain and setting); :func:`write_plan_rows` writes
@@ -70,7 +70,7 @@ class PlanView:
 
 
 def plan_view(plan: Any, results_dir: Path, groups: dict[str, Sequence[str]] | None = None) -> PlanView:
-    """The rows of ``plan`` (a :class:`usebench.run.specs.Plan`) against the store at ``results_dir``; ``groups``
+    """The rows of ``plan`` (a :class:`usebench.plan.specs.Plan`) against the store at ``results_dir``; ``groups``
     maps a run id to the tables it serves."""
     results_dir = Path(results_dir)
     forced = force_plan([u for u in plan.units if u.force], results_dir)  # what --force would reset and keep

@@ -1,7 +1,7 @@
 """Stages as the unit of training: each distinct stage is trained once and reused by every unit that needs it.
 
 A stage's identity is (method, preset + config, training data, seed, the stage it starts from): the dict
-:func:`stage_identity` builds, whose hash names it. Where it lives (its *home*, relative to the results dir):
+:func:`usebench.plan.stage_ids.stage_identity` builds, whose hash names it. Where it lives (its *home*, relative to the results dir):
 
 - the first stage of a chain that trains on the target's unlabeled sentences is, by itself, the single-method
   unit ``tsdae`` (same config, data, seed and backbone): its home is that unit's run directory, so
@@ -15,7 +15,7 @@ A stage's identity is (method, preset + config, training data, seed, the stage i
 Sharing is explicit: every unit's ``stages.json`` names the homes it uses, and ``--force`` resets only what the
 named units own (:func:`force_plan`): a home another unit of the store uses is kept, and the plan says so.
 A stage that starts from a local checkpoint directory has that checkpoint's content hash in its identity
-(``starts``, :func:`usebench.run.plan.external_starts`).
+(``starts``, :func:`usebench.plan.planner.external_starts`).
 
 A stage trains under its own lock, ``UnitLock(<home>/.stage)`` (:mod:`usebench.run.lock`, so every launcher
 shares the rule): two processes never train one stage, the second waits and then reuses the finished export;
@@ -34,32 +34,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from usebench.store import config_hash
+from usebench.plan.stage_ids import STAGES_HOME
 from usebench.run.lock import LOCK_FILE, STALE_AFTER_S, LockWatch, UnitLock, UnitLockedError
 
-STAGES_HOME = ".stages"
 STAGE_LOCK_DIR = ".stage"  # a stage's lock: <home>/.stage/.lock (the unit lock of a run dir is <run_dir>/.lock)
 STAGE_CONFIG = "config.json"
 WAIT_S = 15.0  # how often a unit waiting for a stage another process trains looks again
 WAIT_ENV = "USEBENCH_STAGE_WAIT_S"  # overrides WAIT_S (crash tests, whose stages train in a second)
 KEEP_ON_FORCE = (LOCK_FILE, STAGE_LOCK_DIR, "unit.log")
-
-
-def stage_identity(method: str, preset: str, config: dict[str, Any], data: dict[str, Any], seed: int,
-                   parent: str | None) -> dict[str, Any]:
-    """What makes two stages the same training: ``config["model"]`` names the backbone of a first stage and
-    ``stage:<parent id>`` for a stage that starts from another one."""
-    config = {**config, "model": f"stage:{parent}"} if parent else config
-    return {"method": method, "preset": preset, "config": config, "data": data, "seed": seed}
-
-
-def stage_id(identity: dict[str, Any]) -> str:
-    return config_hash(identity)
-
-
-def shared_home(method: str, identity: dict[str, Any], seed: int) -> str:
-    """``.stages/<method>__<id12>__s<seed>``: the home of a stage that is not a single-method unit."""
-    return f"{STAGES_HOME}/{method}__{stage_id(identity)[:12]}__s{seed}"
 
 
 def finished(home: Path) -> bool:
@@ -120,7 +102,7 @@ class StageUse:
 
 def stage_usage(units: Sequence[Any], results_dir: Path,
                 reset: Sequence[str] = ()) -> list[list[StageUse]]:
-    """Per unit (:class:`usebench.run.plan.UnitSpec`), in plan order, what happens to each of its stages if
+    """Per unit (:class:`usebench.plan.specs.UnitSpec`), in plan order, what happens to each of its stages if
     the plan runs now (``reset``: homes ``--force`` starts over, so they train whatever they hold)."""
     first: dict[str, str] = {}  # home -> run id of the first unit that trains it
     wiped = set(reset)

@@ -19,7 +19,8 @@ from typing import Any
 from usebench.run.console import UNIT_LOG
 from usebench.run.lock import LOCK_FILE, owner_alive, read_owner, store_clock
 from usebench.run.manifest import LAUNCH_DIR, planned_units, read_job
-from usebench.run.stages import STAGE_LOCK_DIR, STAGES_HOME, finished
+from usebench.plan.stage_ids import STAGES_HOME
+from usebench.run.stages import STAGE_LOCK_DIR, finished
 from usebench.run.unit_files import FAILED_FILE, STAGES_DIR, STAGES_FILE
 
 

@@ -33,9 +33,10 @@ from usebench.run.console import UNIT_LOG, unit_console
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
-from usebench.run.plan import StageSpec, UnitSpec
+from usebench.plan.specs import StageSpec, UnitSpec
 from usebench.run.result_hooks import result_saved
-from usebench.run.stages import STAGES_HOME, finished, stage_id, stage_lock
+from usebench.plan.stage_ids import STAGES_HOME, stage_id
+from usebench.run.stages import finished, stage_lock
 from usebench.run.tracking import unit_tracking
 from usebench.run.unit_files import FAILED_FILE, STAGES_FILE
 from usebench.run.usage import UsageClock
@@ -224,7 +225,7 @@ def _train_chain(spec: UnitSpec, data_root: Path, results_dir: Path, dist: Any, 
     """Train or reuse every stage in order, each in its home under its lock; returns the final checkpoint.
     Training stops after the step in which the unit's or the stage's lock was found taken over
     (:meth:`UnitLock.check`)."""
-    from usebench.train.loop import CHECKPOINT_DIR
+    from usebench.train.loop_state import CHECKPOINT_DIR
 
     previous: Path | None = None
     data: dict[str, Any] = {}  # the unit's corpus, loaded once if a stage trains on it
@@ -248,7 +249,8 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
     from usebench.registry import METHODS
     from usebench.store import config_hash
     from usebench.train.checkpoint import finished_checkpoint
-    from usebench.train.loop import CHECKPOINT_DIR, STATE_DIR, train
+    from usebench.train.loop_state import CHECKPOINT_DIR, STATE_DIR
+    from usebench.train.loop import train
 
     stage = spec.stages[k]
     method = METHODS.get(stage.method)
@@ -331,7 +333,7 @@ def _training_note(out: Path, checkpoint_dir: str, state_dir: str) -> str:
 
 
 def _load_corpus(spec: UnitSpec, data_root: Path):
-    from usebench.run.corpus import load_corpus
+    from usebench.plan.corpus import load_corpus
 
     corpus = load_corpus(spec.task, spec.corpus_files, spec.corpus_size, data_root)
     expected = spec.stages[0].data if spec.stages[0].data["kind"] == "corpus" else next(
@@ -397,7 +399,7 @@ def trained_step_paths(spec: UnitSpec, results_dir: Path) -> list[dict[str, Any]
     changes numbers within rounding, so a result says which path trained it. None for a stage exported before
     the record existed."""
     from usebench.train.checkpoint import read_method_json
-    from usebench.train.loop import CHECKPOINT_DIR
+    from usebench.train.loop_state import CHECKPOINT_DIR
 
     return [(read_method_json(results_dir / s.home / CHECKPOINT_DIR) or {}).get("step_path") for s in spec.stages]
 
@@ -443,7 +445,7 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
 
 def stage_variant(spec: UnitSpec) -> str:
     """How the unit departs from its stages' presets, as report rows name it (planned:
-    :func:`usebench.run.plan.stage_variant`): "paper + max_steps=10", the preset alone when it is not the
+    :func:`usebench.plan.planner.stage_variant`): "paper + max_steps=10", the preset alone when it is not the
     method's default, "" for none. Values the planner derives (a dev task "target", an inherited pooling, the
     backbone) are no part of it, so one experiment on four tasks stays one row."""
     return spec.variant

@@ -25,7 +25,8 @@ from usebench.errors import DataFormatError
 from usebench.eval.metrics import average_precision_at_ranks, precision_at, reciprocal_rank
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
-from usebench.tasks.base import Task, parse_float, read_lines, split_fields
+from usebench.tasks.base import Task, parse_float, split_fields
+from usebench.data.corpus import read_lines
 from usebench.tasks.release import Count
 from usebench.tasks.rerank import (
     RerankQuery,

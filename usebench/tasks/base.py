@@ -12,7 +12,7 @@ from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Sequence
 
-from usebench.data.corpus import read_corpus, read_lines  # noqa: F401  (read_lines: the adapters' reader)
+from usebench.data.corpus import read_corpus
 from usebench.errors import BenchError, DataFormatError, MissingDataError
 from usebench.eval.scorer import Scorer
 from usebench.tasks.release import Count, check_release

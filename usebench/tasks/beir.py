@@ -33,7 +33,8 @@ from usebench.errors import DataFormatError
 from usebench.eval.metrics import mean_measure, trec_eval
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
-from usebench.tasks.base import Family, Task, read_lines, split_fields
+from usebench.tasks.base import Family, Task, split_fields
+from usebench.data.corpus import read_lines
 from usebench.tasks.release import Count
 
 QRELS_HEADER = "query-id\tcorpus-id\tscore"

@@ -49,7 +49,8 @@ from typing import Any
 import numpy as np
 
 from usebench.errors import ReleaseMismatchError
-from usebench.tasks.base import parse_float, read_lines, split_fields
+from usebench.tasks.base import parse_float, split_fields
+from usebench.data.corpus import read_lines
 from usebench.tasks.pairs import PairSet, make_pairset, require_pairs
 from usebench.tasks.sts import SPECS, read_senteval_subset
 from usebench.tasks.twitterpara import DIR as TP_DIR, PIT_DATA, PIT_LABEL, URL_FILE, read_pit, read_twitter_url

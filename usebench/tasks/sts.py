@@ -31,7 +31,8 @@ from usebench.data.corpus import read_corpus
 from usebench.errors import DataFormatError, MissingDataError
 from usebench.registry import TASKS
 from usebench.data.senteval import moses_tokenize
-from usebench.tasks.base import parse_float, read_lines, split_fields
+from usebench.tasks.base import parse_float, split_fields
+from usebench.data.corpus import read_lines
 from usebench.tasks.release import Count
 from usebench.tasks.pairs import (
     PairSet,

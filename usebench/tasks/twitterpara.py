@@ -23,7 +23,8 @@ import numpy as np
 
 from usebench.errors import DataFormatError
 from usebench.registry import TASKS
-from usebench.tasks.base import parse_float, read_lines, split_fields
+from usebench.tasks.base import parse_float, split_fields
+from usebench.data.corpus import read_lines
 from usebench.tasks.release import Count
 from usebench.tasks.pairs import (
     UNLABELLED,

@@ -41,16 +41,14 @@ from usebench.train.loop_state import (
     STATE_DIR,
     RunState,
     dev_step,
-    eval_max_length,
     finish,
     restore,
     save_state,
     setup_run,
 )
-from usebench.train.loop_step import StepDone, TrainingDivergedError, one_step, settle, track_scale
+from usebench.train.loop_step import StepDone, one_step, settle, track_scale
 from usebench.train.plugin import Method
 from usebench.train.runtime import (
-    autocast_context,
     deterministic_mode,
     deterministic_requested,
     grad_scaler,
@@ -63,8 +61,7 @@ from usebench.train.trainlog import TrainLog
 from usebench.train.validation import loss_evaluator, read_dev_corpus
 
 # Names other modules and tests import from here (the run state and the step live in loop_state and loop_step).
-__all__ = ["CHECKPOINT_DIR", "LOG_FILE", "STATE_DIR", "TrainResult", "TrainingDivergedError", "autocast_context",
-           "check_trainable", "clean_corpus", "eval_max_length", "prepare_corpus", "prepared_corpus_size", "train",
+__all__ = ["TrainResult", "check_trainable", "clean_corpus", "prepare_corpus", "prepared_corpus_size", "train",
            "trainable_size"]
 
 

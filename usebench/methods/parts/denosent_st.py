@@ -50,7 +50,7 @@ class MaskTokenPooling(Module):
         self.dimension, self.mask_token_id = int(dimension), int(mask_token_id)
 
     def forward(self, features: dict[str, Any], **kwargs: Any) -> dict[str, Any]:
-        from usebench.methods.denosent import pool_mask_token
+        from usebench.methods.parts.mask_token import pool_mask_token
 
         tokens = features["token_embeddings"]  # (bsz, seq, dim)
         features["sentence_embedding"] = pool_mask_token(tokens, features["input_ids"], self.mask_token_id)

@@ -12,11 +12,10 @@ from typing import NamedTuple
 
 from usebench.report.pairing import PairingContext
 from usebench.report.sections import Section
-from usebench.report.tables import TableSpec
+from usebench.scores.tables import TableSpec
 from usebench.report.tsdae_analyses.app_a import APP_A_TABLES, app_a_section
 from usebench.report.tsdae_analyses.table4 import final_loss, table4_section
 from usebench.report.tsdae_analyses.table9 import table9_section
-from usebench.run.config_search import SEARCHED  # noqa: F401  (exported, as the single module did)
 from usebench.store import StoredResult
 
 SectionBuilder = Callable[[list[StoredResult], TableSpec, PairingContext | None], Section]
@@ -50,5 +49,5 @@ SECTIONS: dict[str, SectionTable] = _sections()
 SECTION_BUILDERS: dict[str, SectionBuilder] = {name: t.build for name, t in SECTIONS.items()}
 SECTION_SLOTS: dict[str, tuple[str, ...]] = {name: t.slots for name, t in SECTIONS.items()}
 
-__all__ = ["APP_A_TABLES", "SECTIONS", "SECTION_BUILDERS", "SECTION_SLOTS", "SEARCHED", "SectionTable",
+__all__ = ["APP_A_TABLES", "SECTIONS", "SECTION_BUILDERS", "SECTION_SLOTS", "SectionTable",
            "app_a_section", "final_loss", "table4_section", "table9_section"]

@@ -7,14 +7,15 @@ from typing import Any
 
 from usebench.report.build import Built, Cell, Row
 from usebench.report.pairing import PairingContext
-from usebench.report.reference import RefEntry, same_model
+from usebench.report.reference import RefEntry
+from usebench.report.row_settings import same_model
 from usebench.report.sections import Section
 from usebench.report.skeleton import NOT_IN_PAPER
-from usebench.report.stats import aggregate
-from usebench.report.tables import COLUMNS, TableSpec
+from usebench.scores.stats import aggregate
+from usebench.scores.tables import COLUMNS, TableSpec
 from usebench.report.tsdae_analyses.common import (_CORPUS, _comparison, _marked, _published, _row_settings,
                                                    _setting_label, _skeleton_notes, _slot_row)
-from usebench.run.config_search import SEARCHED, app_a_setting
+from usebench.report.app_a import SEARCHED, app_a_setting
 from usebench.store import StoredResult
 
 APP_A_TABLES = ("tsdae-table5", "tsdae-table6", "tsdae-table7", "tsdae-app-a-tying")

@@ -13,8 +13,9 @@ from typing import Any
 
 from usebench.report.build import Built, Cell, Row, release_mark
 from usebench.report.pairing import PairingContext
-from usebench.report.reference import Comparison, RefEntry, entries, load_reference, same_model
-from usebench.report.tables import Column
+from usebench.report.reference import Comparison, RefEntry, entries, load_reference
+from usebench.report.row_settings import same_model
+from usebench.scores.tables import Column
 from usebench.store import StoredResult
 
 USEB = ("askubuntu", "cqadupstack", "twitterpara.avg", "scidocs.avg")

@@ -9,11 +9,12 @@ from typing import Any, NamedTuple
 
 from usebench.report.build import Built, Cell, Row
 from usebench.report.pairing import PairingContext
-from usebench.report.reference import RefEntry, same_model
+from usebench.report.reference import RefEntry
+from usebench.report.row_settings import same_model
 from usebench.report.sections import Section
 from usebench.report.skeleton import NOT_IN_PAPER
-from usebench.report.stats import SeedStats, aggregate, per_seed_average
-from usebench.report.tables import COLUMNS, Column, TableSpec
+from usebench.scores.stats import SeedStats, aggregate, per_seed_average
+from usebench.scores.tables import COLUMNS, Column, TableSpec
 from usebench.report.tsdae_analyses.common import (USEB, _comparison, _marked, _published, _row_settings,
                                                    _skeleton_notes, _slot_row)
 from usebench.store import StoredResult

@@ -1,0 +1,1 @@
+"""`bench analyze`: content words and POS tags of a training corpus."""

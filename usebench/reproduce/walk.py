@@ -1,0 +1,87 @@
+"""What `bench reproduce` does with a built plan (:func:`usebench.reproduce.build.build_plan`), so the CLI only
+prints: the view its dry run shows (each table's units and cost, the stages to train, reuse or find done, the
+whole plan's cost, the inputs) and running every split's plan through `bench run`'s engine.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from usebench.plan.cost import Cost, plan_cost
+from usebench.plan.step_times import step_times_from
+from usebench.reproduce.build import PlannedRun, ReproducePlan
+from usebench.reproduce.recipe_cost import profile_cost
+from usebench.run.grid import Execution, run_plan
+from usebench.run.manifest import write_manifest
+from usebench.run.plan_rows import PlanView, plan_view
+from usebench.run.stages import stage_usage, usage_totals
+from usebench.run.unit import UnitResult
+
+
+@dataclass
+class TableView:
+    """One table of the recipe: its runs, the distinct units they plan, and their training cost."""
+
+    table: Any  # usebench.reproduce.recipes.TableEntry
+    runs: list[PlannedRun]
+    unit_ids: set[str]
+    cost: Cost
+
+
+@dataclass
+class ReproduceView:
+    """Everything a reproduce dry run prints: each table, each split's plan rows, the whole plan's figures."""
+
+    tables: list[TableView]
+    splits: dict[str, PlanView]  # each split's merged plan as `bench run --dry-run` shows it
+    usage: str  # stages to train, reuse within the plan, and find done in the store (one line)
+    units: int
+    shared: int  # units more than one table uses (planned and trained once)
+    cost: Cost
+    cpu_cost: str | None  # a CPU-scale recipe's estimate from its own measured units
+    inputs: list[str]  # "input glove: present (...)" / "MISSING: ...", "data missing: ..."
+
+
+def reproduce_view(rp: ReproducePlan, results_dir: Path, device: str | None, measure: bool = True,
+                   step_times: Path | None = None) -> ReproduceView:
+    """The dry run's view of ``rp`` against the store at ``results_dir`` (nothing is trained or written);
+    ``step_times``: a doctor report whose measured steps price the stages."""
+    times = step_times_from(step_times)
+    tables = []
+    for table in rp.tables:
+        runs = [r for r in rp.runs if r.table == table.id]
+        ids = {i for r in runs for i in r.run_ids}
+        units = [u for u in rp.units if u.run_id in ids]
+        tables.append(TableView(table, runs, ids, plan_cost(units, device, measure=False, step_times=times)))
+    cpu = None
+    if rp.recipe.cost is not None:
+        baselines = [b for plan in rp.plans.values() for b in plan.baselines]
+        cpu = profile_cost(rp.recipe.cost, rp.units, baselines, measure=measure).text()
+    splits = {split: plan_view(plan, results_dir, rp.unit_tables) for split, plan in rp.plans.items()}
+    return ReproduceView(tables, splits, usage_totals(stage_usage(rp.units, results_dir)), len(rp.units),
+                    sum(len(t) > 1 for t in rp.unit_tables.values()),
+                    plan_cost(rp.units, device, measure, step_times=times), cpu, input_lines(rp))
+
+
+def input_lines(rp: ReproducePlan) -> list[str]:
+    """Each input a table needs, present or missing, then each dataset a split skipped for want of data."""
+    needed = {n for t in rp.tables for e in (*t.runs, *t.evals) for n in e.needs}
+    lines = [f"input {name}: " + (f"present ({state.value})" if state.present else f"MISSING: {state.why}")
+             for name, state in rp.inputs.items() if name in needed]
+    skipped = {why for p in rp.plans.values() for _, why in p.skipped}
+    return lines + [f"data missing: {why}" for why in sorted(skipped)]
+
+
+def run_plans(rp: ReproducePlan, execution: Execution, data_root: Path, results_dir: Path,
+              execute: Callable[..., list[UnitResult]] | None, launcher: str) -> list[UnitResult]:
+    """Every split's plan through `bench run`'s engine, after writing each split's manifest (so `bench status`
+    lists every unit before the first starts); returns the units that failed or were held by another process."""
+    for plan in rp.plans.values():
+        if plan.units:
+            write_manifest(plan, results_dir, launcher, recipe=rp.recipe.paper, unit_tables=rp.unit_tables)
+    failed = []
+    for plan in rp.plans.values():
+        outcome = run_plan(plan, execution, data_root, results_dir, execute)
+        failed += [u for u in outcome.units if u.state in ("failed", "locked")]
+    return failed

@@ -50,7 +50,8 @@ def test_a_run_that_leaves_a_file_fails(tmp_path, writes):
     body = 'Path("checkpoints").mkdir(); Path("checkpoints/r.csv").write_text("1")' if writes else "pass"
     (repo / "test_one.py").write_text(f"from pathlib import Path\n\n\ndef test_one():\n    {body}\n")
     subprocess.run(["git", "add", "conftest.py", "test_one.py"], cwd=repo, check=True)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # not the caller's PYTEST_ADDOPTS: CI's --junitxml would write its report into the scratch checkout
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTEST_ADDOPTS"}, "PYTHONPATH": str(REPO)}
     run = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "no:xdist"],
                          cwd=repo, env=env, capture_output=True, text=True, timeout=300)
     assert run.returncode == (1 if writes else 0), run.stdout + run.stderr

@@ -4,13 +4,14 @@ cache of the searched corpus' index, and how ``describe()`` reports both. Each s
 texts (:meth:`_index_collection`, :meth:`_index_corpus`) and how it searches (``search_with_matches``)."""
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 
-class CorpusStatistics:
+class CorpusStatistics(ABC):
     """A scorer's collections: the task's texts (``prepare``), each dataset separately (``use_collection``) for
     ``rerank``/``pairs``, and the searched corpus for ``search``. Indexes are built lazily, by the subclass."""
 
@@ -26,17 +27,18 @@ class CorpusStatistics:
         self._search_stats: list[dict] = []
 
     # --- what a scorer provides ------------------------------------------------------------------------------
+    @abstractmethod
     def _index_collection(self, texts: list[str]) -> Any:
         """An index of ``texts`` (row i = texts[i]) with ``stats()``: for ``rerank``/``pairs``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def _index_corpus(self, corpus: list[str]) -> Any:
         """A searchable index of ``corpus`` (every row, duplicates included) with ``stats()``."""
-        raise NotImplementedError
 
+    @abstractmethod
     def search_with_matches(self, queries: Sequence[str], corpus: Sequence[str],
                             k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        raise NotImplementedError
+        """Top-``k`` (scores, corpus rows) of ``corpus`` per query, and how many documents each query matches."""
 
     # --- statistics from the task's texts (rerank, pairs) ---------------------------------------------------
     def prepare(self, texts: Sequence[str]) -> None:

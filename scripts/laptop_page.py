@@ -34,6 +34,7 @@ def generated(store: Path, out: Path) -> str:
 
 
 UNIT_FILES = ("config.json", "method.json", "stages.json", "usage.json")
+STORE_MARKER = "usebench-store.json"  # usebench.store.STORE_MARKER
 STAGE_FILES = ("config.json", "log.jsonl", "checkpoint/method.json")
 
 
@@ -42,7 +43,12 @@ def copy_store(source: Path, store: Path) -> int:
     units = [d for d in sorted(source.iterdir()) if not d.name.startswith(".") and any(d.glob("*/*.json"))]
     if not units:
         raise SystemExit(f"{source} holds no run directory (expected <run id>/<task>/<split>.json)")
+    marker = store / STORE_MARKER  # the committed store's marker (usebench/store.py) outlives the copy
+    kept = marker.read_bytes() if marker.is_file() else None
     shutil.rmtree(store, ignore_errors=True)
+    if kept is not None:
+        store.mkdir(parents=True)
+        marker.write_bytes(kept)
     records = 0
     for unit in units:
         _copy(unit, store / unit.name, UNIT_FILES)

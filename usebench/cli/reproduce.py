@@ -75,6 +75,7 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, labeled_sizes, corp
             click.secho(f"{len(refused)} run(s) cannot be planned here (see CANNOT PLAN above)", fg="red", err=True)
             raise SystemExit(1)
         return
+    launch.claim_store(f"bench reproduce {rp.recipe.paper}")  # a committed store only when named (--results-dir)
     _run_all(rp, given, launch.data_root, launch.results_dir, launch.execute, launch.options.launcher)
     _report(rp, given, launch.results_dir, out, tuple(_csv(formats)))
 

@@ -88,6 +88,13 @@ class Launch:
     results_dir: Path
     options: Any  # usebench.launch.LaunchOptions
     execute: Any = None
+    named_store: bool = False  # --results-dir given: a committed store named so may be written into
+
+    def claim_store(self, command: str) -> Path:
+        """The results store, checked before ``command`` writes into it (:func:`usebench.store.claim_store`)."""
+        from usebench.store import claim_store
+
+        return claim_store(self.results_dir, self.named_store, command)
 
 
 def launch_prelude(grid: GridArgs, here: bool) -> Launch:
@@ -108,7 +115,8 @@ def launch_prelude(grid: GridArgs, here: bool) -> Launch:
     check_device(grid.device, lopts)  # Ray / SLURM: the cluster's GPUs, not the driver's, decide
     _check_torchrun(lopts.launcher)
     return Launch(model, overrides, Path(grid.data_root or default_data_root()),
-                  Path(grid.results_dir or default_results_dir()), lopts, make_launcher(lopts) if here else None)
+                  Path(grid.results_dir or default_results_dir()), lopts, make_launcher(lopts) if here else None,
+                  named_store=grid.results_dir is not None)
 
 
 def _check_torchrun(launcher: str) -> None:
@@ -191,6 +199,8 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
         plan_out(grid.plan_out_path, view.rows)
         return
     main_rank = int(os.environ.get("RANK", "0")) == 0
+    if main_rank:
+        launch.claim_store("bench run")  # a committed store is written into only when named (--results-dir)
     if main_rank and plan.units:
         write_manifest(plan, results_dir, launch.options.launcher)  # `bench status` shows units not started yet
     outcome = run_benchmark(opts, data_root, results_dir, execute=launch.execute, plan=plan)

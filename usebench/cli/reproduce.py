@@ -68,7 +68,8 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, labeled_sizes, corp
         click.secho(f"merged by the options (one unit, one number in their rows): {line}", fg="yellow", err=True)
     if dry_run:
         rows = print_reproduce_plan(rp, launch.results_dir, grid.device, measure=launch.options.launcher == "local",
-                                    step_times=grid.step_times, list_units=grid.list_units)
+                                    step_times=grid.step_times, list_units=grid.list_units,
+                                    data_root=launch.data_root)
         plan_out(grid.plan_out_path, rows)
         refused = [r for r in rp.runs if r.error]
         if refused:  # a plan that passes --dry-run must not fail on configuration later
@@ -131,7 +132,8 @@ def _inputs(items: tuple[str, ...], glove: Path | None) -> dict[str, str]:
 
 
 def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: bool = True,
-                         step_times: Path | None = None, list_units: bool = False) -> list:
+                         step_times: Path | None = None, list_units: bool = False,
+                         data_root: Path | None = None) -> list:
     """`--dry-run`: each table's runs (planned, blocked with what provides the input, or left out), each split's
     merged plan as `bench run --dry-run` prints it (its summary per table, chain and setting), the inputs present and
     missing, and the cost (at the measured steps of ``step_times``, a doctor report, when given). Returns every
@@ -139,7 +141,7 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     from usebench.cli.dry_run import print_plan
     from usebench.reproduce.walk import reproduce_view
 
-    view = reproduce_view(rp, results_dir, device, measure, step_times)
+    view = reproduce_view(rp, results_dir, device, measure, step_times, data_root)
     echo = click.echo
     echo(f"bench reproduce {rp.recipe.paper}: {len(rp.tables)} table(s) from {rp.recipe.path}")
     for t in view.tables:

@@ -194,7 +194,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
         from usebench.cli.dry_run import plan_out, print_plan
         from usebench.run.plan_rows import plan_view
 
-        view = plan_view(plan, results_dir)
+        view = plan_view(plan, results_dir, data_root=data_root)  # the run's own rule: a missing result shows
         print_plan(view, grid.list_units)
         plan_out(grid.plan_out_path, view.rows)
         return

@@ -44,9 +44,10 @@ class ReproduceView:
 
 
 def reproduce_view(rp: ReproducePlan, results_dir: Path, device: str | None, measure: bool = True,
-                   step_times: Path | None = None) -> ReproduceView:
+                   step_times: Path | None = None, data_root: Path | None = None) -> ReproduceView:
     """The dry run's view of ``rp`` against the store at ``results_dir`` (nothing is trained or written);
-    ``step_times``: a doctor report whose measured steps price the stages."""
+    ``step_times``: a doctor report whose measured steps price the stages; ``data_root``: a trained unit with a
+    result missing or stale is shown to be scored again (the run's rule)."""
     times = step_times_from(step_times)
     tables = []
     for table in rp.tables:
@@ -58,7 +59,7 @@ def reproduce_view(rp: ReproducePlan, results_dir: Path, device: str | None, mea
     if rp.recipe.cost is not None:
         baselines = [b for plan in rp.plans.values() for b in plan.baselines]
         cpu = profile_cost(rp.recipe.cost, rp.units, baselines, measure=measure).text()
-    splits = {split: plan_view(plan, results_dir, rp.unit_tables) for split, plan in rp.plans.items()}
+    splits = {split: plan_view(plan, results_dir, rp.unit_tables, data_root) for split, plan in rp.plans.items()}
     return ReproduceView(tables, splits, usage_totals(stage_usage(rp.units, results_dir)), len(rp.units),
                     sum(len(t) > 1 for t in rp.unit_tables.values()),
                     plan_cost(rp.units, device, measure, step_times=times), cpu, input_lines(rp))

@@ -28,7 +28,7 @@ from typing import Any
 
 from usebench.errors import BenchError, MissingDataError
 from usebench.store import now_iso, result_path, save_result, write_json_atomic
-from usebench.validity import expected_result, path_stale_reason
+from usebench.validity import expected_result, gap_line, path_stale_reason
 from usebench.run.console import UNIT_LOG, unit_console
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
@@ -135,7 +135,7 @@ def unit_gaps(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
         reason = "its data are missing (--strict)" if sha is None else path_stale_reason(
             path, _expected(spec, name, split, sha))
         if reason is not None:
-            gaps.append(f"{name}/{split}: {reason}")
+            gaps.append(gap_line(name, split, reason))
         else:
             result.results.append((name, path))
     return (None, gaps) if gaps else (result, [])

@@ -39,7 +39,8 @@ def test_dry_run_of_the_full_recipe_prints_the_plan(paper, reproduce_root, tiny_
     assert result.exit_code == 0, out
     assert f"bench reproduce {paper}:" in out and "distinct unit(s); stages:" in out
     assert "stage training(s)" in out and "reused from another unit of this plan" in out
-    assert "cost:" in out and "GPU-hours" in out and "optimizer steps" in out
+    # issue 53: one estimate of what remains, with its basis (the other cost models, GPU-hours among them, with -v)
+    assert "cost of what remains (" in out and "basis: " in out and "optimizer steps" in out
     assert "CANNOT PLAN" not in out  # every run the fixtures can hold is planned
     assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())  # nothing trained or written
 

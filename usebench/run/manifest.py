@@ -79,7 +79,7 @@ def _unit_entry(unit: UnitSpec, tables: list[str] | None = None) -> dict[str, An
 def unit_results(unit: UnitSpec) -> list[str]:
     """``task/split`` of every result ``unit`` writes: `bench status` asks each whether it still holds."""
     from usebench.registry import TASKS
-    from usebench.run.unit import task_split
+    from usebench.plan.specs import task_split
 
     return [f"{t}/{task_split(unit, TASKS.get(t))}" for t in unit.evals]
 

@@ -123,7 +123,7 @@ def evaluated_splits(unit: Any) -> str:
     """``twitterpara (test), askubuntu (dev)``: the split each task is read on, as the unit will read it (a task
     without a dev split is read on test where dev was only the default)."""
     from usebench.registry import TASKS
-    from usebench.run.unit import task_split
+    from usebench.plan.specs import task_split
 
     splits = [(t, task_split(unit, TASKS.get(t))) for t in unit.evals]
     if len({s for _, s in splits}) == 1:

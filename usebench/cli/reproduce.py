@@ -10,19 +10,27 @@ import click
 
 from usebench.cli.dry_run import plan_out
 from usebench.cli.launching import print_failures
-from usebench.cli.run import GridArgs, grid_options, launch_prelude
+from usebench.cli.run import SEEDS_HELP, GridArgs, grid_options, launch_prelude
 
-PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.reproduce.recipes.PAPERS (checked by a test)
+from usebench.reproduce.recipes import PAPERS  # the packaged recipes (a light module: no torch, no plan)
 
 
-@click.command("reproduce")
+HELP = f"""Train, evaluate and write every table of PAPER's recipe ({", ".join(PAPERS)}), or of a recipe file of
+    your own (RECIPE.toml, in the packaged recipes' format: docs/reports.md), loaded as strictly.
+
+    Exit status: 0 when every table was written with every row the recipe can make here (rows that can never be
+    made, e.g. USE-large, are named and do not count); 1 otherwise, with the list; 2 on a usage error."""
+
+
+@click.command("reproduce", help=HELP)
 @click.argument("paper", metavar="PAPER|RECIPE.toml")
 @click.option("--tables", "table_spec", default=None, metavar="T,...",
               help="Only these tables of the recipe (ids as `--dry-run` lists them: table2, table10, ...).")
 @click.option("--methods", "method_spec", default=None, metavar="M,...",
               help="Only the runs and rows of these methods (base, bm25, wordvec for the untrained rows): a smoke "
                    "check. Rows of other methods are listed as not selected.")
-@click.option("--seeds", default=None, metavar="N|S,S,...", help="Seeds of every run (default: the recipe's).")
+@click.option("--seeds", default=None, metavar="N|S,S,...",
+              help=f"Seeds of every run (default: the recipe's): {SEEDS_HELP}.")
 @click.option("--preset", default=None, help="Preset of every run (default: each run's, as the paper trained).")
 @click.option("--labeled-sizes", default=None, metavar="N,N,...",
               help="Replace the recipe's labeled-set sizes (Table 10, Fig. 2), e.g. for a check on small data.")
@@ -48,11 +56,7 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.reproduc
 @grid_options
 def reproduce(paper, table_spec, method_spec, seeds, preset, labeled_sizes, corpus_sizes, glove, inputs, out,
               formats, allow_merged_runs, dry_run, verbose, grid: GridArgs) -> None:
-    """Train, evaluate and write every table of PAPER's recipe (tsdae, denosent, paser, thesis), or of a recipe
-    file of your own (RECIPE.toml, in the packaged recipes' format: docs/reports.md), loaded as strictly.
-
-    Exit status: 0 when every table was written with every row the recipe can make here (rows that can never be
-    made, e.g. USE-large, are named and do not count); 1 otherwise, with the list; 2 on a usage error."""
+    """`bench reproduce` (its help, :data:`HELP`, lists the packaged recipes)."""
     from usebench.cli.run import parse_seeds
     from usebench.reproduce.status import load_checked_recipe
     from usebench.reproduce.build import Given, build_plan

@@ -293,7 +293,8 @@ def test_a_run_on_another_backbone_stands_below_the_paper(reproduce_root, tiny_b
 
     out = tmp_path / "reports"
     result = _invoke(["tsdae", "--tables", "table2", "--methods", "tsdae,bm25,wordvec",
-                      *_common(reproduce_root, tiny_bert_dir, store, "tsdae"), "--out", str(out), "--format", "md"])
+                      *_common(reproduce_root, tiny_bert_dir, store, "tsdae"), "--out", str(out), "--format",
+                      "md,csv"])
     assert result.exit_code == 1 and "incomplete: table2" in result.output, result.output
     built = json.loads((out / "paper-table2.json").read_text(encoding="utf-8"))
     ours = [r for r in built["rows"] if r.get("key") and r["key"]["method"] == "tsdae"]

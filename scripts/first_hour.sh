@@ -12,7 +12,9 @@
 #   scripts/first_hour.sh            # in the environment that has `bench` (the clone's code is what runs)
 set -euo pipefail
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-export BENCH_DATA="${BENCH_DATA:-$(cd "$repo/.." && pwd)/shared/data}"
+BENCH_DATA="${BENCH_DATA:-$repo/../shared/data}"
+[ -d "$BENCH_DATA" ] || { echo "[first-hour] no data root at $BENCH_DATA (set BENCH_DATA)"; exit 1; }
+export BENCH_DATA="$(cd "$BENCH_DATA" && pwd)"  # absolute: the commands run from the clone's root
 export HF_HUB_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 unset BENCH_RESULTS
 work="$(mktemp -d "${TMPDIR:-/tmp}/first-hour.XXXXXX")"

@@ -59,9 +59,17 @@ run bench reproduce laptop --dry-run --results-dir results/laptop              #
 run bench report --results-dir results/laptop --table laptop-adapt --out "$work/laptop-page"
 run python -c "import usebench; print(usebench.load_results('results/').shape)"
 run python -c "
+import zlib
+import numpy as np
 import usebench
-from usebench.eval.encoder import load_encoder
-my_model = load_encoder('minilm')
+class MyModel:  # any encoder: here hashed bags of words (MiniLM was scored above), so the API's own work is timed
+    def encode(self, texts):
+        out = np.zeros((len(texts), 256), dtype=np.float32)
+        for i, t in enumerate(texts):
+            for w in t.lower().split():
+                out[i, zlib.crc32(w.encode()) % 256] += 1.0
+        return out
+my_model = MyModel()
 frame = usebench.evaluate(lambda texts: my_model.encode(texts), ['stsb'], name='my-model')  # cut: the tour's twitterpara
 from usebench import useb
 print(frame[frame['main']].to_string())"

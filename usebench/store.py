@@ -320,10 +320,9 @@ def committed_store(path: str | Path) -> Path | None:
     return None
 
 
-def claim_store(results_dir: str | Path, named: bool, command: str) -> Path:
-    """Before ``command`` writes into ``results_dir``: refuse a committed store (or a folder inside one) unless the
-    user named it (``--results-dir``), then mark the folder as a store (a new one gets an uncommitted marker), so a
-    store nested in another is told apart from a run directory by content. Returns ``results_dir``."""
+def check_store_target(results_dir: str | Path, named: bool, command: str) -> Path:
+    """Before ``command`` writes into ``results_dir``: a committed store (or a folder inside one) is refused unless the
+    user named it (``--results-dir``). Nothing is written. Returns ``results_dir``."""
     results_dir = Path(results_dir)
     committed = committed_store(results_dir)
     if committed is not None and not named:
@@ -332,7 +331,22 @@ def claim_store(results_dir: str | Path, named: bool, command: str) -> Path:
             f"{results_dir} is in the committed store {committed}" + (f" ({about})" if about else "") + f": {command} "
             "does not write into it by default; write your results elsewhere (--results-dir DIR), or name the store "
             "itself with --results-dir to write into it on purpose")
-    if committed is None and store_marker(results_dir) is None:
+    return results_dir
+
+
+def mark_store(results_dir: str | Path) -> None:
+    """Give a store without a marker an uncommitted one, so a store nested in another is told apart from a run
+    directory by content (a folder inside a committed store is that store's: it gets none)."""
+    results_dir = Path(results_dir)
+    if store_marker(results_dir) is None and committed_store(results_dir) is None:
         write_json_atomic(results_dir / STORE_MARKER, {"usebench_store": STORE_FORMAT, "committed": False,
                                                        "about": "a results store written by usebench"})
-    return results_dir
+
+
+def claim_store(results_dir: str | Path, named: bool, command: str) -> Path:
+    """:func:`check_store_target`, then the folder checked writable (an error naming ``--results-dir``) and marked
+    (:func:`mark_store`): for a command whose options are all checked and which writes next. Returns it."""
+    check_store_target(results_dir, named, command)
+    check_writable(results_dir, "results directory", "--results-dir")
+    mark_store(results_dir)
+    return Path(results_dir)

@@ -39,7 +39,7 @@ def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, p
     """Evaluate an existing encoder (or a lexical baseline) and store one result per task."""
     from usebench.errors import NothingDoneError
     from usebench.run.evaluation import EvalOptions, evaluate_model, raise_unless_done
-    from usebench.store import claim_store
+    from usebench.store import check_store_target, mark_store
     from usebench.tasks import expand_tasks
 
     opts = EvalOptions(model=model, pooling=pooling, max_length=max_length, batch_size=batch_size, device=device,
@@ -50,9 +50,11 @@ def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, p
     if not root.is_dir():
         raise NothingDoneError(f"data root {root} does not exist (set --data-root or $BENCH_DATA, or fetch the data "
                                "with `bench data download`); nothing was evaluated")
-    claim_store(results, results_dir is not None, "bench eval")  # a committed store only when named
+    check_store_target(results, results_dir is not None, "bench eval")  # a committed store only when named
     outcome = evaluate_model(opts, task_spec, split, root, results, strict=strict, force=force,
                              log=lambda line: click.echo(line))
+    if outcome.evaluations:
+        mark_store(results)  # a store by content from its first result on
     print_summary(outcome, results)
     raise_unless_done(outcome, len(names), f"{', '.join(t for t, _ in outcome.failed)} (see above)")
 

@@ -207,7 +207,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
         plan_out(grid.plan_out_path, view.rows)
         return
     main_rank = int(os.environ.get("RANK", "0")) == 0
-    if main_rank:
+    if main_rank and (plan.units or plan.baselines):
         launch.claim_store("bench run")  # a committed store is written into only when named (--results-dir)
     if main_rank and plan.units:
         write_manifest(plan, results_dir, launch.options.launcher)  # `bench status` shows units not started yet

@@ -137,6 +137,7 @@ class BertFlow(Method):
     # The first step initialises ActNorm from its batch (a host-side branch per layer, and at ddi_batch_size rows a
     # shape no later step has): eager, so the compiled step sees the steady state only
     eager_steps: ClassVar[int] = 1
+    first_batch_init: ClassVar[bool] = True  # ActNorm's data-dependent init: a step-0 export needs it done
 
     def eval_pooling(self, cfg: TrainConfig) -> str:
         return "flow"

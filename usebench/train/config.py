@@ -34,7 +34,8 @@ class TrainConfig:
     """Fields every method shares. Plugins subclass it, add their own fields and set defaults via presets.
 
     Step budget: ``max_steps`` optimizer steps; with ``epochs`` set, ``ceil(epochs * steps_per_epoch)`` steps,
-    capped by ``max_steps`` when that is set too. A subclass with its own ``__post_init__`` must call
+    capped by ``max_steps`` when that is set too. The LR schedule is laid out over that budget; ``stop_at_step``
+    ends the run earlier without changing the schedule (:meth:`usebench.train.plugin.Method.run_steps`). A subclass with its own ``__post_init__`` must call
     ``super().__post_init__()`` (it checks ``Literal`` fields and ranges).
     """
 
@@ -44,6 +45,10 @@ class TrainConfig:
     batch_size: int = 8  # sentences (or pairs/rows, per method) per optimizer step and device
     max_steps: int | None = 1000  # optimizer steps; a cap when epochs is set
     epochs: float | None = None  # passes over the corpus (None: max_steps alone decides)
+    # Stop after this many steps of the budget above, whose LR schedule is laid out over the whole budget: the
+    # schedule truncated, not compressed (the CPU-scale recipe cuts a paper's 100K steps this way). 0 trains
+    # nothing and exports the start (a step-0 counterpart). None: train the whole budget.
+    stop_at_step: int | None = None
     lr: float = 3e-5  # peak learning rate (piecewise schedules multiply it by lr_factors)
     optimizer: Optimizer = "adamw"
     weight_decay: float = 0.0  # decoupled; never applied to biases and LayerNorm weights
@@ -85,6 +90,8 @@ class TrainConfig:
             raise ConfigError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.epochs is not None and self.epochs <= 0:
             raise ConfigError(f"epochs must be > 0, got {self.epochs}")
+        if self.stop_at_step is not None and self.stop_at_step < 0:
+            raise ConfigError(f"stop_at_step must be >= 0 (0: the start, exported untrained), got {self.stop_at_step}")
         if self.lr <= 0:
             raise ConfigError(f"lr must be > 0, got {self.lr}")
         if self.scheduler == "piecewise" and len(self.lr_factors) != len(self.lr_milestones) + 1:

@@ -120,7 +120,7 @@ def check_trainable(method: Method, cfg: TrainConfig, corpus: Sequence[Any], see
     """What :func:`train` checks about the corpus, without building a model: the examples survive cleaning,
     fill a batch, and the first batch can be drawn (e.g. BERT-flow's larger init batch). Returns the step
     budget. The run grid calls it for every unit before the first one trains."""
-    return method.total_steps(cfg, trainable_size(method, cfg, corpus, seed, world), world)
+    return method.run_steps(cfg, trainable_size(method, cfg, corpus, seed, world), world)
 
 
 def trainable_size(method: Method, cfg: TrainConfig, corpus: Sequence[Any], seed: int = 0, world: int = 1) -> int:
@@ -193,7 +193,7 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
     texts = _prepare(method, cfg, corpus, method.sentences_per_step(cfg) * dist.world)
     run_config = run_config or {"method": method.name, "config": config_to_dict(cfg), "seed": seed,
                                 "corpus_sha256": _corpus_fingerprint(texts)}
-    run_hash, total = config_hash(run_config), method.total_steps(cfg, len(texts), dist.world)
+    run_hash, total = config_hash(run_config), method.run_steps(cfg, len(texts), dist.world)
     if resume and finished_checkpoint(out_dir / CHECKPOINT_DIR, method.name, run_hash):
         return TrainResult(out_dir / CHECKPOINT_DIR, total, total, None, 0.0, 0.0)  # no step_path: nothing ran
     if not resume:
@@ -204,7 +204,8 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
         dev_texts = read_dev_corpus(cfg, method.sentences_per_step(cfg))
     elif dev_eval is None and cfg.dev_every:
         raise BenchError(f"dev_every={cfg.dev_every} needs a dev evaluator (bench run builds one for dev_task)")
-    run = setup_run(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash, grad_scaler(cfg, dev), path)
+    run = setup_run(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash, grad_scaler(cfg, dev), path,
+                    schedule_steps=method.total_steps(cfg, len(texts), dist.world))
     run.workers = default_workers(dev) if workers is None else workers
     if dev_texts is not None:
         dev_eval = loss_evaluator(method, cfg, run.module, dev_texts, dev)
@@ -219,10 +220,27 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
     dev_eval = log.watch_dev(dev_eval, cfg.dev_metric, cfg.dev_task)  # each dev score is a log line too
     with fast_session(run):  # nothing on the reference path
         value, done = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
+    if total == 0:
+        first_batch_init(run)
     ckpt = finish(run, out_dir, run_config, dev_eval, done)
     seconds = time.perf_counter() - t_start
     return TrainResult(ckpt, done, start or None, value, seconds, (done - start) / max(seconds, 1e-9),
                        run.dev_best, log.lines, run.module, run.step_path.record())
+
+
+def first_batch_init(run: RunState) -> None:
+    """A run that stops at step 0 trains nothing; a module that initialises itself from its first batch
+    (``Method.first_batch_init``: BERT-flow's ActNorm) sees step 0's batch once, without an update, so the export is
+    the start as the first step would have found it."""
+    if not run.method.first_batch_init:
+        return
+    from usebench.train.batches import collate_step
+    from usebench.train.runtime import to_device
+
+    batch = collate_step(run.method, run.cfg, run.module.tokenizer, run.texts, 0, run.seed, run.dist.rank,
+                         run.dist.world)
+    with torch.no_grad():
+        run.module(to_device(batch, run.device))
 
 
 def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: dict[str, Any],

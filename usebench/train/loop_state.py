@@ -57,15 +57,18 @@ class RunState:
 
 
 def setup_run(method: Method, cfg: TrainConfig, texts: list[str], seed: int, dist: Dist, dev: torch.device,
-              total: int, out_dir: Path, run_hash: str, scaler: Any, step_path: StepPath = REFERENCE) -> RunState:
+              total: int, out_dir: Path, run_hash: str, scaler: Any, step_path: StepPath = REFERENCE,
+              schedule_steps: int | None = None) -> RunState:
     """Seed, build the plugin's module, its optimizer and schedule, wrap it in DDP on several ranks. ``scaler``
-    comes from the caller (:func:`usebench.train.runtime.grad_scaler`), where tests replace it."""
+    comes from the caller (:func:`usebench.train.runtime.grad_scaler`), where tests replace it. ``total``: the
+    steps this run trains; ``schedule_steps`` (default ``total``): the budget the LR schedule is laid out over
+    (longer when ``stop_at_step`` truncates the run)."""
     seed_everything(seed)  # before build: new heads (decoder cross-attention, MLP) initialise reproducibly
     module = method.build(cfg, dev).to(dev)
     named = unique_parameters(method.trainable_parameters(module))
     step_path = for_method(step_path, method, cfg, dev)
     optimizer = build_optimizer(cfg, named, fused=step_path.fused_optimizer)
-    scheduler = build_scheduler(cfg, optimizer, total)
+    scheduler = build_scheduler(cfg, optimizer, total if schedule_steps is None else schedule_steps)
     forward = module
     if step_path.compile:  # the fast path: DDP (below) wraps the compiled module
         forward = CompiledStep(module, step_path.compile_mode, compile_dynamic(step_path, method),

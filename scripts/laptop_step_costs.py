@@ -34,7 +34,8 @@ def measure(name: str, preset: str, steps: int, warmup: int, data_root: Path, ov
 
     method = REGISTRY.get(name)
     cfg = method.config(preset, {**overrides, "max_steps": steps, "epochs": None, "log_every": 1, "save_every": 0,
-                                 "dev_every": 0, "dev_task": None, "dev_patience": None})
+                                 "dev_every": 0, "dev_task": None, "dev_patience": None,
+                                 "stop_at_step": None, "curve_task": None, "curve_steps": ()})
     corpus = load_corpus(None, [data_root / f for f in CORPUS], None, data_root)
     marks: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory(prefix=f"steps-{name}-") as out:

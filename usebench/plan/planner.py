@@ -315,6 +315,8 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
         values.update(target)
         cfg = method.config(preset, values)
     dev_corpus = _require_dev(cfg, data_root) if cfg.dev_every else None
+    if cfg.curve_task:  # the learning curve's test split is read while training: there before anything trains
+        _require_task_split(cfg.curve_task, "test", data_root, "curve_task")
     if k == 0:
         _check_backbone(cfg.model, name, preset, opts, start)
     data, steps = checked_data(method, cfg, k, task, corpus, labeled_size, seed, data_root)
@@ -365,6 +367,16 @@ def _require_dev(cfg: Any, data_root: Path) -> str | None:
             raise ConfigError(f"dev_metric={cfg.dev_metric!r} is not a metric of {name} (it has: "
                               f"{', '.join(task.metric_names)}; or 'loss' with dev_corpus)")
     return None
+
+
+def _require_task_split(name: str, split: str, data_root: Path, key: str) -> None:
+    """``name`` is a task with ``split``, whose files are in the data root."""
+    from usebench.registry import TASKS
+
+    task = TASKS.get(name)
+    if split not in task.splits:
+        raise ConfigError(f"{key}={name!r}: the task has no {split!r} split (it has: {', '.join(task.splits)})")
+    task.require(data_root, split)
 
 
 def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: list[StageSpec], setting: str | None,

@@ -30,6 +30,7 @@ from usebench.errors import BenchError, MissingDataError
 from usebench.store import now_iso, result_path, save_result, write_json_atomic
 from usebench.validity import expected_result, path_stale_reason
 from usebench.run.console import UNIT_LOG, unit_console
+from usebench.run.curve import curve_evaluator  # the learning curve's scorer (a reading, never a selection)
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
@@ -278,6 +279,7 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
     if dist.main:
         _write_stage_files(spec, stage, home, values)
     dev_eval = _dev_evaluator(cfg, spec, data_root, home) if cfg.dev_every and cfg.dev_task else None
+    curve_eval = curve_evaluator(cfg, spec, data_root) if cfg.curve_steps else None
     held = list(locks or ())
 
     def still_held(_step: int) -> None:  # a lock taken over (this process frozen past the timeout): stop
@@ -287,7 +289,7 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
 
     train(method, cfg, examples, home, seed=spec.seed, device=spec.device, resume=True,
           show_progress=spec.show_progress, run_config=stage.identity, dev_eval=dev_eval,
-          on_step=still_held if held else None)
+          on_step=still_held if held else None, curve_eval=curve_eval)
     return note
 
 

@@ -75,6 +75,11 @@ class TrainConfig:
     # recall@10); "loss" = the training loss on the held-out sentences of dev_corpus (lower is better)
     dev_metric: str | None = None
     dev_corpus: str | None = None  # one sentence a line: the validation corpus of dev_metric="loss"
+    # A learning curve for reading, never a selection: the test split of curve_task scored at these steps while
+    # training (a line of log.jsonl each; the last step's score is the run's own result, so a step at or past the
+    # run's end is not scored here). The weights are those of a run without it.
+    curve_task: str | None = None
+    curve_steps: tuple[int, ...] = ()
     # An epoch's last, smaller batch: None = as the method's reference loader (Method.keep_partial_batch);
     # True = dropped (whole batches only), False = trained
     drop_last: bool | None = None
@@ -99,6 +104,11 @@ class TrainConfig:
                               f"{len(self.lr_milestones) + 1} values, got {len(self.lr_factors)}")
         if list(self.lr_milestones) != sorted(self.lr_milestones):
             raise ConfigError(f"lr_milestones must be increasing, got {self.lr_milestones}")
+        if bool(self.curve_task) != bool(self.curve_steps):
+            raise ConfigError(f"curve_task and curve_steps go together (got curve_task={self.curve_task!r}, "
+                              f"curve_steps={self.curve_steps!r})")
+        if any(s < 1 for s in self.curve_steps) or list(self.curve_steps) != sorted(set(self.curve_steps)):
+            raise ConfigError(f"curve_steps must be increasing steps >= 1, got {self.curve_steps}")
         if self.dev_metric == VALIDATION_LOSS and self.dev_task:
             raise ConfigError(f"dev_metric=loss selects on dev_corpus, not on a task: drop dev_task={self.dev_task}")
         if self.dev_every and not (self.dev_task or self.dev_metric == VALIDATION_LOSS):

@@ -26,6 +26,7 @@ from usebench.train.runtime import Dist, seed_everything
 from usebench.train.step_path import REFERENCE, StepPath
 
 CHECKPOINT_DIR, STATE_DIR, LOG_FILE, BEST_DIR = "checkpoint", "train_state", "log.jsonl", "dev_best"
+CURVE_PROBE = ".curve_probe"  # the export a curve point scores, removed after it
 
 
 @dataclass
@@ -199,6 +200,27 @@ def dev_step(run: RunState, step: int, out_dir: Path, run_config: dict[str, Any]
         stop = stop.to(run.device)
         torch.distributed.broadcast(stop, src=0)  # every rank stops at the same step
     return bool(stop.item())
+
+
+def curve_step(run: RunState, step: int, out_dir: Path, run_config: dict[str, Any],
+               curve_eval: Callable[[Path], dict[str, Any]]) -> dict[str, Any] | None:
+    """Score the weights after ``step`` on the curve task (main rank): export them with the method's own pooling,
+    score, remove the export. Every RNG (python, numpy, torch) is put back as it was, so the run goes on exactly
+    as one without the curve. Returns the log line (None on other ranks)."""
+    line = None
+    if run.dist.main:
+        saved = rng_state(run.device)
+        probe = out_dir / CURVE_PROBE
+        try:
+            export(run, probe, run_config, {"seed": run.seed, "steps": step})
+            with fp32_matmul_policy(tf32=False), torch.no_grad():
+                line = {"step": step, **curve_eval(probe)}
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
+            set_rng_state(saved, run.device)
+    if run.dist.world > 1:
+        torch.distributed.barrier()
+    return line
 
 
 def finish(run: RunState, out_dir: Path, run_config: dict[str, Any], dev_eval: Any, done: int) -> Path:

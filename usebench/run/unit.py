@@ -392,8 +392,8 @@ def _scorer(checkpoint: Path, spec: UnitSpec, results_dir: Path) -> Any:
 
     # the results name the checkpoint by its place in the store (.stages/<home>/checkpoint), not by this machine's path
     label = str(checkpoint.relative_to(results_dir)) if checkpoint.is_relative_to(results_dir) else None
-    return DenseScorer(HFEncoder(str(checkpoint), batch_size=spec.batch_size, device=spec.device,
-                                 show_progress=spec.show_progress, label=label))
+    return DenseScorer(HFEncoder(str(checkpoint), pooling=spec.eval_pooling, batch_size=spec.batch_size,
+                                 device=spec.device, show_progress=spec.show_progress, label=label))
 
 
 def trained_step_paths(spec: UnitSpec, results_dir: Path) -> list[dict[str, Any] | None]:

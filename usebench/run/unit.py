@@ -88,16 +88,20 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
         with unit_console(run_dir, enabled=dist.main) as log, unit_tracking(spec, results_dir):
             result.log = log
             _prepare_dir(spec, run_dir, dist)
+            if dist.main:
+                usage.begin(run_dir)  # an attempt left running by a killed process is marked killed
             checkpoint = _train_chain(spec, data_root, Path(results_dir), dist, result, lock)
             if dist.main:
                 _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
                 (run_dir / FAILED_FILE).unlink(missing_ok=True)
                 usage.record(run_dir, result.training)
     except UnitLockLostError as e:  # another process holds the unit now: it is not this process's to mark
+        usage.end(run_dir, "lock lost")
         result.state, result.error = "locked", str(e)
         return result
     except BaseException as e:
         if dist.main:
+            usage.end(run_dir, "interrupted" if isinstance(e, KeyboardInterrupt) else "failed")
             mark_failed(run_dir, e)
         raise
     finally:

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 METHODS = ("tsdae", "mlm", "ct", "simcse", "bertflow", "consert", "denosent", "paser")
-CORPUS = ("useb/extra/twitter_url_train_tok/a.toks", "useb/extra/twitter_url_train_tok/b.toks")
+CORPUS = ("useb/extra/twitter_url_train_tok/a.toks", "useb/extra/twitter_url_train_tok/b.toks",
+          "useb/extra/pit2015/dev.data")  # the recipe's corpus (usebench/recipes/laptop.toml)
 
 
 def measure(name: str, preset: str, steps: int, warmup: int, data_root: Path, overrides: dict) -> dict:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from usebench.errors import ConfigError
@@ -150,6 +151,30 @@ def curve_points_of(stage: Any) -> int:
 
 def _curve_task(stage: Any) -> str:
     return str(stage.identity["config"]["curve_task"])
+
+
+PREDICTIONS = (".reproduce", "{paper}-cost.json")  # under the results store: every prediction a run started with
+
+
+def record_prediction(profile: CpuProfile, units: Sequence[Any], baselines: Sequence[Any], results_dir: Path,
+                      paper: str) -> ProfileCost:
+    """Measure this machine, price the whole plan at ``profile``'s figures and append the prediction, with the
+    figures it used, to ``<results_dir>/.reproduce/<paper>-cost.json``: the recipe's page sets what each unit then
+    cost against the first one, made before anything ran (a resumed run appends its own)."""
+    from usebench.store import git_sha, now_iso, read_json, write_json_atomic
+
+    cost = profile_cost(profile, units, baselines, measure=True)
+    path = Path(results_dir).joinpath(PREDICTIONS[0], PREDICTIONS[1].format(paper=paper))
+    before = (read_json(path) or {}).get("predictions") if path.is_file() else None
+    entry = {"at": now_iso(), "git_sha": git_sha(), "hours": round(cost.hours, 4), "scale": round(cost.scale, 4),
+             "here_gflops": cost.here_gflops, "train_cpu_s": round(cost.train_cpu_s, 1),
+             "eval_cpu_s": round(cost.eval_cpu_s, 1), "overhead_cpu_s": round(cost.overhead_cpu_s, 1),
+             "units": len(units), "unknown": list(cost.unknown),
+             "profile": {"measured_on": profile.measured_on, "matmul_gflops_one_thread": profile.matmul_gflops,
+                         "speedup_all_cores": profile.speedup, "step_cpu_s": dict(profile.step_cpu_s),
+                         "eval_cpu_s": dict(profile.eval_cpu_s), "unit_overhead_cpu_s": profile.unit_overhead_cpu_s}}
+    write_json_atomic(path, {"predictions": [*(before if isinstance(before, list) else []), entry]})
+    return cost
 
 
 def _figure(figures: Mapping[str, float], name: str, unknown: list[str]) -> float:

@@ -42,7 +42,7 @@ STAGE_FILES = ("config.json", "log.jsonl", "checkpoint/method.json")
 
 def copy_store(source: Path, store: Path) -> int:
     """Copy ``source``'s records into ``store`` (replaced); the number of result records copied."""
-    from usebench.report.laptop_cost import PREDICTION
+    from usebench.report.laptop_parts.cost import PREDICTION
 
     units = [d for d in sorted(source.iterdir()) if not d.name.startswith(".") and any(d.glob("*/*.json"))]
     if not units:

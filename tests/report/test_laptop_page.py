@@ -217,7 +217,7 @@ def test_no_laptop_rows_no_page(tmp_path):
 
 def test_the_cost_prediction_files_of_reproduce_and_report_are_one(tmp_path):
     """`bench reproduce` writes the prediction where the page reads it; usage.json's flag and the page's agree."""
-    from usebench.report.laptop_cost import BESIDE_SHARE, PREDICTION
+    from usebench.report.laptop_parts.cost import BESIDE_SHARE, PREDICTION
     from usebench.reproduce.recipe_cost import PREDICTIONS
     from usebench.run.usage import BESIDE_SHARE as RUN_SHARE
 

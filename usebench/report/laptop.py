@@ -1,7 +1,7 @@
 """The laptop recipe's page (usebench/recipes/laptop.toml): its table, what adaptation did against the start model
-(split into the pooling switch and the training, each with an interval: usebench/report/laptop_effects.py), the
-learning curves (loss, and TwitterPara's AP over steps: usebench/report/laptop_curves.py), what each unit cost
-against the prediction (usebench/report/laptop_cost.py), and how the directions compare with the TSDAE paper's rows.
+(split into the pooling switch and the training, each with an interval: usebench/report/laptop_parts/effects.py), the
+learning curves (loss, and TwitterPara's AP over steps: usebench/report/laptop_parts/curves.py), what each unit cost
+against the prediction (usebench/report/laptop_parts/cost.py), and how the directions compare with the TSDAE paper's rows.
 
 Everything here is read from the results store: the records, each unit's ``stages.json`` and ``usage.json``, its
 stage's ``log.jsonl`` and ``checkpoint/method.json``, and the prediction `bench reproduce` stored. `bench report
@@ -14,11 +14,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from usebench.report.build import build_table
-from usebench.report.laptop_cost import cost_section
-from usebench.report.laptop_curves import curve_section, heads_section, loss_figure
-from usebench.report.laptop_effects import best_pooling_sentence, effects_section, is_step0, label, start_rows
-from usebench.report.laptop_stats import effect
-from usebench.report.laptop_units import Unit, recipe_units
+from usebench.report.laptop_parts.cost import cost_section
+from usebench.report.laptop_parts.curves import curve_section, heads_section, loss_figure
+from usebench.report.laptop_parts.effects import best_pooling_sentence, effects_section, is_step0, label, start_rows
+from usebench.report.laptop_parts.stats import effect
+from usebench.report.laptop_parts.units import Unit, recipe_units
 from usebench.report.render import grid_of, to_markdown
 from usebench.scores.rows import ResultIndex, RowKey, index_results
 from usebench.scores.tables import TABLES

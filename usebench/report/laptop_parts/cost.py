@@ -12,8 +12,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from usebench.report.laptop_effects import label
-from usebench.report.laptop_units import Unit, by_row
+from usebench.report.laptop_parts.effects import label
+from usebench.report.laptop_parts.units import Unit, by_row
 
 PREDICTION = Path(".reproduce") / "laptop-cost.json"
 BESIDE_SHARE = 0.10  # usebench.run.usage.BESIDE_SHARE: other processes' share of the cores that flags an attempt

@@ -1,6 +1,6 @@
 """What adaptation did on the laptop page: each trained row against the start model, split into the pooling
 switch (the method's own counterpart at step 0 against the start model's mean pooling) and the training (the row
-against that counterpart), each with an interval (:mod:`usebench.report.laptop_stats`), and the sentences the page
+against that counterpart), each with an interval (:mod:`usebench.report.laptop_parts.stats`), and the sentences the page
 may say about them.
 
 A row's counterpart at step 0, the first that the store holds:
@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from usebench.eval.pooling import BUILTIN_POOLINGS
-from usebench.report.laptop_stats import Effect, effect, reading
+from usebench.report.laptop_parts.stats import Effect, effect, reading
 from usebench.scores.rows import DISPLAY, ResultIndex, RowKey, find_key
 
 SUMMARY = ("twitterpara.avg", "sts.avg")  # the two numbers the page's comparisons are about
@@ -135,7 +135,7 @@ def _cell(found: Effect | None) -> str:
 
 def readings(rows: list[Split]) -> list[str]:
     """Per trained row, what its pooling switch and its training did to each summary number, in the page's
-    wording (:func:`usebench.report.laptop_stats.reading`)."""
+    wording (:func:`usebench.report.laptop_parts.stats.reading`)."""
     out = []
     for s in rows:
         if s.counterpart is None:

@@ -7,8 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
-from usebench.report.laptop_effects import counterpart, label
-from usebench.report.laptop_units import Unit, by_row
+from usebench.report.laptop_parts.effects import counterpart, label
+from usebench.report.laptop_parts.units import Unit, by_row
 from usebench.scores.rows import ResultIndex, RowKey
 
 CURVE_COLUMN = "twitterpara.avg"
@@ -27,7 +27,7 @@ NEW_HEADS: dict[str, tuple[tuple[str, str, str], ...]] = {
 
 def trained_rows(units: list[Unit]) -> dict[RowKey, list[Unit]]:
     """The rows whose units trained their own stage (not a step-0 unit, not a second pooling of a training)."""
-    from usebench.report.laptop_effects import EVAL_POOLING, is_step0
+    from usebench.report.laptop_parts.effects import EVAL_POOLING, is_step0
 
     return {k: us for k, us in by_row(units).items() if not is_step0(k) and EVAL_POOLING not in k.variant}
 
@@ -35,8 +35,6 @@ def trained_rows(units: list[Unit]) -> dict[RowKey, list[Unit]]:
 def loss_figure(units: list[Unit], png: Path) -> str:
     """One panel per trained row: the mean loss over seeds at each logged step in the band of their range; the
     path written, relative to the page."""
-    from usebench.report.plots import _figure
-
     png.parent.mkdir(parents=True, exist_ok=True)
     rows = trained_rows(units)
     fig, axes = _figure(len(rows), width=2.6, height=2.2)  # per panel, four a row
@@ -47,6 +45,18 @@ def loss_figure(units: list[Unit], png: Path) -> str:
         ax.set_title(f"{label(key)} ({len(curves)} seeds)", fontsize=8)
     fig.savefig(png)
     return f"{png.parent.name}/{png.name}"
+
+
+def _figure(n_panels: int, width: float, height: float) -> tuple[Any, list[Any]]:
+    """A figure of ``n_panels`` panels, four a row (the report's plots' layout; this room draws its own)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    cols = max(1, min(n_panels, 4))
+    rows = max(1, math.ceil(n_panels / cols))
+    fig = Figure(figsize=(width * cols, height * rows), dpi=100, layout="constrained")
+    FigureCanvasAgg(fig)
+    return fig, [fig.add_subplot(rows, cols, i + 1) for i in range(n_panels)]
 
 
 def _band(ax: Any, curves: list[dict[int, float]], marker: str | None = None) -> None:
@@ -109,8 +119,6 @@ def _mean(values: dict[int, float]) -> float:
 
 
 def _metric_figure(rows: dict[RowKey, dict[int, dict[int, float]]], png: Path) -> str:
-    from usebench.report.plots import _figure
-
     png.parent.mkdir(parents=True, exist_ok=True)
     fig, axes = _figure(len(rows), width=2.6, height=2.2)
     for ax, (key, points) in zip(axes, rows.items()):

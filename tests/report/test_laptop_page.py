@@ -131,13 +131,13 @@ def test_simcse_and_denosent_are_set_against_their_step_zero_rows_and_simcse_wit
     12.7062 x 0.5 = 6.35. Its [CLS] row (eval_pooling=cls): 71/71.5 against the start model's CLS 70: 1, 1.5, half-width
     12.7062 x 0.25 = 3.18. DenoSent: 65/66 against its one step-0 value 64: 1, 2, half-width 6.35."""
     simcse = _row(page, "What adaptation did", "SimCSE")
-    assert simcse[2] == "SimCSE at step 0 (2 seeds' init)"
+    assert simcse[2] == "[CLS] with a freshly initialised MLP (2 seeds' step-0 units)"
     assert simcse[5] == "-10.50 [-23.21, +2.21]"  # 63, 65 against 74.5: -11.5, -9.5, sd 1.414, se 1
     assert simcse[7] == "+2.50 [-3.85, +8.85]"
     plain = _row(page, "What adaptation did", "SimCSE (cls)")
     assert plain[2] == "the start model under cls" and plain[7] == "+1.25 [-1.93, +4.43]"
     denosent = _row(page, "What adaptation did", "DenoSent")
-    assert denosent[2] == "DenoSent at step 0 (1 seed's init)" and denosent[7] == "+1.50 [-4.85, +7.85]"
+    assert denosent[2] == "the start model under its [MASK] prompt (1 seed's step-0 units)" and denosent[7] == "+1.50 [-4.85, +7.85]"
     assert "| SimCSE (step 0)" not in page.split("## What adaptation did")[1].split("## Learning")[0]
 
 

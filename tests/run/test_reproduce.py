@@ -309,7 +309,7 @@ def test_the_laptop_recipe_end_to_end_on_the_fixtures(reproduce_root, tiny_bert_
     assert sum(t == ["reusing its finished checkpoint"] for t in trained) == 1  # the second pooling trained nothing
     page = (out / "laptop.md").read_text(encoding="utf-8")
     assert "## What adaptation did" in page and "| TSDAE |" in page and (out / "plots" / "laptop-loss.png").is_file()
-    assert "| SimCSE (cls) |" in page and "SimCSE at step 0 (1 seed's init)" in page
-    assert "DenoSent at step 0 (1 seed's init)" in page and "BERT-flow at step 0 (1 seed's init)" in page
+    assert "| SimCSE (cls) |" in page and "[CLS] with a freshly initialised MLP (1 seed's step-0 units)" in page
+    assert "the start model under its [MASK] prompt (1 seed's" in page and "the flow after ActNorm's init (1 seed's" in page
     assert (results / ".reproduce" / "laptop-cost.json").is_file() and "Predicted before the run" in page
     assert (out / "laptop-adapt.md").is_file()

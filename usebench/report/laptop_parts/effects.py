@@ -25,6 +25,9 @@ from usebench.scores.rows import DISPLAY, ResultIndex, RowKey, find_key
 SUMMARY = ("twitterpara.avg", "sts.avg")  # the two numbers the page's comparisons are about
 SUMMARY_NAMES = {"twitterpara.avg": "TwitterPara AP", "sts.avg": "STS Spearman"}
 STEP0 = "stop_at_step=0"  # the variant mark of a step-0 unit (usebench.plan.variants)
+# What a method's step-0 unit is, so that its training effect says what it is measured against
+STEP0_WHAT = {"simcse": "[CLS] with a freshly initialised MLP", "bertflow": "the flow after ActNorm's init",
+              "denosent": "the start model under its [MASK] prompt"}
 EVAL_POOLING = "eval_pooling="
 
 
@@ -63,7 +66,8 @@ def counterpart(index: ResultIndex, key: RowKey) -> tuple[RowKey | None, str]:
     """(the row's counterpart at step 0, what it is in words): see the module docstring."""
     own = [k for k in step0_rows(index) if k.method == key.method and k.pooling == key.pooling]
     if own:
-        return own[0], f"{DISPLAY.get(key.method, key.method)} at step 0 ({_seeds(index, own[0])} init)"
+        what = STEP0_WHAT.get(key.method, f"{DISPLAY.get(key.method, key.method)} at step 0")
+        return own[0], f"{what} ({_seeds(index, own[0])} step-0 units)"
     start = start_rows(index)
     pooling = key.pooling if key.pooling in BUILTIN_POOLINGS else _flow_input(index, key)
     if pooling and pooling in start:

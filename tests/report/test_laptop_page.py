@@ -163,6 +163,7 @@ def test_the_curves_set_step_zero_the_points_scored_while_training_and_the_last_
         "TSDAE", "0 = 70.00 · 10 = 67.00 [66.00, 68.00] · 20 = 69.00 [68.00, 70.00] · 40 = 71.00 [70.00, 72.00]"]
     assert _row(page, "Learning curves", "SimCSE")[1] == "0 = 64.00 [63.00, 65.00] · 40 = 66.50 [66.00, 67.00]"
     assert "| SimCSE (cls) |" not in page.split("## Learning curves")[1].split("### New at step 0")[0]
+    assert "This store has no curve points" not in page  # TSDAE's stage scored two
     heads = page.split("### New at step 0")[1].split("## What each unit cost")[0]
     # TSDAE's loss 2 - 0.01 s + 0.1 seed: first logged (step 10) 1.9 + 0.1 = 2.0 mean, last (40) 1.6 + 0.1 = 1.7
     assert _line(heads, "TSDAE")[2:] == ["loss", "2.000", "1.700", "ln 30522 = 10.33"]

@@ -108,7 +108,7 @@ def curve_section(index: ResultIndex, units: list[Unit], png: Path) -> list[str]
         cells = [f"{s} = {_mean(v):.2f} [{min(v.values()):.2f}, {max(v.values()):.2f}]"
                  if len(set(v.values())) > 1 else f"{s} = {_mean(v):.2f}" for s, v in points.items()]
         lines.append(f"| {label(key)} | " + " · ".join(cells) + " |")
-    if not any(len(p) > 2 for p in rows.values()):
+    if not any("curve_score" in line for us in trained_rows(units).values() for u in us for line in u.log()):
         lines += ["", "This store has no curve points between step 0 and the last step (its units were trained "
                   "before the stages scored a curve)."]
     return lines

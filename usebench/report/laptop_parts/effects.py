@@ -111,8 +111,8 @@ def effects_section(index: ResultIndex, trained: list[RowKey]) -> list[str]:
     """The effects table and the sentences it allows."""
     rows = splits(index, trained)
     over = sorted({e.over for s in rows for d in (s.total, s.switch, s.training) for e in d.values() if e})
-    lines = ["Differences in points (x100), each with its 95% interval over " + (" / ".join(over) or "nothing") +
-             "; `*`: the interval excludes 0. *Total*: the trained row minus the start model with its own mean "
+    intervals = f"each with its 95% interval over {' / '.join(over)}" if over else "none computable from this store"
+    lines = [f"Differences in points (x100), {intervals}; `*`: the interval excludes 0. *Total*: the trained row minus the start model with its own mean "
              "pooling; *switch*: the row's counterpart at step 0 minus the same (the pooling it evaluates with, and "
              "any part new at step 0); *training*: the row minus its counterpart. "
              + _over_note(over), "",

@@ -4,8 +4,8 @@ p-value, and the wording rule every sentence of the page follows (:func:`reading
 Two sources of an interval, the better one first:
 
 1. over seeds *and* test items: :func:`items_effect`, the adapter to the store's per-item outcomes and the suite's
-   bootstrap and paired tests (issue 54: ``usebench/stats/``, outcomes stored beside each record). Until that code
-   is connected here it returns None, and so does it for a store without per-item outcomes (the first laptop run);
+   bootstrap and paired tests (issue 54: ``usebench/stats/``, outcomes stored beside each record). Where that module
+   is not installed it returns None, and so does it for a store without per-item outcomes (the first laptop run);
 2. over seeds only: :func:`seed_effect`, a t interval of the per-seed differences (paired by seed where both rows
    have the same seeds, against the value of a deterministic row otherwise; Welch's where the seeds differ). Two
    deterministic rows (one value each) have no seed interval: only the test items could give one.
@@ -57,16 +57,52 @@ class Effect:
 
 def items_effect(index: ResultIndex, ours: RowKey, theirs: RowKey, column: str, split: str = "test"
                  ) -> Effect | None:
-    """ADAPTER, issue 54: ``ours`` minus ``theirs`` on ``column`` with a bootstrap interval over seeds and test
-    items and a paired test's p-value, from the per-item outcomes stored beside each record.
+    """ADAPTER to issue 54's ``usebench/stats/`` (branch ``items``): ``ours`` minus ``theirs`` on ``column`` with the
+    paired bootstrap interval over seeds and test items, in points, from the per-item outcomes stored beside each
+    record; None where that module is not installed or a result has no outcomes (the first laptop store), and the
+    page then falls back to :func:`seed_effect` and says so.
 
-    To connect (the lead, once ``usebench/stats/`` and the outcome files are merged): read each row's results
-    (``index.rows[key][(task, split)]`` for every task behind ``COLUMNS[column]``: one task, or the mean of several
-    for ``sts.avg``), hand them to the stats module's two-row comparison (items paired by their id within a task,
-    seeds paired where both rows have them, resampled together), and return ``Effect(delta, low, high, p, n,
-    OVER_ITEMS)`` in points. Return None when a result has no outcome file (the first laptop store): the page then
-    falls back to :func:`seed_effect` and says so. Until then: None."""
-    return None
+    A column on one task (TwitterPara's ``ap_avg``) is that module's own two-row comparison (``paired``: B - A with a
+    permutation test over items). A column that averages tasks (``sts.avg``: 7 test sets) takes, per task, the
+    replicates of the same paired bootstrap (one resample of a test set's items shared by both rows, each row's
+    seeds drawn on their own) and averages them over the tasks: the tasks' test sets are resampled independently,
+    as they are independent samples; its p-value is the bootstrap's (``bootstrap_p``). Any other failure is loud."""
+    try:
+        from usebench.stats.intervals import NotPairableError, Resampler
+        from usebench.stats.loading import NoItemsError, measurement_of
+    except ImportError:  # issue 54's module is not in this installation: seed intervals only
+        return None
+    col = COLUMNS[column]
+    parts = [COLUMNS[c] for c in col.mean_of] if col.mean_of else [col]
+    cells = [(index.rows[ours].get((p.task, split)), index.rows[theirs].get((p.task, split)), p.metric)
+             for p in parts]
+    if any(not a or not b for a, b, _ in cells):
+        return None
+    try:
+        pairs = [(measurement_of(a), measurement_of(b), metric) for a, b, metric in cells]
+    except (NoItemsError, NotPairableError):
+        return None
+    return _paired_mean(Resampler(), pairs, len({r.record["seed"] for r in cells[0][0]}))
+
+
+def _paired_mean(resampler: Any, pairs: list[tuple[Any, Any, str]], n: int) -> Effect | None:
+    """ours - theirs averaged over ``pairs`` (measurements of ours, of theirs, and the metric), in points."""
+    import numpy as np
+
+    from usebench.stats.paired import bootstrap_p, paired
+    from usebench.stats.resample import percentile_interval
+
+    if any(b.same_items(a) for a, b, _ in pairs):
+        return None  # not on the same test items: no paired interval (the seed interval says what it can)
+    if len(pairs) == 1:
+        a, b, metric = pairs[0]
+        found = paired(resampler, b, a, metric)  # B - A: ours - theirs
+        return Effect(100 * found.delta, 100 * found.low, 100 * found.high, found.p_value, n, OVER_ITEMS)
+    deltas = np.mean([resampler.over_seeds(resampler.per_seed(a, m), a.seeds, "B")
+                      - resampler.over_seeds(resampler.per_seed(b, m), b.seeds, "A") for a, b, m in pairs], axis=0)
+    low, high = percentile_interval(deltas, resampler.level)
+    delta = float(np.mean([a.point(m) - b.point(m) for a, b, m in pairs]))
+    return Effect(100 * delta, 100 * low, 100 * high, bootstrap_p(deltas), n, OVER_ITEMS)
 
 
 def effect(index: ResultIndex, ours: RowKey, theirs: RowKey, column: str, split: str = "test") -> Effect | None:

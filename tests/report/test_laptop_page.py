@@ -123,7 +123,8 @@ def test_the_effects_carry_seed_intervals_against_each_rows_own_counterpart(page
     assert tsdae[3] == "-3.50 [-5.98, -1.02]*"  # 70/71/72 against the mean pooling's 74.5: -4.5, -3.5, -2.5
     assert tsdae[5] == "-4.50 (no interval)"  # the start model under CLS minus under mean: one value each
     assert tsdae[7] == "+1.00 [-1.48, +3.48]"
-    assert _row(page, "What adaptation did", "CT")[7] == "+2.00 [+0.76, +3.24]*"
+    ct = _row(page, "What adaptation did", "CT")
+    assert ct[5] == "0 (the same row)" and ct[7] == "+2.00 [+0.76, +3.24]*"  # CT pools as the start model does
 
 
 def test_simcse_and_denosent_are_set_against_their_step_zero_rows_and_simcse_without_its_mlp_is_a_row(page):

@@ -312,4 +312,8 @@ def test_the_laptop_recipe_end_to_end_on_the_fixtures(reproduce_root, tiny_bert_
     assert "| SimCSE (cls) |" in page and "[CLS] with a freshly initialised MLP (1 seed's step-0 units)" in page
     assert "the start model under its [MASK] prompt (1 seed's" in page and "the flow after ActNorm's init (1 seed's" in page
     assert (results / ".reproduce" / "laptop-cost.json").is_file() and "Predicted before the run" in page
+    import importlib.util
+
+    if importlib.util.find_spec("usebench.stats") is not None:  # issue 54's per-item outcomes and statistics
+        assert "each with its 95% interval over seeds and test items" in page
     assert (out / "laptop-adapt.md").is_file()

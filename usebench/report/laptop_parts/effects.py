@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from usebench.eval.pooling import BUILTIN_POOLINGS
-from usebench.report.laptop_parts.stats import Effect, effect, reading
+from usebench.report.laptop_parts.stats import SAME_ROW, Effect, effect, reading
 from usebench.scores.rows import DISPLAY, ResultIndex, RowKey, find_key
 
 SUMMARY = ("twitterpara.avg", "sts.avg")  # the two numbers the page's comparisons are about
@@ -110,7 +110,8 @@ def _effects(index: ResultIndex, a: RowKey | None, b: RowKey | None) -> dict[str
 def effects_section(index: ResultIndex, trained: list[RowKey]) -> list[str]:
     """The effects table and the sentences it allows."""
     rows = splits(index, trained)
-    over = sorted({e.over for s in rows for d in (s.total, s.switch, s.training) for e in d.values() if e})
+    over = sorted({e.over for s in rows for d in (s.total, s.switch, s.training) for e in d.values()
+                   if e and e.over != SAME_ROW})
     intervals = f"each with its 95% interval over {' / '.join(over)}" if over else "none computable from this store"
     lines = [f"Differences in points (x100), {intervals}; `*`: the interval excludes 0. *Total*: the trained row minus the start model with its own mean "
              "pooling; *switch*: the row's counterpart at step 0 minus the same (the pooling it evaluates with, and "

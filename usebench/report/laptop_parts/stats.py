@@ -25,6 +25,7 @@ from usebench.scores.tables import COLUMNS
 LEVEL = 0.95
 OVER_ITEMS = "seeds and test items"
 OVER_SEEDS = "seeds only"
+SAME_ROW = "the same row"  # a row against itself (a method that evaluates with the start model's own pooling)
 NOT_DISTINGUISHABLE = "not distinguishable from 0 at this budget"
 
 
@@ -49,6 +50,8 @@ class Effect:
     def cell(self) -> str:
         """``+1.31 [+0.40, +2.22]``, ``-0.05 [-1.9, +1.8]``, or ``+2.19 (no interval)``; a star marks an interval that
         excludes 0."""
+        if self.over == SAME_ROW:
+            return "0 (the same row)"
         if self.low is None or self.high is None:
             return f"{self.delta:+.2f} (no interval)"
         star = "*" if self.excludes_zero else ""
@@ -106,7 +109,10 @@ def _paired_mean(resampler: Any, pairs: list[tuple[Any, Any, str]], n: int) -> E
 
 
 def effect(index: ResultIndex, ours: RowKey, theirs: RowKey, column: str, split: str = "test") -> Effect | None:
-    """The best interval the store allows (items and seeds, else seeds); None when a row has no value there."""
+    """The best interval the store allows (items and seeds, else seeds); None when a row has no value there; a row
+    against itself is 0 by construction, no measurement."""
+    if ours == theirs:
+        return Effect(0.0, None, None, None, 0, SAME_ROW)
     found = items_effect(index, ours, theirs, column, split)
     if found is not None:
         return found
@@ -164,10 +170,12 @@ def reading(what: str, found: Effect | None, unit: str = "points") -> str:
     at this budget", with its interval; without an interval it says what is missing and claims nothing."""
     if found is None:
         return f"{what}: no value to compare"
+    if found.over == SAME_ROW:
+        return f"{what} 0 (the start model's own pooling)"
     numbers = f"{found.delta:+.2f} {unit}"
     if found.low is None or found.high is None:
         return f"{what} {numbers}: no interval (one value on each side: only the test items could give one), no claim"
-    interval = f"[{found.low:+.2f}, {found.high:+.2f}] ({found.n} seeds; {found.over})"
+    interval = f"[{found.low:+.2f}, {found.high:+.2f}] ({found.n} seed{'s' if found.n != 1 else ''}; {found.over})"
     if not found.excludes_zero:
         return f"{what} {numbers} {interval}: {NOT_DISTINGUISHABLE}"
     if found.over == OVER_SEEDS:  # a claim over seeds alone leaves out the test set's sampling: say so

@@ -138,3 +138,18 @@ def test_stop_at_step_must_not_be_negative_and_caps_the_planned_steps(tiny_bert_
     assert check_trainable(method, cfg, toy_corpus(64)) == 7
     assert method.run_steps(cfg, 64) == 7 and method.total_steps(cfg, 64) == 100
     assert method.run_steps(cfg.replace(stop_at_step=500), 64) == 100  # a stop past the budget changes nothing
+
+
+def test_denosent_stopped_at_step_zero_is_the_start_model_under_its_prompt_and_mask_pooling(tiny_bert_dir, tmp_path):
+    """DenoSent's step-0 unit (the laptop recipe's counterpart of its [MASK] pooling): the start model's weights,
+    exported with DenoSent's prompt and its mask_token pooling, the new decoder left out."""
+    method = METHODS.get("denosent")
+    cfg = tiny_config(method, tiny_bert_dir, max_steps=10, stop_at_step=0, max_length=16)
+    with one_thread():
+        out = train(method, cfg, toy_corpus(32), tmp_path / "a", seed=0, show_progress=False, device="cpu")
+    start, ours = _weights(tiny_bert_dir), _weights(out.checkpoint)
+    assert ours.keys() <= start.keys() and len(ours) > 10
+    for k in ours:
+        torch.testing.assert_close(ours[k], start[k], rtol=0, atol=0, msg=k)
+    meta = json.loads((out.checkpoint / "method.json").read_text())
+    assert meta["pooling"] == "mask_token" and "[MASK]" in meta["prompt"] and meta["steps"] == 0

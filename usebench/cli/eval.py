@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from usebench.cli.options import DATA_ROOT, RESULTS_DIR
+from usebench.cli.options import DATA_ROOT, RESULTS_DIR, WIDE
 from usebench.paths import default_cache_dir, default_data_root, default_results_dir
 
 
@@ -34,6 +34,7 @@ if TYPE_CHECKING:
                    "(e.g. cut on purpose); each result records that it is partial.")
 @DATA_ROOT
 @RESULTS_DIR
+@WIDE
 def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, precision, cache, strict, force,
              allow_partial, data_root, results_dir) -> None:
     """Evaluate an existing encoder (or a lexical baseline) and store one result per task."""

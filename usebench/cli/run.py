@@ -13,12 +13,15 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from usebench.cli.dry_run import PLAN_OUT, UNITS
+from usebench.cli.help_sections import SectionedCommand
 from usebench.cli.launching import LAUNCH_OPTIONS, LAUNCH_KEYS, print_failures
-from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES
+from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES, WIDE
 
 if TYPE_CHECKING:
     from usebench.run.grid import RunOutcome
 
+
+EVAL_BATCH = 64  # texts per evaluation batch unless --eval-batch-size says otherwise
 
 _GRID_OPTIONS = (
     click.option("--model", default=None, help="Base model (overrides the preset's; alias minilm works offline)."),
@@ -26,7 +29,14 @@ _GRID_OPTIONS = (
     click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                  help="Config override (typed, checked); METHOD.KEY=VALUE applies to one method only."),
     click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available)."),
-    click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size."),
+    click.option("--eval-batch-size", "batch_size", type=int, default=None, callback=lambda c, p, v: _positive(p, v),
+                 help=f"Texts per batch when evaluating (default {EVAL_BATCH})."),
+    click.option("--batch-size", "old_batch_size", type=int, default=None, callback=lambda c, p, v: _old_batch(p, v),
+                 hidden=True,  # said when used; the help names the two batches apart
+                 help="Deprecated spelling of --eval-batch-size: the evaluation batch, not the training one."),
+    click.option("--train-batch-size", type=int, default=None, callback=lambda c, p, v: _positive(p, v),
+                 help="Examples per optimizer step of every trained stage (as --set batch_size=N; --set "
+                      "METHOD.batch_size=N for one method; default: each preset's)."),
     click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip."),
     click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished (every stored "
                  "result of a retrained unit is dropped: the run names them)."),
@@ -34,8 +44,24 @@ _GRID_OPTIONS = (
                  help="Start the NLI+STSb→target chains (nli-sts>METHOD, --setting adapt-nli-first/all) from this "
                       "published checkpoint (e.g. kwang2049/SBERT-base-nli-stsb-v2, TSDAE paper Table 8) instead of "
                       "training the NLI and STSb stages; recorded in the run id and results."),
-    PLAN_OUT, UNITS, STEP_TIMES, DETERMINISTIC, FAST_PATH, LOG_TO, *LAUNCH_OPTIONS, DATA_ROOT, RESULTS_DIR,
+    PLAN_OUT, UNITS, STEP_TIMES, DETERMINISTIC, FAST_PATH, LOG_TO, *LAUNCH_OPTIONS, DATA_ROOT, RESULTS_DIR, WIDE,
 )
+
+
+def grid_sections(what: tuple[str, ...], training: tuple[str, ...] = (), evaluation: tuple[str, ...] = (),
+                  plan: tuple[str, ...] = ()) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The help's sections of a grid command: its own options (``what`` first, the others added to the shared
+    sections) and the grid options both commands take (usebench/cli/help_sections.py)."""
+    launcher = ("launcher", "max_parallel", "retries", "cpus_per_unit", "gpus_per_unit", "ray_address",
+                "launcher_config")
+    return (("What to run", (*what, "model", "nli_sts_model")),
+            ("Training", (*training, "max_steps", "overrides", "train_batch_size", "device", "deterministic",
+                          "fast_path", "log_to", "force")),
+            ("Evaluation", (*evaluation, "batch_size", "old_batch_size", "strict")),
+            ("Plan (--dry-run)", (*plan, "dry_run", "list_units", "plan_out_path", "step_times")),
+            ("Launcher", launcher),
+            ("SLURM (--launcher slurm)", tuple(k for k in LAUNCH_KEYS if k.startswith("slurm_"))),
+            ("Store and data", ("data_root", "results_dir")))
 
 
 @dataclass(frozen=True)
@@ -47,7 +73,7 @@ class GridArgs:
     max_steps: int | None
     overrides: tuple[str, ...]
     device: str | None
-    batch_size: int
+    batch_size: int  # the evaluation batch (--eval-batch-size); the training batch is in overrides
     strict: bool
     force: bool
     nli_sts_model: str | None
@@ -68,13 +94,49 @@ def grid_options(f: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(f)
     def command(**kwargs: Any) -> Any:
         shared = {name: kwargs.pop(name) for name in names}
-        shared["overrides"] = tuple(shared["overrides"])
+        shared["batch_size"], shared["overrides"] = batch_sizes(shared["batch_size"], kwargs.pop("old_batch_size"),
+                                                                kwargs.pop("train_batch_size"),
+                                                                tuple(shared["overrides"]))
         grid = GridArgs(**shared, launch={k: kwargs.pop(k) for k in LAUNCH_KEYS})
         return f(grid=grid, **kwargs)
 
     for option in reversed(_GRID_OPTIONS):
         command = option(command)
     return command
+
+
+def _positive(param: click.Parameter, value: int | None) -> int | None:
+    """A batch size is checked as the user spelled it: 0 or -4 would evaluate to NaN, or train nothing, later."""
+    from usebench.eval.encoder import check_positive
+
+    check_positive(value, param.opts[0])
+    return value
+
+
+def _old_batch(param: click.Parameter, value: int | None) -> int | None:
+    if value is not None:
+        _positive(param, value)
+        click.secho("warning: --batch-size is deprecated: it is the evaluation batch, now --eval-batch-size (the "
+                    "training batch is --train-batch-size)", fg="yellow", err=True)
+    return value
+
+
+def batch_sizes(eval_batch: int | None, old: int | None, train: int | None,
+                overrides: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
+    """(evaluation batch, overrides): ``--eval-batch-size`` or its old spelling ``--batch-size`` (both: the same value
+    or an error), and ``--train-batch-size N`` as ``batch_size=N`` before the ``--set`` items (a ``METHOD.batch_size``
+    item then wins for its method; a plain ``batch_size=`` beside it is an error: which one was meant?)."""
+    from usebench.errors import ConfigError
+
+    if eval_batch is not None and old is not None and eval_batch != old:
+        raise ConfigError(f"--eval-batch-size {eval_batch} and --batch-size {old}: give one (--batch-size is the old "
+                          "spelling of --eval-batch-size)")
+    if train is not None:
+        plain = [o for o in overrides if o.partition("=")[0].strip() == "batch_size"]
+        if plain:
+            raise ConfigError(f"--train-batch-size {train} and --set {plain[0]}: give one")
+        overrides = (f"batch_size={train}", *overrides)
+    return (eval_batch if eval_batch is not None else old if old is not None else EVAL_BATCH), overrides
 
 
 @dataclass(frozen=True)
@@ -99,7 +161,7 @@ def launch_prelude(grid: GridArgs, here: bool) -> Launch:
     from usebench.paths import default_data_root, default_results_dir
     from usebench.run.plan_rows import check_plan_out
 
-    check_positive(grid.batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
+    check_positive(grid.batch_size, "--eval-batch-size")  # before any training: 0 or -4 would evaluate to NaN after
     check_plan_out(grid.plan_out_path)
     model, overrides = absolute_paths(grid.model, grid.overrides)  # a worker elsewhere reads `./ckpt` as a hub id
     lopts = launch_options(grid.launch, grid.launcher_config)
@@ -119,7 +181,9 @@ def _check_torchrun(launcher: str) -> None:
                           "launchers run many units on one GPU each (use one or the other)")
 
 
-@click.command("run")
+@click.command("run", cls=SectionedCommand, sections=grid_sections(
+    ("method_spec", "task_spec", "eval_tasks", "seeds", "preset", "setting", "labeled_sizes"),
+    training=("corpus", "corpus_size"), evaluation=("split", "reevaluate")))
 @click.option("--methods", "method_spec", required=True,
               help="Comma-separated methods (see `bench methods`) or chains of them (tsdae>nli-sts: each stage "
                    "starts from the previous one's checkpoint), plus the untrained baselines base and bm25.")

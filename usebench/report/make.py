@@ -144,7 +144,7 @@ def make_report(opts: ReportOptions) -> Report:
             report.files.append(_write(out / f"{name}.tex", section_latex(s)))
         if "csv" in opts.formats:
             report.files.append(_write(out / f"{name}.csv", to_csv(s.built)))
-            report.files.append(_write(out / f"{name}-vs-paper.csv", comparison_csv(s.comparison)))
+            report.files += _comparison_csv(out / f"{name}-vs-paper.csv", s)
             report.files.append(write_json_atomic(out / f"{name}.json", to_json(s.built, s.comparison)))
     report.files += _break_even(results, out, opts)
     if LAPTOP_TABLE in (s.built.name for s in sections):  # the laptop recipe's page: its table, effects, curves and costs
@@ -195,6 +195,16 @@ def _break_even(results: list[StoredResult], out: Path, opts: ReportOptions) -> 
     _write_csv(out / "pretraining-breakeven.csv", ("column", "unsupervised", "target", "precision", "found", "low",
                                                    "high", "next_size"), break_even_csv(rows))
     return [md, out / "pretraining-breakeven.csv"]
+
+
+def _comparison_csv(path: Path, s: Section) -> list[Path]:
+    """``<table>-vs-paper.csv`` when a row of ours stands beside a published one; no file of a header alone
+    otherwise (and none left from an earlier report in this folder: it would say pairs that no longer hold). Why
+    nothing pairs is in the table's notes and its JSON (``unpaired``)."""
+    if not s.comparison.rows:
+        path.unlink(missing_ok=True)
+        return []
+    return [_write(path, comparison_csv(s.comparison))]
 
 
 def _write(path: Path, text: str) -> Path:

@@ -218,11 +218,8 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
 
     Exit status: 0 when every unit finished, 1 when some unit failed (each is listed with its log) or nothing
     was trained or evaluated, 2 on a usage or configuration error."""
-    from usebench.errors import NothingDoneError
+    from usebench.cli.grid_steps import nothing_done, plan_grid, run_planned, unfinished
     from usebench.plan.specs import RunOptions
-    from usebench.plan.planner import plan_run
-    from usebench.run.grid import run_benchmark
-    from usebench.run.manifest import write_manifest
 
     seeds, seed_list = parse_seeds(seeds)
     launch = launch_prelude(grid, here=True)  # the local launcher runs the units here: checked in a dry run too
@@ -233,41 +230,26 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
                       device=grid.device, batch_size=grid.batch_size, setting=setting,
                       labeled_sizes=_sizes(labeled_sizes), nli_sts_model=grid.nli_sts_model,
                       reevaluate=_task_list(reevaluate))
-    data_root, results_dir = launch.data_root, launch.results_dir
-    plan = plan_run(opts, data_root)  # every unit built and checked before anything trains
-    if opts.reevaluate:
-        from usebench.run.reevaluate import check_reevaluate
-
-        check_reevaluate(opts.reevaluate, plan.units, grid.force)
-    if preset is None:  # the default is the papers' full budget: say so, with its cost here (also in a dry run)
-        from usebench.plan.cost import paper_preset_note
-        from usebench.plan.step_times import step_times_from
-
-        note = paper_preset_note(plan, grid.device, launch.options.launcher, step_times_from(grid.step_times))
-        if note:
-            click.secho(note, fg="yellow", err=True)
+    plan = plan_grid(opts, launch, grid.step_times)  # every unit built and checked before anything trains
     if dry_run:
         from usebench.cli.dry_run import plan_out, print_plan
         from usebench.run.plan_rows import plan_view
 
-        view = plan_view(plan, results_dir)
+        view = plan_view(plan, launch.results_dir)
         print_plan(view, grid.list_units)
         plan_out(grid.plan_out_path, view.rows)
         return
-    main_rank = int(os.environ.get("RANK", "0")) == 0
-    if main_rank and plan.units:
-        write_manifest(plan, results_dir, launch.options.launcher)  # `bench status` shows units not started yet
-    outcome = run_benchmark(opts, data_root, results_dir, execute=launch.execute, plan=plan)
-    if not main_rank:  # torchrun: one table, from rank 0
+    outcome = run_planned(plan, opts, launch)
+    if int(os.environ.get("RANK", "0")) != 0:  # torchrun: one table, from rank 0
         return
     print_run_table(outcome)
-    failed = [u for u in outcome.units if u.state in ("failed", "locked")]
+    failed = unfinished(outcome)
     if failed:  # a unit left to another process is not done: never exit 0 with it
-        print_failures(failed, results_dir)
+        print_failures(failed, launch.results_dir)
         raise SystemExit(1)
-    if not outcome.cells:
-        reasons = "; ".join(f"{w}: {r}" for w, r in outcome.skipped) or "no unit or baseline produced a result"
-        raise NothingDoneError(f"nothing was trained or evaluated ({reasons})")
+    error = nothing_done(outcome)
+    if error is not None:
+        raise error
 
 
 def _task_list(value: str | None) -> tuple[str, ...]:

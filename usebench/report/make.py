@@ -147,7 +147,7 @@ def make_report(opts: ReportOptions) -> Report:
             report.files += _comparison_csv(out / f"{name}-vs-paper.csv", s)
             report.files.append(write_json_atomic(out / f"{name}.json", to_json(s.built, s.comparison)))
     report.files += _break_even(results, out, opts)
-    if LAPTOP_TABLE in (s.built.name for s in sections):  # the laptop recipe's page: its table, effects, curves and costs
+    if LAPTOP_TABLE in (s.built.name for s in sections):  # the laptop recipe's page: table, effects, curves, costs
         report.files += write_laptop_page(results, out)
     if opts.plots:
         report.plots = _plots(results, sections, out / "plots", opts)

@@ -49,6 +49,7 @@ def test_table_all_writes_every_table_as_before(tmp_path):
     text = _report(store, tmp_path / "out", "--table", "all", "--format", "md")
     assert {p.stem for p in (tmp_path / "out").glob("*.md")} >= set(TABLES.names())
     assert "not written:" not in text and "### STS: Spearman" in text
+    assert "no results of tsdae" in text  # the paper's rows not made here, each with its reason, as before
 
 
 def test_a_named_table_is_written_even_when_empty(tmp_path):

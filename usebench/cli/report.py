@@ -75,7 +75,7 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
                          data_root=data_root or default_data_root(), filled_only=tables is None)
     rep = make_report(opts)
     for s in rep.sections:
-        click.echo(to_markdown(grid_of(terminal_notes(s.built))))
+        click.echo(to_markdown(grid_of(terminal_notes(s.built) if opts.filled_only else s.built)))
         if s.comparison.rows:
             click.echo(to_markdown(grid_of_comparison(s.comparison)))
         for line in s.paired:

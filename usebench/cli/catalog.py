@@ -24,8 +24,6 @@ from usebench.cli.options import DATA_ROOT, WIDE, echo_fit, fits_terminal, print
 def tasks_cmd(all_rows: bool, group: str | None, family: str | None, data_root: Path | None) -> None:
     """List registered tasks, their groups, splits and main metrics, and whether their data is here."""
     from usebench import tasks  # noqa: F401  (enrols the adapters)
-    from rich.table import Table
-
     from usebench.paths import default_data_root
     from usebench.registry import TASKS
     from usebench.tasks import GROUPS

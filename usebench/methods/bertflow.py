@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from usebench.methods.parts.laptop_setup import BATCH8_STEPS, LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import BATCH8_STEPS, LAPTOP, laptop_note
 from usebench.train.checkpoint import STWriter, builtin_writer
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
@@ -118,7 +118,7 @@ class BertFlow(Method):
         "laptop": {**LAPTOP, "max_steps": BATCH8_STEPS, "base_pooling": "first_last_avg", "ddi_batch_size": None},
     }
     preset_notes: ClassVar[dict[str, str]] = {
-        "laptop": LAPTOP_NOTE + f"App. B's batch 8, AdamW lr 1e-6, wd 0.01; 100K steps cut to {BATCH8_STEPS}; the "
+        "laptop": laptop_note(presets["laptop"]) + f"App. B's batch 8, AdamW lr 1e-6, wd 0.01; 100K steps cut to {BATCH8_STEPS}; the "
                   "flow's input is the port's first_last_avg (the paper preset), not App. B's mean pooling: the "
                   "packaged MiniLM's mean-pooled last layer has a constant dimension (std 8e-33 over 64 corpus "
                   "sentences), which ActNorm's data-dependent init scales by ~1e6 and the flow's gradient is infinite "

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from usebench.methods.parts.laptop_setup import LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import LAPTOP, laptop_note
 from usebench.train.config import Optimizer, Scheduler, TrainConfig
 from usebench.errors import ConfigError
 from usebench.train.plugin import (
@@ -213,7 +213,7 @@ class Consert(Method):
         "laptop": {**LAPTOP, "epochs": None, "max_steps": 60, "log_every": 5, "save_every": 20},
     }
     preset_notes: ClassVar[dict[str, str]] = {
-        "laptop": LAPTOP_NOTE + "scripts/unsup-consert-base.sh's batch 96, lr 5e-7 with 10% warm-up and linear "
+        "laptop": laptop_note(presets["laptop"]) + "scripts/unsup-consert-base.sh's batch 96, lr 5e-7 with 10% warm-up and linear "
                   "decay, feature cutoff 0.2 + token shuffle, no dropout, last2avg; 10 epochs (3,830 steps of the "
                   "Twitter corpus) cut to 60 (5,760 sentences), a step costing ~7.7 CPU s; no STSb-dev selection; "
                   "ConSERT's lr moves the weights little in 60 steps, which the recipe shows as it is",

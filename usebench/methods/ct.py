@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import BATCH8_STEPS, LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import BATCH8_STEPS, LAPTOP, laptop_note
 from usebench.train.config import TrainConfig
 from usebench.errors import ConfigError
 from usebench.train.plugin import (
@@ -202,7 +202,7 @@ class CT(Method):
         "laptop": {**LAPTOP, "max_steps": BATCH8_STEPS, "batch_size": 8, "rmsprop_alpha": 0.99, "eps": 1e-8},
     }
     preset_notes = {
-        "laptop": LAPTOP_NOTE + f"App. B's batch 8 (1 positive + 7 negatives), RMSprop, mean pooling, M2; 100K "
+        "laptop": laptop_note(presets["laptop"]) + f"App. B's batch 8 (1 positive + 7 negatives), RMSprop, mean pooling, M2; 100K "
                   f"steps cut to {BATCH8_STEPS}, all within the piecewise schedule's first segment (1e-5 for steps "
                   "1-500: App. B states it in steps, not as a share of the run)",
         "paper": "App. B gives budget, optimizer, LR schedule, pooling and M2; the rest is the official code's: "

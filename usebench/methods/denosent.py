@@ -38,7 +38,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import LAPTOP, laptop_note
 from usebench.train.checkpoint import STWriter, builtin_writer
 from usebench.train.config import TrainConfig
 from usebench.eval.encoder import truncate_texts
@@ -307,7 +307,7 @@ class DenoSent(Method):
                    "save_every": 20},
     }
     preset_notes: ClassVar[dict[str, str]] = {
-        "laptop": LAPTOP_NOTE + "the paper's 'w/o discrete noise' ablation (Table 3; its main setting needs the "
+        "laptop": laptop_note(presets["laptop"]) + "the paper's 'w/o discrete noise' ablation (Table 3; its main setting needs the "
                   "authors' back-translated pairs, not here) with the README's batch 64, lr 5e-5, tau 0.03, 16-layer "
                   "decoder, [MASK]-prompt pooling; 5000 steps cut to 40 (2,560 sentences), a step costing ~12.6 CPU "
                   "s, the 500-step warm-up to 4 (10%); no STSb-dev selection",

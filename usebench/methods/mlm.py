@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from usebench.methods.parts.laptop_setup import BATCH8_STEPS, LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import BATCH8_STEPS, LAPTOP, laptop_note
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
 from usebench.train.plugin import (
@@ -124,7 +124,7 @@ class MLM(Method):
         "laptop": {**LAPTOP, "max_steps": BATCH8_STEPS, "warmup_steps": BATCH8_STEPS // 10},
     }
     preset_notes = {
-        "laptop": LAPTOP_NOTE + f"§5.2's batch 8, lr 5e-5, BERT's Adam and masking, mean pooling; 100K steps cut to "
+        "laptop": laptop_note(presets["laptop"]) + f"§5.2's batch 8, lr 5e-5, BERT's Adam and masking, mean pooling; 100K steps cut to "
                   f"{BATCH8_STEPS} (the paper's four batch-8 methods share it) and the 10K warm-up to "
                   f"{BATCH8_STEPS // 10} (10%, as the paper's)",
         "paper": "§5.2 changes only steps, batch and lr of BERT's setup; the rest is BERT's: token-level 15% masking, "

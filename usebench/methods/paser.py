@@ -45,7 +45,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import LAPTOP, laptop_note
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
 from usebench.train.plugin import (
@@ -295,7 +295,7 @@ class PaSeR(Method):
         "laptop": {**LAPTOP, "epochs": None, "max_steps": 60, "top_k": 5, "log_every": 5, "save_every": 20},
     }
     preset_notes: ClassVar[dict[str, str]] = {
-        "laptop": LAPTOP_NOTE + "the paper preset's batch 64, lr 3e-5 with linear decay, RAKE top-5 phrases, "
+        "laptop": laptop_note(presets["laptop"]) + "the paper preset's batch 64, lr 3e-5 with linear decay, RAKE top-5 phrases, "
                   "synonym replacement (WordNet), the MLM loss and CLS pooling; 5 epochs (2,870 steps of the Twitter "
                   "corpus) cut to 60 (3,840 sentences), a step costing ~7 CPU s; no STSb-dev selection",
         "paper": "batch 64 of the paper's {32, 64, 96}, STSb-dev every 125 steps, fp32 (run_unsup_example.sh); "

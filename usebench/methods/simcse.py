@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import LAPTOP, laptop_note
 from usebench.errors import BenchError, ConfigError
 from usebench.eval.pooling import PoolFn
 from usebench.store import write_json_atomic
@@ -157,7 +157,7 @@ class SimCSE(Method):
                    "mlp_only_train": False, "log_every": 1, "save_every": 5},
     }
     preset_notes = {
-        "laptop": LAPTOP_NOTE + "App. B's batch 512, AdamW lr 5e-5 with linear decay, the MLP on CLS kept at "
+        "laptop": laptop_note(presets["laptop"]) + "App. B's batch 512, AdamW lr 5e-5 with linear decay, the MLP on CLS kept at "
                   "test (cls_mlp), 32 tokens; 1 epoch (72 steps here) cut to 10 steps (5,120 sentences), a step of "
                   "1,024 rows costing ~48 CPU s; without App. B's STSb-dev early stopping (fixed steps); logged and "
                   "saved every step or 5, its steps being long",

@@ -46,7 +46,7 @@ from usebench.methods.parts.seq2seq_denoiser import (
     checkpoint_is_encoder_decoder, load_seq2seq, reconstruction_loss, seq2seq_label_positions,
 )
 from usebench.methods.parts.word_noise import NoiseType, add_noise, vocabulary_words
-from usebench.methods.parts.laptop_setup import BATCH8_STEPS, LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import BATCH8_STEPS, LAPTOP, laptop_note
 
 CITATION = ("@inproceedings{wang-2021-TSDAE, title={TSDAE: Using Transformer-based Sequential Denoising "
             "Auto-Encoder for Unsupervised Sentence Embedding Learning}, author={Wang, Kexin and Reimers, Nils "
@@ -208,7 +208,7 @@ class TSDAE(Method):
                   "noise_ratio": 0.3, "tie_encoder_decoder": False, "amp": "off"},  # v0.3.8 fit: fp32
     }
     preset_notes = {
-        "laptop": LAPTOP_NOTE + f"App. B's batch 8, AdamW lr 3e-5 constant, deletion 0.6, CLS, tied decoder; "
+        "laptop": laptop_note(presets["laptop"]) + f"App. B's batch 8, AdamW lr 3e-5 constant, deletion 0.6, CLS, tied decoder; "
                   f"100K steps cut to {BATCH8_STEPS} (the budget of the paper's four batch-8 methods)",
         "app-a": "App. A states the protocol, not the untied decoder's checkpoint: the encoder's own "
                  "(bert-base-uncased, as sentence-transformers' decoder_name_or_path); batch 8, lr 3e-5 as App. B",

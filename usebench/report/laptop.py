@@ -212,6 +212,7 @@ def loss_figure(units: list[Unit], png: Path) -> str:
             ax.plot(steps, [sum(c[s] for c in curves) / len(curves) for s in steps], linewidth=1)
         ax.set_title(f"{DISPLAY.get(method, method)} ({len(curves)} seeds)", fontsize=8)
         ax.set_xlabel("step", fontsize=7)
+        ax.set_ylabel("training loss", fontsize=7)
         ax.tick_params(labelsize=6)
     fig.savefig(png)
     return f"{png.parent.name}/{png.name}"

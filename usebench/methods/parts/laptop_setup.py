@@ -17,6 +17,7 @@ method changes the same way, and why:
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 LAPTOP: dict[str, Any] = {"model": "minilm", "amp": "off", "dev_task": None, "dev_every": 0, "dev_patience": None,
@@ -24,6 +25,20 @@ LAPTOP: dict[str, Any] = {"model": "minilm", "amp": "off", "dev_task": None, "de
 # The batch-8 methods of the TSDAE paper (TSDAE, CT, BERT-flow, MLM: 100K steps each, App. B) keep one budget among
 # them, as the paper does: 500 steps of 8 sentences (4,000 of the corpus' 36,738; 0.5% of the paper's steps).
 BATCH8_STEPS = 500
-LAPTOP_NOTE = ("the CPU-scale recipe (usebench/recipes/laptop.toml): the paper's hyper-parameters on the packaged "
-               "MiniLM, fp32 (no AMP on a CPU), no checkpoint selection (TSDAE App. B's fixed steps), log every 10 "
-               "steps, train state every 100; ")
+
+
+def laptop_note(values: Mapping[str, Any]) -> str:
+    """The head every method's ``laptop`` note shares, said from that preset's own ``values`` (a preset that logs
+    every 5 steps and saves every 20 says so, not the shared 10 and 100 it overrides)."""
+    model = "the packaged MiniLM" if values.get("model") == "minilm" else str(values.get("model"))
+    amp = values.get("amp", "off")
+    precision = "fp32 (no AMP on a CPU)" if amp == "off" else f"amp={amp}"
+    selection = ("no checkpoint selection (TSDAE App. B's fixed steps)" if values.get("dev_task") is None
+                 else f"checkpoint selection on {values['dev_task']}")
+    return (f"the CPU-scale recipe (usebench/recipes/laptop.toml): the paper's hyper-parameters on {model}, "
+            f"{precision}, {selection}, log every {_steps(values['log_every'])}, train state every "
+            f"{_steps(values['save_every'])}; ")
+
+
+def _steps(n: int) -> str:
+    return "step" if n == 1 else f"{n:,} steps"

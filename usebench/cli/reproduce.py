@@ -10,12 +10,15 @@ import click
 
 from usebench.cli.dry_run import plan_out
 from usebench.cli.launching import print_failures
-from usebench.cli.run import GridArgs, grid_options, launch_prelude
+from usebench.cli.help_sections import SectionedCommand
+from usebench.cli.run import GridArgs, grid_options, grid_sections, launch_prelude
 
 PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.reproduce.recipes.PAPERS (checked by a test)
 
 
-@click.command("reproduce")
+@click.command("reproduce", cls=SectionedCommand, sections=grid_sections(
+    ("table_spec", "method_spec", "seeds", "preset", "labeled_sizes", "corpus_sizes", "glove", "inputs",
+     "allow_merged_runs", "out", "formats")))
 @click.argument("paper", metavar="PAPER|RECIPE.toml")
 @click.option("--tables", "table_spec", default=None, metavar="T,...",
               help="Only these tables of the recipe (ids as `--dry-run` lists them: table2, table10, ...).")

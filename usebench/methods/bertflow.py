@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, BATCH8_STEPS, LAPTOP_NOTE, laptop_preset
+from usebench.methods.parts.laptop_setup import BATCH8_CURVE, BATCH8_STEPS, laptop_note, laptop_preset
 from usebench.train.checkpoint import STWriter, builtin_writer
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
@@ -119,7 +119,8 @@ class BertFlow(Method):
                                 ddi_batch_size=64),
     }
     preset_notes: ClassVar[dict[str, str]] = {
-        "laptop": LAPTOP_NOTE + f"App. B's batch 8, AdamW lr 1e-6, wd 0.01, its stated mean pooling of the last "
+        "laptop": laptop_note(Config(**presets["laptop"])) +
+                  f"App. B's batch 8, AdamW lr 1e-6, wd 0.01, its stated mean pooling of the last "
                   "layer as the flow's input (paper-mean): the packaged MiniLM's has 3 dead dimensions (LayerNorm "
                   "weight ~1e-33), which ActNorm drops at its init instead of scaling them by ~1e6; that init on 64 "
                   f"sentences (ddi_batch_size), not the first batch's 8; 100K steps, stopped after {BATCH8_STEPS}; the "

@@ -34,7 +34,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from usebench.methods.parts.laptop_setup import LAPTOP_NOTE, fraction_curve, laptop_preset
+from usebench.methods.parts.laptop_setup import fraction_curve, laptop_note, laptop_preset
 from usebench.train.config import Optimizer, Scheduler, TrainConfig
 from usebench.errors import ConfigError
 from usebench.train.plugin import (
@@ -213,11 +213,12 @@ class Consert(Method):
         "laptop": laptop_preset({}, 60, fraction_curve(60), log_every=5, save_every=20),
     }
     preset_notes: ClassVar[dict[str, str]] = {
-        "laptop": LAPTOP_NOTE + "scripts/unsup-consert-base.sh's batch 96, lr 5e-7 with a 10% warm-up over 10 epochs "
+        "laptop": laptop_note(Config(**presets["laptop"])) +
+                  "scripts/unsup-consert-base.sh's batch 96, lr 5e-7 with a 10% warm-up over 10 epochs "
                   "(433 of the recipe corpus' 4,330 steps) then linear decay, feature cutoff 0.2 + token shuffle, no "
                   "dropout, last2avg; stopped after 60 steps (5,760 sentences), all inside the warm-up (LR up to "
-                  "7e-8), a step costing ~7.7 CPU s; the STSb-dev selection kept (every 200 steps and at an epoch's "
-                  "end: none within 60): ConSERT barely moves, which the recipe shows as it is",
+                  "7e-8), a step costing ~5.5 CPU s; its selection also evaluates at an epoch's end (none within 60): "
+                  "ConSERT barely moves, which the recipe shows as it is",
         "paper": "scripts/unsup-consert-base.sh on 89,192 STS+SICK sentences; here the task's corpus or --corpus. "
                  "apex AMP O1 as fp16 autocast with dynamic loss scaling (amp=fp16)",
         "thesis": "ConSERT₁ (shuffle + feature cutoff 0.2). " + THESIS_NOTE,

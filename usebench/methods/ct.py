@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, BATCH8_STEPS, LAPTOP_NOTE, laptop_preset
+from usebench.methods.parts.laptop_setup import BATCH8_CURVE, BATCH8_STEPS, laptop_note, laptop_preset
 from usebench.train.config import TrainConfig
 from usebench.errors import ConfigError
 from usebench.train.plugin import (
@@ -203,7 +203,8 @@ class CT(Method):
                                 BATCH8_STEPS, BATCH8_CURVE),
     }
     preset_notes = {
-        "laptop": LAPTOP_NOTE + f"App. B's batch 8 (1 positive + 7 negatives), RMSprop, mean pooling, M2; 100K "
+        "laptop": laptop_note(Config(**presets["laptop"])) +
+                  f"App. B's batch 8 (1 positive + 7 negatives), RMSprop, mean pooling, M2; 100K "
                   f"steps, stopped after {BATCH8_STEPS}: all within the piecewise schedule's first segment (1e-5 for "
                   "steps 1-500)",
         "paper": "App. B gives budget, optimizer, LR schedule, pooling and M2; the rest is the official code's: "

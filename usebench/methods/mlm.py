@@ -20,7 +20,7 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, LAPTOP_NOTE, LONG_STEPS, laptop_preset
+from usebench.methods.parts.laptop_setup import BATCH8_CURVE, LONG_STEPS, laptop_note, laptop_preset
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
 from usebench.train.plugin import (
@@ -124,7 +124,8 @@ class MLM(Method):
         "laptop": laptop_preset({"amp": "off"}, LONG_STEPS, BATCH8_CURVE),
     }
     preset_notes = {
-        "laptop": LAPTOP_NOTE + f"§5.2's batch 8, lr 5e-5, BERT's Adam and masking, mean pooling; the 10K warm-up and "
+        "laptop": laptop_note(Config(**presets["laptop"])) +
+                  f"§5.2's batch 8, lr 5e-5, BERT's Adam and masking, mean pooling; the 10K warm-up and "
                   f"linear decay over 100K steps kept, stopped after {LONG_STEPS:,}: every step inside the warm-up "
                   f"(LR up to 5e-6); the packaged MiniLM ships no MLM head, so the head is new at step 0",
         "paper": "§5.2 changes only steps, batch and lr of BERT's setup; the rest is BERT's: token-level 15% masking, "

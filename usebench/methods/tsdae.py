@@ -46,7 +46,7 @@ from usebench.methods.parts.seq2seq_denoiser import (
     checkpoint_is_encoder_decoder, load_seq2seq, reconstruction_loss, seq2seq_label_positions,
 )
 from usebench.methods.parts.word_noise import NoiseType, add_noise, vocabulary_words
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, LAPTOP_NOTE, LONG_STEPS, laptop_preset
+from usebench.methods.parts.laptop_setup import BATCH8_CURVE, LONG_STEPS, laptop_note, laptop_preset
 
 CITATION = ("@inproceedings{wang-2021-TSDAE, title={TSDAE: Using Transformer-based Sequential Denoising "
             "Auto-Encoder for Unsupervised Sentence Embedding Learning}, author={Wang, Kexin and Reimers, Nils "
@@ -198,7 +198,7 @@ class TSDAE(Method):
         # [ST] TSDAE README (the authors' code): bs 8, 1 epoch, AdamW lr 3e-5, constant LR, weight decay 0.
         "official": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None, "amp": "off"},  # README fit: fp32
         # The CPU-scale recipe: App. B on the packaged MiniLM, its 100K steps truncated at 1,000 (the constant LR
-        # needs no truncation; usebench/methods/parts/laptop_setup.py: ~0.9 CPU s a step at one thread).
+        # needs no truncation; ~0.6 CPU s a step at one thread: usebench/recipes/laptop.toml [cost]).
         "laptop": laptop_preset({"amp": "off"}, LONG_STEPS, BATCH8_CURVE),
         "smoke": {"model": "minilm", "max_steps": 200, "max_length": 64, "log_every": 20, "save_every": 100},
         # Paper App. A, the configuration search's protocol and its first step (Table 5): NLI sentences without
@@ -208,7 +208,8 @@ class TSDAE(Method):
                   "noise_ratio": 0.3, "tie_encoder_decoder": False, "amp": "off"},  # v0.3.8 fit: fp32
     }
     preset_notes = {
-        "laptop": LAPTOP_NOTE + f"App. B's batch 8, AdamW lr 3e-5 constant, deletion 0.6, CLS, tied decoder (its "
+        "laptop": laptop_note(Config(**presets["laptop"])) +
+                  f"App. B's batch 8, AdamW lr 3e-5 constant, deletion 0.6, CLS, tied decoder (its "
                   f"cross-attention new at step 0); 100K steps, stopped after {LONG_STEPS:,}",
         "app-a": "App. A states the protocol, not the untied decoder's checkpoint: the encoder's own "
                  "(bert-base-uncased, as sentence-transformers' decoder_name_or_path); batch 8, lr 3e-5 as App. B",

@@ -18,6 +18,7 @@ from usebench.report.pretraining import break_even, break_even_csv, break_even_m
 from usebench.report.render import comparison_csv, to_csv, to_json
 from usebench.scores.rows import ResultIndex, index_results
 from usebench.report.sections import Section, section_latex, section_markdown
+from usebench.report.selection import filled, why_empty
 from usebench.report.skeleton import build_with_skeleton
 from usebench.scores.stats import SeedStats, paired_comparison
 from usebench.scores.tables import TABLES
@@ -48,6 +49,9 @@ class ReportOptions:
     # where `bench data` recorded the release identities the package does not pin, after verifying a download against
     # pinned checksums (None: $BENCH_DATA, as `bench run`); its files are never hashed to decide what a paper used
     data_root: Path | None = None
+    # only the tables the store fills (fully or partly): the others are left out with the reason (`bench report`'s
+    # default; ``--table all`` writes every table of ``tables``)
+    filled_only: bool = False
 
 
 @dataclass
@@ -57,6 +61,7 @@ class Report:
     files: list[Path] = field(default_factory=list)
     n_results: int = 0
     partial: list[Path] = field(default_factory=list)  # results made with --allow-partial (not the release's data)
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (table, why) the store fills nothing of
 
     def markdown(self) -> str:
         return "\n".join(section_markdown(s) for s in self.sections)
@@ -124,8 +129,11 @@ def make_report(opts: ReportOptions) -> Report:
         if f not in FORMATS:
             raise BenchError(f"unknown format {f!r} (known: {', '.join(FORMATS)})")
     sections = build_sections(results, opts)
+    left_out = [(s.built.name, why_empty(s.built, results, opts.split)) for s in sections
+                if opts.filled_only and not filled(s.built)]
+    sections = [s for s in sections if s.built.name not in dict(left_out)]
     report = Report(sections=sections, n_results=len(results),
-                    partial=[r.path for r in results if r.record["task"].get("partial")])
+                    partial=[r.path for r in results if r.record["task"].get("partial")], left_out=left_out)
     out = opts.out
     out.mkdir(parents=True, exist_ok=True)
     for s in sections:
@@ -136,10 +144,10 @@ def make_report(opts: ReportOptions) -> Report:
             report.files.append(_write(out / f"{name}.tex", section_latex(s)))
         if "csv" in opts.formats:
             report.files.append(_write(out / f"{name}.csv", to_csv(s.built)))
-            report.files.append(_write(out / f"{name}-vs-paper.csv", comparison_csv(s.comparison)))
+            report.files += _comparison_csv(out / f"{name}-vs-paper.csv", s)
             report.files.append(write_json_atomic(out / f"{name}.json", to_json(s.built, s.comparison)))
     report.files += _break_even(results, out, opts)
-    if LAPTOP_TABLE in opts.tables:  # the laptop recipe's page: its table, effects, curves and costs
+    if LAPTOP_TABLE in (s.built.name for s in sections):  # the laptop recipe's page: table, effects, curves, costs
         report.files += write_laptop_page(results, out)
     if opts.plots:
         report.plots = _plots(results, sections, out / "plots", opts)
@@ -187,6 +195,16 @@ def _break_even(results: list[StoredResult], out: Path, opts: ReportOptions) -> 
     _write_csv(out / "pretraining-breakeven.csv", ("column", "unsupervised", "target", "precision", "found", "low",
                                                    "high", "next_size"), break_even_csv(rows))
     return [md, out / "pretraining-breakeven.csv"]
+
+
+def _comparison_csv(path: Path, s: Section) -> list[Path]:
+    """``<table>-vs-paper.csv`` when a row of ours stands beside a published one; no file of a header alone
+    otherwise (and none left from an earlier report in this folder: it would say pairs that no longer hold). Why
+    nothing pairs is in the table's notes and its JSON (``unpaired``)."""
+    if not s.comparison.rows:
+        path.unlink(missing_ok=True)
+        return []
+    return [_write(path, comparison_csv(s.comparison))]
 
 
 def _write(path: Path, text: str) -> Path:

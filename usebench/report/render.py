@@ -76,34 +76,44 @@ def _groups(headers: list[tuple[str, str]]) -> tuple[tuple[str, int], ...]:
 
 
 def grid_of(built: Built) -> Grid:
-    """Our table (or a published one) as a grid."""
+    """Our table (or a published one) as a grid, each row by its short label (the long marks as numbered notes:
+    usebench/report/labels.py)."""
+    from usebench.report.labels import short_labels
+
     lead = ("Method", "n") if built.show_n else ("Method",)
+    labels, label_notes = short_labels(built.rows)
+    label_of = dict(zip(map(id, built.rows), labels))
     blocks = []
     for title, rows in built.blocks():
         grows = []
         for r in rows:
-            head = (r.label, str(r.n) if r.n else MISSING) if built.show_n else (r.label,)
+            head = (label_of[id(r)], str(r.n) if r.n else MISSING) if built.show_n else (label_of[id(r)],)
             grows.append(GRow(head, tuple(_gcell(r.cells[c.id], built.decimals, r.n) for c in built.columns)))
         blocks.append((title, tuple(grows)))
     return Grid(name=built.name, title=built.title, lead=lead,
                 groups=_groups([(c.group, c.header) for c in built.columns]),
-                headers=tuple(c.header for c in built.columns), blocks=tuple(blocks), notes=built.notes)
+                headers=tuple(c.header for c in built.columns), blocks=tuple(blocks),
+                notes=tuple(built.notes) + label_notes)
 
 
 def grid_of_comparison(comp: Comparison) -> Grid:
-    """Ours vs paper: for every column the set (ours, paper, Δ)."""
+    """Ours vs paper, the table's own columns: per compared row three lines, ours, the paper's and Δ (a set of three
+    columns per column made a 13-column table 39 numbers wide)."""
+    from usebench.report.labels import short_labels
+
     d = comp.decimals
+    labels, label_notes = short_labels([row for row, _ in comp.rows])
     rows = []
     for i, (row, entry) in enumerate(comp.rows):
-        cells: list[GCell] = []
-        for c in comp.columns:
-            cells += [GCell(_num(row.cells[c.id].mean, d)), GCell(_num(entry.values.get(c.id), d)),
-                      GCell(_num(comp.delta(row, entry, c.id), d, signed=True))]
-        rows.append(GRow((row.label, f"{entry.label} ({entry.source})", comp.seeds_of(i)), tuple(cells)))
-    groups = tuple((f"{c.group} {c.header}".strip(), 3) for c in comp.columns)
-    return Grid(name=comp.name, title=comp.title, lead=("Method", "Paper row", "Seeds"), groups=groups,
-                headers=("ours", "paper", "Δ") * len(comp.columns), blocks=(("", tuple(rows)),) if rows else (),
-                notes=comp.notes)
+        lead = (labels[i], f"{entry.label} ({entry.source})", comp.seeds_of(i))
+        rows += [GRow((*lead, "ours"), tuple(GCell(_num(row.cells[c.id].mean, d)) for c in comp.columns)),
+                 GRow(("", "", "", "paper"), tuple(GCell(_num(entry.values.get(c.id), d)) for c in comp.columns)),
+                 GRow(("", "", "", "Δ"), tuple(GCell(_num(comp.delta(row, entry, c.id), d, signed=True))
+                                               for c in comp.columns))]
+    return Grid(name=comp.name, title=comp.title, lead=("Method", "Paper row", "Seeds", ""),
+                groups=_groups([(c.group, c.header) for c in comp.columns]),
+                headers=tuple(c.header for c in comp.columns), blocks=(("", tuple(rows)),) if rows else (),
+                notes=tuple(comp.notes) + label_notes)
 
 
 # --- Markdown -------------------------------------------------------------------------------------------------
@@ -135,7 +145,8 @@ def to_markdown(grid: Grid) -> str:
 
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
         "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "±": r"$\pm$", "†": r"$^\dagger$",
-        "→": r"$\rightarrow$", "−": "-", "Δ": r"$\Delta$", "·": r"$\cdot$", "ρ": r"$\rho$", "—": "--"}
+        "→": r"$\rightarrow$", "−": "-", "Δ": r"$\Delta$", "·": r"$\cdot$", "ρ": r"$\rho$", "—": "--",
+        **{sup: rf"$^{{{digit}}}$" for digit, sup in zip("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")}}
 
 
 def tex_escape(text: str) -> str:

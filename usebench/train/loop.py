@@ -5,8 +5,9 @@ seeding (python, numpy, torch; each step's collate RNG is derived from (seed, st
 ahead of the step by worker processes (:mod:`usebench.train.batches`); optimizer and
 schedule from the config (:mod:`usebench.train.optim`); fp32 unless ``amp`` asks for bf16 or fp16 (with loss
 scaling) autocast; gradient clipping;
-a tqdm bar with loss and steps/s; ``log.jsonl`` every ``log_every`` steps (losses and gradient norms stay on the
-device between log, dev and save points: no host synchronisation per step); a resumable train state every
+a tqdm bar with steps/s and the loss ``log.jsonl`` holds (its window's mean); ``log.jsonl`` every ``log_every``
+steps (losses and gradient norms stay on the device between log, dev and save points: no host synchronisation per
+step); a resumable train state every
 ``save_every`` steps (module, optimizer, scheduler, RNG states, data position), from which an interrupted run
 continues to the same final weights as an uninterrupted one on deterministic hardware; a stop with a clear
 message on a NaN/inf loss or gradient; optional dev evaluation with best-checkpoint selection; and, when
@@ -280,7 +281,9 @@ def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: d
             save_due = bool(cfg.save_every) and (step + 1) % cfg.save_every == 0 and step + 1 < run.total
             if (step + 1) % cfg.log_every == 0 or dev_due or save_due or step + 1 == run.total:
                 value = settle(run, pending, log)  # the only places numbers come back from the device
-                bar.set_postfix(loss=f"{value:.4f}", refresh=False)
+                shown = log.window_loss()  # log.jsonl's number: the mean over its window, not the last step's
+                if shown is not None:
+                    bar.set_postfix(loss=f"{shown:.4f}", refresh=False)
             if dev_due and dev_step(run, step + 1, out_dir, run_config, dev_eval):  # type: ignore[arg-type]
                 done = step + 1  # early stop: patience ran out
                 break

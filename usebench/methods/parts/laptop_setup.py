@@ -40,10 +40,25 @@ BATCH8_STEPS = 500
 # The batch-8 methods' curve: 100 and 250 steps (20% and 50% of 500; 10% and 25% of 1,000), and 500 for the two
 # that run 1,000 (a point at a run's last step is the unit's own result).
 BATCH8_CURVE = (100, 250, 500)
-LAPTOP_NOTE = ("the CPU-scale recipe (usebench/recipes/laptop.toml): the paper preset on the packaged MiniLM, fp32 (no "
-               "AMP on a CPU), truncated with stop_at_step: the paper's LR schedule over its whole budget, of which "
-               "the run takes the first steps; TwitterPara test AP scored along the way (a curve, never a "
-               "selection); log every 10 steps, train state every 100; ")
+def laptop_note(cfg: Any) -> str:
+    """The head every method's ``laptop`` note shares, said from that preset's resolved config ``cfg`` (a preset that
+    logs every 5 steps and saves every 20 says so, not the shared 10 and 100 it overrides; a method whose paper
+    selects on a dev set says where, and that no such evaluation falls inside the budget)."""
+    model = "the packaged MiniLM" if cfg.model == "minilm" else str(cfg.model)
+    precision = "fp32 (no AMP on a CPU)" if cfg.amp == "off" else f"amp={cfg.amp}"
+    stop = cfg.stop_at_step
+    selection = ("no checkpoint selection (TSDAE App. B's fixed steps)" if cfg.dev_task is None else
+                 f"the paper's selection on {cfg.dev_task} dev every {cfg.dev_every:,} steps kept (none within "
+                 f"{stop:,})")
+    curve = ", ".join(f"{s:,}" for s in cfg.curve_steps if stop is None or s < stop)
+    return (f"the CPU-scale recipe (usebench/recipes/laptop.toml): the paper preset on {model}, {precision}, "
+            f"truncated with stop_at_step={stop} (the paper's LR schedule over its whole budget), {selection}; "
+            f"{cfg.curve_task} test scored at steps {curve} (a curve, never a selection); log every "
+            f"{_steps(cfg.log_every)}, train state every {_steps(cfg.save_every)}; ")
+
+
+def _steps(n: int) -> str:
+    return "step" if n == 1 else f"{n:,} steps"
 
 
 def fraction_curve(steps: int) -> tuple[int, int]:

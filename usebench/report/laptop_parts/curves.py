@@ -43,6 +43,7 @@ def loss_figure(units: list[Unit], png: Path) -> str:
         curves = [c for c in curves if c]
         _band(ax, curves)
         ax.set_title(f"{label(key)} ({len(curves)} seeds)", fontsize=8)
+        ax.set_ylabel("training loss", fontsize=7)
     fig.savefig(png)
     return f"{png.parent.name}/{png.name}"
 

@@ -142,6 +142,13 @@ def test_simcse_and_denosent_are_set_against_their_step_zero_rows_and_simcse_wit
     assert "| SimCSE (step 0)" not in page.split("## What adaptation did")[1].split("## Learning")[0]
 
 
+def test_the_table_holds_the_step_zero_rows_and_simcse_without_its_mlp_each_named_by_its_variant(page):
+    table = page.split("## What adaptation did")[0]
+    assert "variant laptop + stop_at_step=0" in table and "variant laptop + eval_pooling=cls" in table
+    assert "mean ± sample std over the row's seeds (n)" in table
+    assert table.count("| SimCSE") == 3 and table.count("| DenoSent") == 2  # trained, step 0 (and without the MLP)
+
+
 def test_the_readings_follow_the_one_wording_rule(page):
     readings = page.split("**What these allow.**")[1].split("## Learning curves")[0]
     assert ("- **TSDAE**: switch TwitterPara AP -4.50 points: no interval (one value on each side: only the test "

@@ -209,11 +209,15 @@ def _check_torchrun(launcher: str) -> None:
 @click.option("--labeled-sizes", default=None, metavar="N,N,...",
               help="Pre-training (paper Fig. 2): each method then the task's supervised stage on nested labeled "
                    "subsets of these sizes, plus the supervised stage alone.")
+@click.option("--eval-pooling", default=None, metavar="POOLING",
+              help="Score the units' final encoders with this pooling (cls | mean | max | first_last_avg | last2avg) "
+                   "instead of their method's own: another row of the same training, whose stages are shared with "
+                   "the plain units (trained once).")
 @click.option("--dry-run", is_flag=True, help="Build and check every unit, print the plan (a summary per chain and "
               "setting: units, stages trained, reused and done, steps, cost; each unit with --units), train nothing.")
 @grid_options
 def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, split, reevaluate, setting,
-        labeled_sizes, dry_run, grid: GridArgs) -> None:
+        labeled_sizes, eval_pooling, dry_run, grid: GridArgs) -> None:
     """Train each method (or chain) on each task's data, evaluate, and print mean ± std over seeds.
 
     Exit status: 0 when every unit finished, 1 when some unit failed (each is listed with its log) or nothing
@@ -229,7 +233,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
                       overrides=launch.overrides, split=split, force=grid.force, strict=grid.strict,
                       device=grid.device, batch_size=grid.batch_size, setting=setting,
                       labeled_sizes=_sizes(labeled_sizes), nli_sts_model=grid.nli_sts_model,
-                      reevaluate=_task_list(reevaluate))
+                      reevaluate=_task_list(reevaluate), eval_pooling=eval_pooling)
     plan = plan_grid(opts, launch, grid.step_times)  # every unit built and checked before anything trains
     if dry_run:
         from usebench.cli.dry_run import plan_out, print_plan

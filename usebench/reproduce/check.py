@@ -22,7 +22,8 @@ from usebench.store import StoredResult, iter_results, write_json_atomic
 
 # The Twitter URL training sentences (tokenised, one a line), relative to the data root.
 TWITTER_CORPUS = "useb/extra/twitter_url_train_tok/a.toks"
-# The laptop recipe's corpus (usebench/recipes/laptop.toml): both sides of the pairs, concatenated and de-duplicated.
+# The laptop recipe's first corpus (usebench/recipes/laptop.toml adds PIT-2015's dev sentences since): both sides of
+# the pairs, concatenated and de-duplicated; the CI subset keeps it, its reference results were scored on it.
 LAPTOP_CORPUS = (TWITTER_CORPUS, "useb/extra/twitter_url_train_tok/b.toks")
 
 

@@ -236,11 +236,13 @@ TABLES.add("protocols", TableSpec(
 TABLES.add("laptop-adapt", TableSpec(
     name="laptop-adapt", title="Domain adaptation on a laptop: MiniLM (NLI+STS) -> Twitter, tested on TwitterPara and STS",
     caption=("AP x100 (TwitterPara: the useb kit's protocol) and Spearman x100 (STS), test sets, mean ± sample std over "
-             "3 seeds. The rows mirror the TSDAE paper's Table 2 block 'Domain adaptation: NLI+STS -> target task' "
-             "(TSDAE, MLM, CT, SimCSE, BERT-flow; its TwitterP. columns) with all-MiniLM-L6-v2 in SBERT-base-nli-"
+             "the row's seeds (n). The rows mirror the TSDAE paper's Table 2 block 'Domain adaptation: NLI+STS -> target "
+             "task' (TSDAE, MLM, CT, SimCSE, BERT-flow; its TwitterP. columns) with all-MiniLM-L6-v2 in SBERT-base-nli-"
              "stsb-v2's role (the out-of-the-box rows, by pooling) and BM25 as its BM25 row; ConSERT, DenoSent (its "
-             "'w/o discrete noise' ablation) and PaSeR are the suite's additions. The `laptop` presets cut the "
-             "papers' steps (docs/papers/laptop.md): no Δ to a published number stands beside these rows."),
+             "'w/o discrete noise' ablation) and PaSeR are the suite's additions; the rows of variant stop_at_step=0 "
+             "are methods at step 0 (their counterparts), eval_pooling=cls SimCSE without its MLP. The `laptop` "
+             "presets truncate the papers' runs (docs/papers/laptop.md): no Δ to a published number stands beside "
+             "these rows."),
     columns=("twitterpara.turl", "twitterpara.pit", "twitterpara.avg", *STS_COLUMNS), decimals=2,
     groups=("adapt-nli-first", "out-of-the-box", "baselines"),
 ))

@@ -60,6 +60,7 @@ def test_values_are_stored_in_the_smallest_exact_dtype_and_read_back_as_float64(
             np.lib.format.read_magic(fh)
             dtypes[name] = header(fh)[2]
     assert dtypes["col.score.npy"] == np.float32 and dtypes["col.gold.npy"] == np.int8
+    assert "ids.npy" not in dtypes  # a pair's id is its position in its subset: implied, not stored
     assert np.array_equal(ItemTable.from_bytes(u.to_bytes()).columns["score"], not32)  # kept in float64
     back = ItemTable.from_bytes(t.to_bytes())
     assert back.columns["score"].dtype == np.float64 and np.array_equal(back.columns["score"], exact32)
@@ -70,6 +71,7 @@ def test_query_tables_keep_nan_measures_out_of_their_means_and_name_repeated_ids
     t = query_table(parts, mean_recipes({"ndcg": ("ndcg", ("f1", "f2"))}))
     assert metric_value(t, "ndcg") == pytest.approx(((0.5 + 1.0) / 2 + 0.25) / 2)
     assert t.keys() == [("f1", "q1"), ("f1", "q2"), ("f1", "q1#2"), ("f2", "x")]
+    assert ItemTable.from_bytes(t.to_bytes()).keys() == t.keys()  # query ids are stored
     assert distinct_ids(["a", "a", "b", "a"]) == ["a", "a#2", "b", "a#3"]
 
 

@@ -90,9 +90,11 @@ class ItemTable:
 
     def to_bytes(self) -> bytes:
         """The table as the items file (deterministic bytes)."""
+        positions = self.ids.dtype.kind in "iu" and np.array_equal(self.ids, _positions(self.subset))
         header = {"format": FORMAT, "kind": self.kind, "subsets": list(self.subsets), "n": len(self),
+                  "ids": "position" if positions else "stored",  # a pair's id, its position: implied, not stored
                   "columns": list(self.columns), "recipes": {m: r.to_dict() for m, r in self.recipes.items()}}
-        arrays = {"subset": _compact(self.subset), "ids": _compact(self.ids),
+        arrays = {"subset": _compact(self.subset), **({} if positions else {"ids": _compact(self.ids)}),
                   **{f"col.{name}": _compact(values) for name, values in self.columns.items()}}
         buf = io.BytesIO()
         with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as zf:
@@ -117,14 +119,25 @@ class ItemTable:
             raise ItemsError(f"{where}: not a usebench items file ({type(e).__name__}: {e})") from None
         columns = {c: arrays[f"col.{c}"] if c == "label" else arrays[f"col.{c}"].astype(np.float64)
                    for c in header["columns"]}
-        return cls(header["kind"], tuple(header["subsets"]), arrays["subset"].astype(np.int64), arrays["ids"],
-                   columns, {m: Recipe.from_dict(r) for m, r in header["recipes"].items()})
+        subset = arrays["subset"].astype(np.int64)
+        ids = _positions(subset) if header.get("ids") == "position" else arrays["ids"]
+        return cls(header["kind"], tuple(header["subsets"]), subset, ids, columns,
+                   {m: Recipe.from_dict(r) for m, r in header["recipes"].items()})
 
 
 def _add(zf: zipfile.ZipFile, name: str, payload: bytes) -> None:
     info = zipfile.ZipInfo(name, date_time=_ZIP_TIME)
     info.compress_type = zipfile.ZIP_DEFLATED
     zf.writestr(info, payload, compresslevel=9)
+
+
+def _positions(subset: np.ndarray) -> np.ndarray:
+    """Each item's position within its subset (0, 1, ... per subset, in table order)."""
+    out = np.zeros(len(subset), np.int64)
+    for code in np.unique(subset):
+        rows = np.flatnonzero(subset == code)
+        out[rows] = np.arange(len(rows))
+    return out
 
 
 def _compact(arr: np.ndarray) -> np.ndarray:

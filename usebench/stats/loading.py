@@ -20,23 +20,28 @@ ADD_ITEMS = ("`bench run ... --reevaluate TASK` re-scores a trained unit from it
 
 
 class NoItemsError(BenchError):
-    """A result whose per-item outcomes are not there to read (with why, and what adds them)."""
+    """A result whose per-item outcomes are not there to read: the file, why, and what adds them (``why`` without the
+    file)."""
+
+    def __init__(self, path: object, why: str):
+        self.why = f"{why}; {ADD_ITEMS}"
+        super().__init__(f"{path}: {self.why}")
 
 
 def load_items(result: StoredResult) -> ItemTable:
     """The result's per-item outcomes; :class:`NoItemsError` naming the file and why when there are none to use."""
     named = result.record.get("items")
     if not isinstance(named, dict):
-        raise NoItemsError(f"{result.path}: stored without per-item outcomes (before they were stored, or its task "
-                           f"stores none); {ADD_ITEMS}")
+        raise NoItemsError(result.path, "stored without per-item outcomes (before they were stored, or its task "
+                                        "stores none)")
     why = items_reason(result.path, result.record)
     if why:
-        raise NoItemsError(f"{result.path}: {why}; {ADD_ITEMS}")
+        raise NoItemsError(result.path, why)
     path = items_path(result.path)
     try:
         return ItemTable.from_bytes(path.read_bytes(), str(path))
     except ItemsError as e:
-        raise NoItemsError(str(e)) from None
+        raise NoItemsError(path, str(e).removeprefix(f"{path}: ")) from None
 
 
 def measurement_of(results: Sequence[StoredResult]) -> Measurement:

@@ -6,8 +6,9 @@ report --table laptop-adapt` writes it; ``--check`` only says whether the page i
     python scripts/laptop_page.py --check
 
 `--from` copies what the page and `bench report` read, and nothing that is machine-local: each unit's config.json,
-method.json, stages.json, usage.json, env.json (absolute paths cut to the run's clone) and result records, and each
-stage's config.json, log.jsonl and checkpoint/method.json; no weights, train state, unit log or launcher files.
+method.json, stages.json, usage.json, env.json (absolute paths cut to the run's clone) and result records with their
+per-item outcomes files, and each stage's config.json, log.jsonl and checkpoint/method.json; no weights, train state,
+unit log or launcher files.
 """
 from __future__ import annotations
 
@@ -48,7 +49,8 @@ def copy_store(source: Path, store: Path) -> int:
         _copy(unit, store / unit.name, UNIT_FILES)
         _copy_env(unit / "env.json", store / unit.name / "env.json", source.parent)
         for record in sorted(unit.glob("*/*.json")):
-            _copy(unit, store / unit.name, (str(record.relative_to(unit)),))
+            items = record.with_name(record.stem + ".items.npz")  # its per-item outcomes (usebench.store.items_path)
+            _copy(unit, store / unit.name, (str(items.relative_to(unit)), str(record.relative_to(unit))))
             records += 1
         for stage in json.loads((unit / "stages.json").read_text()) if (unit / "stages.json").is_file() else []:
             _copy(source / stage["home"], store / stage["home"], STAGE_FILES)

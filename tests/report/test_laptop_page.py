@@ -134,9 +134,12 @@ def test_the_store_copy_keeps_records_and_logs_and_leaves_weights_and_machine_pa
     (home / "checkpoint" / "model.safetensors").write_bytes(b"weights")
     (home / "train_state").mkdir()
     (store / ".launch").mkdir()
+    record = next(run.glob("*/test.json"))
+    record.with_name("test.items.npz").write_bytes(b"the record's per-item outcomes")
     copied = script.copy_store(store, tmp_path / "copy")
     assert copied == len(list(store.glob("*/*/*.json")))
     files = {str(p.relative_to(tmp_path / "copy")) for p in (tmp_path / "copy").rglob("*") if p.is_file()}
+    assert str(record.with_name("test.items.npz").relative_to(store)) in files  # the items travel with the record
     assert not any("safetensors" in f or "train_state" in f or f.startswith(".launch") for f in files)
     assert json.loads((tmp_path / "copy" / run.name / "env.json").read_text())["argv"][0] == ".venv/bin/bench"
     ours = write_laptop_page(list(iter_results(tmp_path / "copy")), tmp_path / "a")

@@ -254,6 +254,18 @@ def metric_value(table: ItemTable, metric: str) -> float:
     return float(np.mean([subset_statistic(table, recipe, table.rows(s)) for s in recipe.subsets]))
 
 
+def items_used(table: ItemTable, metric: str) -> int:
+    """How many items ``metric`` is computed over: its subsets' items, less the pairs AP leaves out (no binary label)
+    and the queries where a measure is undefined (NaN)."""
+    recipe = recipe_of(table, metric)
+    rows = np.concatenate([table.rows(s) for s in recipe.subsets])
+    if recipe.stat == "ap":
+        return int((table.columns["label"][rows] != UNLABELLED).sum())
+    if recipe.stat == "mean":
+        return int((~np.isnan(table.columns[recipe.column][rows])).sum())
+    return int(rows.size)
+
+
 def recipe_of(table: ItemTable, metric: str) -> Recipe:
     """The recipe of ``metric``; an error naming the metrics the items can give."""
     if metric not in table.recipes:

@@ -72,7 +72,8 @@ class Comparison:
                "resamples; each side's seeds drawn on their own).",
                "p: paired permutation test over items (A's and B's outcomes swapped on random halves of the items, "
                f"{self.resampler.resamples:,} permutations; a pair task's similarities as ranks within each system; "
-               "within seed pairs when both have several) unless the row says otherwise; two-sided.",
+               "within seed pairs when both have several) unless the row says otherwise; two-sided; the smallest p "
+               f"it can give is 1/{self.resampler.resamples + 1:,}.",
                f"Holm's correction over the {tested} task(s) compared; distinguishable from 0 means the Holm-adjusted "
                f"p < {1 - self.resampler.level:g} and the {self.resampler.level:.0%} interval excludes 0."]
         if self.only_one_side:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from usebench.errors import BenchError
-from usebench.eval.items import ItemTable, metric_value
+from usebench.eval.items import ItemTable, items_used, metric_value
 from usebench.stats.resample import item_counts, percentile_interval, replicates, rng_for, seed_counts
 
 RESAMPLES = 1000  # bootstrap resamples and permutations by default
@@ -43,7 +43,12 @@ class Measurement:
 
     @property
     def n_items(self) -> int:
+        """Items of the test set (all subsets)."""
         return len(self.tables[0])
+
+    def items_for(self, metric: str) -> int:
+        """Items ``metric`` is computed over (e.g. TwitterPara PIT's 838 labelled pairs)."""
+        return items_used(self.tables[0], metric)
 
     def point(self, metric: str) -> float:
         """The metric's mean over the seeds, each recomputed exactly from its items."""
@@ -145,7 +150,7 @@ class Resampler:
         """The metric's point estimate (mean over seeds) and its two-level bootstrap interval."""
         values = self.over_seeds(self.per_seed(m, metric), m.seeds)
         low, high = percentile_interval(values, self.level)
-        return Interval(m.point(metric), low, high, self.level, m.n_items, len(m.seeds), self.resamples)
+        return Interval(m.point(metric), low, high, self.level, m.items_for(metric), len(m.seeds), self.resamples)
 
     def describe(self, several_seeds: bool) -> str:
         """The method in words, for a table's notes or a comparison's output."""

@@ -64,8 +64,8 @@ def paired(resampler: Resampler, a: Measurement, b: Measurement, metric: str) ->
     p, test = permutation_p(resampler, a, b, metric, observed)
     if p is None:
         p, test = bootstrap_p(deltas), BOOTSTRAP_P
-    return Paired(metric, observed, low, high, p, test, resampler.level, a.n_items, len(a.seeds), len(b.seeds),
-                  resampler.resamples)
+    return Paired(metric, observed, low, high, p, test, resampler.level, a.items_for(metric), len(a.seeds),
+                  len(b.seeds), resampler.resamples)
 
 
 def bootstrap_p(deltas: np.ndarray) -> float:

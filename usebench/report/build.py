@@ -5,6 +5,7 @@ correlation)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
@@ -232,7 +233,7 @@ def _competes(row: Row, column_id: str) -> bool:
 
 
 def _intervals_and_marks(rows: list[Row], columns: tuple[Column, ...], spec: TableSpec, stats: TableStats,
-                         split: str):
+                         split: str) -> tuple[list[Row], Callable[[Spread], list[str]]]:
     """Each cell's interval, the bold of every column (tested where every competing row has per-item outcomes on the
     same items), and a function giving the notes for a spread."""
     if spec.baseline:  # cells are differences to another row: no interval of one row applies

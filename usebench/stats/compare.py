@@ -11,10 +11,10 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from usebench.errors import BenchError
-from usebench.scores.rows import index_results, row_label
+from usebench.scores.rows import ResultIndex, RowKey, index_results, row_label
 from usebench.scores.stats import MixedRunsError, check_comparable
 from usebench.stats.intervals import NotPairableError, Resampler
 from usebench.stats.loading import NoItemsError, measurement_of
@@ -109,7 +109,7 @@ def resolve(name: str, results: Sequence[StoredResult]) -> Side:
     raise BenchError(f"{name!r} is no run id, configuration, row label or method name of the store{hint}")
 
 
-def _run_ids(index, key) -> set[str]:
+def _run_ids(index: ResultIndex, key: RowKey) -> set[str]:
     return {r.record["run_id"] for cell in index.rows[key].values() for r in cell}
 
 
@@ -125,7 +125,7 @@ def compare_sides(a: Side, b: Side, *, tasks: Sequence[str] | None = None, split
     tested = [i for i, r in enumerate(rows) if r.result is not None]
     adjusted = holm([rows[i].result.p_value for i in tested])
     for i, p in zip(tested, adjusted):
-        rows[i] = TaskComparison(**{**rows[i].__dict__, "p_holm": p})
+        rows[i] = replace(rows[i], p_holm=p)
     lonely = () if tasks else tuple(sorted(set(have_a) ^ set(have_b)))
     if not rows:
         raise BenchError(f"A ({a.name}) and B ({b.name}) share no task on the {split} split (A has "

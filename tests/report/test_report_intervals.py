@@ -107,3 +107,18 @@ def test_report_compare_pairs_over_items_and_seeds(store, tmp_path):
 def test_a_delta_to_a_published_number_says_it_has_no_interval(store, tmp_path):
     (section,) = build_sections(all_results(store), ReportOptions(results_dir=store, tables=("sts-table",)))
     assert "A Δ has no interval: the paper's side has no per-item outcomes" in section.comparison.notes[0]
+
+
+def test_tables_of_configurations_give_their_score_cells_an_interval(store):
+    """TSDAE App. A and Table 4 build their own rows (one per configuration): their score cells get the interval
+    where the results store items (usebench.stats.table_cells.with_interval), and their notes say which."""
+    from usebench.report.build import Cell
+    from usebench.scores.stats import aggregate
+    from usebench.stats.table_cells import interval_note, with_interval
+
+    found = [r for r in all_results(store) if r.task == "stsb" and r.record["run_id"].startswith("tsdae")]
+    cell = with_interval(Cell.from_stats(aggregate(found, "spearman").scaled(100.0)), found, "spearman", Resampler())
+    assert cell.ci[0] < cell.mean < cell.ci[1] and cell.n == 3
+    assert interval_note([cell, Cell(1.0)], Resampler()).endswith("where the results store per-item outcomes (1 of 2 "
+                                                                  "cells), else the sample std over seeds.")
+    assert interval_note([Cell(1.0)], Resampler()).startswith("± is the sample std over seeds (no interval")

@@ -13,8 +13,9 @@ items, is marked by the displayed value alone, and the notes say so.
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import numpy as np
 
@@ -22,9 +23,12 @@ from usebench.errors import BenchError
 from usebench.scores.rows import ResultIndex, RowKey
 from usebench.scores.tables import COLUMNS, Column
 from usebench.stats.intervals import Interval, Measurement, Resampler
-from usebench.stats.loading import NoItemsError, measurement_of
+from usebench.stats.loading import ADD_ITEMS, NoItemsError, measurement_of
 from usebench.stats.paired import BOOTSTRAP_P, bootstrap_p, holm
 from usebench.stats.resample import percentile_interval
+from usebench.store import StoredResult
+
+C = TypeVar("C")  # the report's Cell (usebench/report/build.py: a dataclass with ``missing`` and ``ci``)
 
 
 @dataclass(frozen=True, eq=False)
@@ -138,6 +142,29 @@ class TableStats:
         return (f"Bold: the best mean of each column and every row not significantly worse than it at alpha = "
                 f"{alpha:g} ({BOOTSTRAP_P} of the two rows on the same item resamples, Holm's correction within the "
                 "column): bold cells of one column are statistically tied.")
+
+
+def with_interval(cell: C, results: Sequence[StoredResult], metric: str, resampler: Resampler) -> C:
+    """``cell`` (x100) with the two-level bootstrap interval of ``metric`` over ``results`` (seed repeats of one
+    measurement), or unchanged when they have no per-item outcomes: for the tables whose rows are configurations."""
+    if cell.missing or not results:  # type: ignore[attr-defined]
+        return cell
+    try:
+        iv = resampler.interval(measurement_of(results), metric)
+    except BenchError:
+        return cell
+    return replace(cell, ci=(iv.low * 100, iv.high * 100))
+
+
+def interval_note(cells: Iterable[object], resampler: Resampler) -> str:
+    """The ± of a table whose cells :func:`with_interval` gave an interval where it could (the others: the std)."""
+    cells = list(cells)
+    with_ci = sum(getattr(c, "ci", None) is not None for c in cells)
+    if not with_ci:
+        return ("± is the sample std over seeds (no interval: these results store no per-item outcomes; "
+                f"{ADD_ITEMS}).")
+    return (f"± is the half-width of the {resampler.describe(True)} where the results store per-item outcomes "
+            f"({with_ci} of {len(cells)} cells), else the sample std over seeds.")
 
 
 def _mean_of(parts: Sequence[Draws]) -> Draws | str:

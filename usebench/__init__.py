@@ -8,7 +8,8 @@
 - :mod:`usebench.useb`: ``run`` and ``run_on`` with the useb kit's signatures and results (change one import);
 - :func:`load_results`: a results store as a DataFrame; :func:`aggregate`: the reports' seed statistics over it;
   :func:`table`: any of these frames as one row per model and one column per task;
-- :func:`list_tasks`: every task with its group, protocol, metric, splits and whether its data is present.
+- :func:`list_tasks`: every task with its group, protocol, metric, splits and whether its data is present;
+- :func:`compare`: B - A per task on the same test items, with a bootstrap interval and a paired test.
 
 Everything else lives under this one root: the engine by concern (``usebench.cli``, ``usebench.run``,
 ``usebench.train``, ``usebench.eval``, ...), the trainers in ``usebench.methods`` and the task adapters in
@@ -23,10 +24,11 @@ import types
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["aggregate", "evaluate", "list_tasks", "load_results", "table", "train", "useb"]
+__all__ = ["aggregate", "compare", "evaluate", "list_tasks", "load_results", "table", "train", "useb"]
 
 _API = {"evaluate": "usebench.api.evaluation", "load_results": "usebench.api.results", "aggregate": "usebench.api.results",
-        "table": "usebench.api.results", "list_tasks": "usebench.api.tasklist"}
+        "table": "usebench.api.results", "list_tasks": "usebench.api.tasklist",
+        "compare": "usebench.api.comparison"}
 
 
 def __getattr__(name: str) -> Any:

@@ -145,7 +145,7 @@ def test_simcse_and_denosent_are_set_against_their_step_zero_rows_and_simcse_wit
 def test_the_table_holds_the_step_zero_rows_and_simcse_without_its_mlp_each_named_by_its_variant(page):
     table = page.split("## What adaptation did")[0]
     assert "variant laptop + stop_at_step=0" in table and "variant laptop + eval_pooling=cls" in table
-    assert "mean ± sample std over the row's seeds (n)" in table
+    assert "mean over the row's seeds (n; ±: the notes)" in table
     assert table.count("| SimCSE") == 3 and table.count("| DenoSent") == 2  # trained, step 0 (and without the MLP)
 
 
@@ -260,9 +260,12 @@ def test_the_store_copy_keeps_records_logs_outcomes_and_prediction_and_leaves_we
     (run / "checkpoint").mkdir()
     (run / "checkpoint" / "model.safetensors").write_bytes(b"weights")
     (store / ".launch").mkdir()
+    record = next(run.glob("*/test.json"))
+    record.with_name("test.items.npz").write_bytes(b"the record's per-item outcomes")
     copied = script.copy_store(store, tmp_path / "copy")
     assert copied == len(list(store.glob("*/*/test.json")))
     files = {str(p.relative_to(tmp_path / "copy")) for p in (tmp_path / "copy").rglob("*") if p.is_file()}
+    assert str(record.with_name("test.items.npz").relative_to(store)) in files  # the items travel with the record
     assert not any("safetensors" in f or "train_state" in f or f.startswith(".launch") for f in files)
     assert f"{run.name}/twitterpara/test.items.jsonl" in files and ".reproduce/laptop-cost.json" in files
     assert json.loads((tmp_path / "copy" / run.name / "env.json").read_text())["argv"][0] == ".venv/bin/bench"

@@ -30,7 +30,12 @@ def _csv_list(value: str) -> tuple[str, ...]:
               help="Compare with one published table only (e.g. denosent-table1; default: the table's list).")
 @click.option("--split-configs", is_flag=True, help="One row per configuration instead of refusing to mix them.")
 @click.option("--compare", "compare_", default=None, metavar="A,B",
-              help="Paired comparison over seeds of method A vs method B (wins, paired t-test when n >= 3).")
+              help="Paired comparison of method A vs method B per column: B - A with its interval and a paired "
+                   "bootstrap test over items and seeds where both store per-item outcomes, else over seeds (wins, "
+                   "paired t-test when n >= 3). `bench compare` compares any two rows or runs across tasks.")
+@click.option("--spread", type=click.Choice(["ci", "std"]), default="ci", show_default=True,
+              help="What a cell's ± shows: the half-width of its 95% bootstrap interval over items and seeds (where "
+                   "the results store per-item outcomes; else the std) or the sample std over seeds.")
 @click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the plots (PNG + CSV).")
 @click.option("--user-sample", "user_samples", multiple=True, metavar="NAME=SHA256|FILE",
               help="Your own sample of a corpus a published row names but that was never published (e.g. "
@@ -41,8 +46,8 @@ def _csv_list(value: str) -> tuple[str, ...]:
                    "(default: $BENCH_DATA, as bench run). Its files are never hashed to decide what a paper used: "
                    "the releases' identities are pinned in the package.")
 @click.option("--list", "list_", is_flag=True, help="List the tables and figures, what each needs, and exit.")
-def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, plots, user_samples,
-           data_root, list_) -> None:
+def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, spread, plots,
+           user_samples, data_root, list_) -> None:
     """Regenerate the paper's tables from the results store only (nothing is re-run)."""
     if list_:
         from usebench.report.catalog import listing
@@ -71,7 +76,7 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     opts = ReportOptions(results_dir=results_dir or default_results_dir(), out=out,
                          tables=tuple(order + [n for n in names if n not in order]), formats=_csv_list(formats),
                          split=split, reference_source=reference_source, split_configs=split_configs,
-                         compare=pair, plots=plots, user_samples=samples,
+                         compare=pair, spread=spread, plots=plots, user_samples=samples,
                          data_root=data_root or default_data_root(), filled_only=tables is None)
     rep = make_report(opts)
     for s in rep.sections:

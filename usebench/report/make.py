@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from usebench.errors import BenchError
-from usebench.report.build import Built
+from usebench.report.build import Built, Spread
 from usebench.report.laptop import TABLE as LAPTOP_TABLE, write_laptop_page
 from usebench.report.reference import compare, our_settings, published
 from usebench.paths import default_data_root
@@ -22,6 +22,8 @@ from usebench.report.selection import filled, why_empty
 from usebench.report.skeleton import build_with_skeleton
 from usebench.scores.stats import SeedStats, paired_comparison
 from usebench.scores.tables import TABLES
+from usebench.stats.paired import BOOTSTRAP_P, holm
+from usebench.stats.table_cells import TableStats
 from usebench.report.tsdae_analyses import SECTION_BUILDERS
 from usebench.mteb.results import all_results
 from usebench.store import StoredResult, write_json_atomic
@@ -52,6 +54,7 @@ class ReportOptions:
     # only the tables the store fills (fully or partly): the others are left out with the reason (`bench report`'s
     # default; ``--table all`` writes every table of ``tables``)
     filled_only: bool = False
+    spread: Spread = "ci"  # what a cell's ± shows: its bootstrap interval's half-width (where it has one) or the std
 
 
 @dataclass
@@ -67,17 +70,30 @@ class Report:
         return "\n".join(section_markdown(s) for s in self.sections)
 
 
-def paired_lines(built: Built, a: str, b: str) -> list[str]:
-    """Method ``a`` vs ``b`` per column, paired by seed within each block and base model."""
+def paired_lines(built: Built, a: str, b: str, stats: TableStats | None = None) -> list[str]:
+    """Method ``a`` vs ``b`` per column, within each block and base model: B - A with its paired two-level bootstrap
+    interval and test over items and seeds (Holm over the pair's columns) where both store per-item outcomes (the
+    same machinery as `bench compare`, which also runs a permutation test); else paired by seed alone (wins, paired
+    t-test when n >= 3), marked."""
     lines = []
     for ra in (r for r in built.rows if r.key and r.key.method == a):
         for rb in (r for r in built.rows if r.key and r.key.method == b and r.key.same_experiment(ra.key)):
-            for c in built.columns:
-                ca, cb = ra.cells[c.id], rb.cells[c.id]
-                if ca.missing or cb.missing:
+            cols = [c for c in built.columns if not ra.cells[c.id].missing and not rb.cells[c.id].missing]
+            found = {c.id: stats.paired_cell(ra.key, rb.key, c, built.split or "test") if stats else "no statistics"
+                     for c in cols}
+            tested = [cid for cid, f in found.items() if not isinstance(f, str)]
+            adjusted = dict(zip(tested, holm([found[cid][3] for cid in tested])))
+            for c in cols:
+                head = f"{ra.label} (A) vs {rb.label} (B), {c.group} {c.header}".replace("  ", " ")
+                f = found[c.id]
+                if isinstance(f, str):  # A - B over common seeds, as before items were stored
+                    pc = paired_comparison(SeedStats(ra.cells[c.id].per_seed), SeedStats(rb.cells[c.id].per_seed))
+                    lines.append(f"{head}: {pc.summary(scale=1.0)} (seeds only: {f.split(';')[0]})")
                     continue
-                pc = paired_comparison(SeedStats(ca.per_seed), SeedStats(cb.per_seed))
-                lines.append(f"{ra.label} (A) vs {rb.label} (B), {c.group} {c.header}: {pc.summary(scale=1.0)}")
+                delta, low, high, p = f
+                lines.append(f"{head}: B − A {delta * 100:+.2f} [{low * 100:+.2f}, {high * 100:+.2f}], p = {p:.3g} "
+                             f"(Holm over {len(tested)} column(s): {adjusted[c.id]:.3g}; {BOOTSTRAP_P} over items and "
+                             "seeds)")
     return lines or [explain_no_pairs(built, a, b)]
 
 
@@ -107,15 +123,17 @@ def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Sec
     index: ResultIndex = index_results(results, opts.split_configs)
     settings, runs = our_settings(index), run_settings(index)
     context = PairingContext(opts.data_root or default_data_root(), dict(opts.user_samples))
+    stats = TableStats(index)  # one per report: a cell shared by several tables is drawn once
     sections = []
     for name in opts.tables:
         spec = TABLES.get(name)
         if name in SECTION_BUILDERS:  # tables whose rows are configurations (TSDAE App. A, Table 4)
             sections.append(SECTION_BUILDERS[name](results, spec, context))
             continue
-        built = build_with_skeleton(spec, index, opts.split, context.data_root)
+        built = build_with_skeleton(spec, index, opts.split, context.data_root, cell_stats=stats,
+                                    spread=opts.spread)
         comparison = compare(built, spec, opts.reference_source, settings, runs, context)
-        paired = paired_lines(built, *opts.compare) if opts.compare else []
+        paired = paired_lines(built, *opts.compare, stats) if opts.compare else []
         sections.append(Section(built, comparison, published(spec), paired))
     return sections
 

@@ -50,7 +50,7 @@ def render_page(sections: Sequence[Section], plots: Sequence[Plot], n_results: i
                      for s in sections)
     body = ["<h1>usebench report</h1>",
             (f'<p class="note">{n_results} result files from {html.escape(str(results_dir))}; '
-             f"usebench {__version__}; generated {now_iso()}. Values x100; mean ± sample std over seeds.</p>"),
+             f"usebench {__version__}; generated {now_iso()}. Values x100; mean over seeds, ± as each table's notes say.</p>"),
             f"<nav>{nav}</nav>"]
     beside = {f"{s.built.name}-curves" for s in sections}  # a table's learning curves follow the table
     for s in sections:

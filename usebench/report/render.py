@@ -60,9 +60,11 @@ def _num(value: float | None, decimals: int, signed: bool = False) -> str | None
     return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
 
 
-def _gcell(cell: Cell, decimals: int, row_n: int | None) -> GCell:
+def _gcell(cell: Cell, decimals: int, row_n: int | None, spread: str = "std") -> GCell:
+    """``spread`` "ci": ± the interval's half-width where the cell has one (else its std), as the notes say."""
     aside = f"n={cell.n}" if cell.n and row_n and cell.n != row_n else ""
-    return GCell(_num(cell.mean, decimals), _num(cell.std, decimals), cell.bold, cell.dagger, aside)
+    pm = (cell.ci[1] - cell.ci[0]) / 2 if spread == "ci" and cell.ci is not None else cell.std
+    return GCell(_num(cell.mean, decimals), _num(pm, decimals), cell.bold, cell.dagger, aside)
 
 
 def _groups(headers: list[tuple[str, str]]) -> tuple[tuple[str, int], ...]:
@@ -88,7 +90,8 @@ def grid_of(built: Built) -> Grid:
         grows = []
         for r in rows:
             head = (label_of[id(r)], str(r.n) if r.n else MISSING) if built.show_n else (label_of[id(r)],)
-            grows.append(GRow(head, tuple(_gcell(r.cells[c.id], built.decimals, r.n) for c in built.columns)))
+            grows.append(GRow(head, tuple(_gcell(r.cells[c.id], built.decimals, r.n, built.spread)
+                                          for c in built.columns)))
         blocks.append((title, tuple(grows)))
     return Grid(name=built.name, title=built.title, lead=lead,
                 groups=_groups([(c.group, c.header) for c in built.columns]),
@@ -240,7 +243,7 @@ def to_html(grid: Grid) -> str:
 # --- CSV / JSON -----------------------------------------------------------------------------------------------
 
 CSV_FIELDS = ("table", "block", "row", "method", "model", "pooling", "group", "corpus_size", "column", "header",
-              "mean", "std", "n", "bold", "dagger", "per_seed")
+              "mean", "std", "n", "bold", "dagger", "per_seed", "ci_low", "ci_high")
 
 
 def _csv_num(v: float | None) -> str:
@@ -260,7 +263,8 @@ def to_csv(built: Built) -> str:
                         k.pooling if k else "", k.group if k else "", (k.corpus_size or "") if k else "", c.id,
                         f"{c.group} {c.header}".strip(), _csv_num(cell.mean), _csv_num(cell.std),
                         "" if cell.missing or cell.n is None else cell.n, int(cell.bold), int(cell.dagger),
-                        json.dumps({str(s): v for s, v in sorted(cell.per_seed.items())})])
+                        json.dumps({str(s): v for s, v in sorted(cell.per_seed.items())}),
+                        _csv_num(cell.ci and cell.ci[0]), _csv_num(cell.ci and cell.ci[1])])
     return buf.getvalue()
 
 
@@ -284,7 +288,8 @@ def to_json(built: Built, comp: Comparison | None) -> dict:
     rows = [{"label": r.label, "block": r.block, "key": vars(r.key) if r.key else None, "slot": r.slot,
              **({"not_made": r.note} if r.note else {}),
              "cells": {cid: {"mean": c.mean, "std": c.std, "n": c.n, "bold": c.bold, "dagger": c.dagger,
-                             "per_seed": {str(s): v for s, v in sorted(c.per_seed.items())}}
+                             "per_seed": {str(s): v for s, v in sorted(c.per_seed.items())},
+                             "ci": None if c.ci is None else list(c.ci)}
                        for cid, c in r.cells.items()}} for r in built.rows]
     out = {"table": built.name, "title": built.title, "columns": [c.id for c in built.columns], "rows": rows,
            "notes": list(built.notes)}

@@ -413,7 +413,7 @@ def trained_step_paths(spec: UnitSpec, results_dir: Path) -> list[dict[str, Any]
 def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root: Path, results_dir: Path,
                   result: UnitResult) -> bool:
     """Evaluate and store one result; a task whose data is missing is skipped (an error with --strict)."""
-    from usebench.eval.evaluate import evaluate, to_record
+    from usebench.eval.evaluate import evaluate, items_bytes, to_record
 
     t0 = time.perf_counter()
     try:
@@ -440,8 +440,9 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
     meta["backbone"] = recorded_backbone(str(first_cfg["model"]))  # what pairs it with a published row
     meta["step_path"] = trained_step_paths(spec, results_dir)
     meta["dev_data"] = unit_dev_data([results_dir / s.home for s in spec.stages])  # what selected each checkpoint
+    items = items_bytes(ev)
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
-                                       config=spec.config))
+                                       config=spec.config, items=items), items)
     result_saved(results_dir, spec.run_id, task, split)  # the checkpoint's model card, the unit's trackers
     fault_point("evaluated")
     say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "

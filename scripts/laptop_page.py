@@ -6,8 +6,10 @@ report --table laptop-adapt` writes it; ``--check`` only says whether the page i
     python scripts/laptop_page.py --check
 
 `--from` copies what the page and `bench report` read, and nothing that is machine-local: each unit's config.json,
-method.json, stages.json, usage.json, env.json (absolute paths cut to the run's clone) and result records, and each
-stage's config.json, log.jsonl and checkpoint/method.json; no weights, train state, unit log or launcher files.
+method.json, stages.json, usage.json, env.json (absolute paths cut to the run's clone) and result records (with the
+per-item outcome files beside them, where the store has them), each stage's config.json, log.jsonl and
+checkpoint/method.json, and the cost prediction `bench reproduce` stored (.reproduce/laptop-cost.json); no weights,
+train state, unit log or launcher files.
 """
 from __future__ import annotations
 
@@ -35,11 +37,14 @@ def generated(store: Path, out: Path) -> str:
 
 UNIT_FILES = ("config.json", "method.json", "stages.json", "usage.json")
 STORE_MARKER = "usebench-store.json"  # usebench.store.STORE_MARKER
+RECORDS = ("test.json", "dev.json")  # <run>/<task>/<split>.json; other files there are their per-item outcomes
 STAGE_FILES = ("config.json", "log.jsonl", "checkpoint/method.json")
 
 
 def copy_store(source: Path, store: Path) -> int:
     """Copy ``source``'s records into ``store`` (replaced); the number of result records copied."""
+    from usebench.report.laptop_parts.cost import PREDICTION
+
     units = [d for d in sorted(source.iterdir()) if not d.name.startswith(".") and any(d.glob("*/*.json"))]
     if not units:
         raise SystemExit(f"{source} holds no run directory (expected <run id>/<task>/<split>.json)")
@@ -49,13 +54,15 @@ def copy_store(source: Path, store: Path) -> int:
     if kept is not None:
         store.mkdir(parents=True)
         marker.write_bytes(kept)
+    _copy(source, store, (str(PREDICTION),))
     records = 0
     for unit in units:
         _copy(unit, store / unit.name, UNIT_FILES)
         _copy_env(unit / "env.json", store / unit.name / "env.json", source.parent)
-        for record in sorted(unit.glob("*/*.json")):
-            _copy(unit, store / unit.name, (str(record.relative_to(unit)),))
-            records += 1
+        tasks = [d for d in sorted(unit.iterdir()) if d.is_dir() and any((d / r).is_file() for r in RECORDS)]
+        for task_file in sorted(p for d in tasks for p in d.iterdir() if p.is_file()):  # records, item outcomes
+            _copy(unit, store / unit.name, (str(task_file.relative_to(unit)),))
+            records += task_file.name in RECORDS
         for stage in json.loads((unit / "stages.json").read_text()) if (unit / "stages.json").is_file() else []:
             _copy(source / stage["home"], store / stage["home"], STAGE_FILES)
     return records
@@ -93,7 +100,7 @@ def main() -> int:
     parser.add_argument("--check", action="store_true")
     parser.add_argument("--from", dest="source", type=Path, help="a finished `bench reproduce laptop` store")
     args = parser.parse_args()
-    from usebench.report.laptop import splice
+    from usebench.report.laptop import PLOTS, splice
 
     if args.source is not None:
         print(f"copied {copy_store(args.source.resolve(), STORE)} result records from {args.source} to {STORE}")
@@ -103,7 +110,8 @@ def main() -> int:
         new = splice(DOC.read_text(encoding="utf-8"), generated(STORE, Path(tmp)))
         DOC.write_text(new, encoding="utf-8")
         (DOC.parent / "plots").mkdir(exist_ok=True)
-        shutil.copyfile(Path(tmp) / "plots" / "laptop-loss.png", DOC.parent / "plots" / "laptop-loss.png")
+        for name in PLOTS:
+            shutil.copyfile(Path(tmp) / "plots" / name, DOC.parent / "plots" / name)
     print(f"wrote {DOC} and its plot")
     return 0
 

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 METHODS = ("tsdae", "mlm", "ct", "simcse", "bertflow", "consert", "denosent", "paser")
-CORPUS = ("useb/extra/twitter_url_train_tok/a.toks", "useb/extra/twitter_url_train_tok/b.toks")
+CORPUS = ("useb/extra/twitter_url_train_tok/a.toks", "useb/extra/twitter_url_train_tok/b.toks",
+          "useb/extra/pit2015/dev.data")  # the recipe's corpus (usebench/recipes/laptop.toml)
 
 
 def measure(name: str, preset: str, steps: int, warmup: int, data_root: Path, overrides: dict) -> dict:
@@ -34,7 +35,8 @@ def measure(name: str, preset: str, steps: int, warmup: int, data_root: Path, ov
 
     method = REGISTRY.get(name)
     cfg = method.config(preset, {**overrides, "max_steps": steps, "epochs": None, "log_every": 1, "save_every": 0,
-                                 "dev_every": 0, "dev_task": None, "dev_patience": None})
+                                 "dev_every": 0, "dev_task": None, "dev_patience": None,
+                                 "stop_at_step": None, "curve_task": None, "curve_steps": ()})
     corpus = load_corpus(None, [data_root / f for f in CORPUS], None, data_root)
     marks: list[tuple[float, float]] = []
     with tempfile.TemporaryDirectory(prefix=f"steps-{name}-") as out:

@@ -21,7 +21,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("usebench.reproduce",),  # a paper's recipe: its runs, merged-run checks, config search, `bench check`, status
     # tables, statistics, plots from the store (reads the store only: nothing from run/ or plan/); the store's
     # scores as seed statistics and table rows; how run units are executed: local, Ray, SLURM
-    ("usebench.report", "usebench.scores", "usebench.launch"),
+    # usebench.stats: bootstrap intervals and paired tests over the per-item outcomes, `bench compare` (it reads the
+    # result index of usebench.scores, never the other way round)
+    ("usebench.report", "usebench.report.laptop_parts", "usebench.scores", "usebench.stats", "usebench.launch"),
     ("usebench.run",),  # executing run units: a unit's stages, evaluation jobs, locks, status, faults, the manifest
     # planning, nothing trained; the machine check (`bench doctor`); `bench analyze`
     ("usebench.plan", "usebench.doctor", "usebench.analysis"),

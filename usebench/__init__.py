@@ -3,10 +3,13 @@
 - :func:`evaluate`: a model name (as `bench eval --model`), a loaded SentenceTransformer, any object with
   ``.encode(list[str])`` or any function ``list[str] -> (n, d)`` on tasks or groups (``"useb"``, ``"sts"``)
   -> a long DataFrame;
+- :func:`train`: what `bench run` does (methods on each task's corpus, or on a file, sentences or a ``Dataset``;
+  presets, overrides, seeds), with its planner, reuse and resume -> the results as :func:`load_results`' frame;
 - :mod:`usebench.useb`: ``run`` and ``run_on`` with the useb kit's signatures and results (change one import);
 - :func:`load_results`: a results store as a DataFrame; :func:`aggregate`: the reports' seed statistics over it;
   :func:`table`: any of these frames as one row per model and one column per task;
-- :func:`list_tasks`: every task with its group, protocol, metric, splits and whether its data is present.
+- :func:`list_tasks`: every task with its group, protocol, metric, splits and whether its data is present;
+- :func:`compare`: B - A per task on the same test items, with a bootstrap interval and a paired test.
 
 Everything else lives under this one root: the engine by concern (``usebench.cli``, ``usebench.run``,
 ``usebench.train``, ``usebench.eval``, ...), the trainers in ``usebench.methods`` and the task adapters in
@@ -16,13 +19,16 @@ engine's modules never pay for pandas or the API's imports.
 from __future__ import annotations
 
 import importlib
+import sys
+import types
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["aggregate", "evaluate", "list_tasks", "load_results", "table", "useb"]
+__all__ = ["aggregate", "compare", "evaluate", "list_tasks", "load_results", "table", "train", "useb"]
 
 _API = {"evaluate": "usebench.api.evaluation", "load_results": "usebench.api.results", "aggregate": "usebench.api.results",
-        "table": "usebench.api.results", "list_tasks": "usebench.api.tasklist"}
+        "table": "usebench.api.results", "list_tasks": "usebench.api.tasklist",
+        "compare": "usebench.api.comparison"}
 
 
 def __getattr__(name: str) -> Any:
@@ -37,3 +43,35 @@ def __getattr__(name: str) -> Any:
 
 def __dir__() -> list[str]:
     return sorted([*globals(), *__all__])
+
+
+# ``usebench.train`` is two things: the API's train (usebench/api/training.py) and the training engine's package
+# (usebench/train/), which Python binds to the name ``train`` of this module whenever a module under it is imported
+# (the engine imports usebench.train.loop on every run). So the name stays the package, and the package is made
+# callable: ``usebench.train(...)`` trains, ``usebench.train.loop`` is the loop, whichever was imported first.
+class _TrainPackage(types.ModuleType):
+    """The package ``usebench.train``, called as :func:`usebench.api.training.train` (the API is imported then)."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        return importlib.import_module("usebench.api.training").train(*args, **kwargs)
+
+
+def _callable(module: types.ModuleType) -> types.ModuleType:
+    if type(module) is types.ModuleType:
+        module.__class__ = _TrainPackage
+    return module
+
+
+class _Face(types.ModuleType):
+    """This module, whose ``train`` is always the callable package (the import system's binding included)."""
+
+    @property
+    def train(self) -> types.ModuleType:
+        return _callable(importlib.import_module("usebench.train"))  # the package alone: no torch, no API
+
+    @train.setter
+    def train(self, module: types.ModuleType) -> None:  # ``import usebench.train...`` binding the package
+        _callable(module)
+
+
+sys.modules[__name__].__class__ = _Face

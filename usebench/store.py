@@ -1,6 +1,10 @@
 """The results store: one JSON per (run, task, split), written atomically; reports read only these files.
 
-Layout: ``<results-dir>/<run_id>/<task>/<split>.json`` with run_id ``<method>__<model-slug>__<cfg8>__s<seed>``.
+Layout: ``<results-dir>/<run_id>/<task>/<split>.json`` with run_id ``<method>__<model-slug>__<cfg8>__s<seed>``,
+and beside it ``<split>.items.npz``, the per-item outcomes (usebench/eval/items.py) where the task stores them:
+the record names the file with its sha256 (so the record's digest covers it). The items file is written first and
+the record last, each atomically: a crash between the two leaves either no record or an older record whose items
+hash no longer matches, which :func:`usebench.validity.items_reason` reports (the result is scored again).
 """
 from __future__ import annotations
 
@@ -164,6 +168,32 @@ def result_path(results_dir: str | Path, run: str, task: str, split: str) -> Pat
     return Path(results_dir) / run / task / f"{split}.json"
 
 
+ITEMS_SUFFIX = ".items.npz"  # <split>.items.npz beside <split>.json (not *.json: the store's globs never read it)
+
+
+def items_path(record_path: str | Path) -> Path:
+    """The per-item outcomes file beside the record at ``record_path``."""
+    record_path = Path(record_path)
+    return record_path.with_name(record_path.name.removesuffix(".json") + ITEMS_SUFFIX)
+
+
+def write_bytes_atomic(path: str | Path, payload: bytes) -> Path:
+    """Write bytes to a temp file in the same folder, fsync, then rename (see :func:`write_json_atomic`)."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = mkstemp_shared(path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return path
+
+
 def check_finite_main_score(record: dict[str, Any]) -> None:
     """A result whose main score is NaN, infinite or not a number is an error, never a stored number."""
     value = record.get("main_score")
@@ -175,20 +205,33 @@ def check_finite_main_score(record: dict[str, Any]) -> None:
             "an invalid option produces this: check --batch-size, --max-length and the model)")
 
 
-def save_result(results_dir: str | Path, record: dict[str, Any]) -> Path:
-    """Write one result record (see :func:`make_record`) to its place in the store; a non-finite main score
-    raises :class:`~usebench.errors.NonFiniteScoreError` and writes nothing."""
+def save_result(results_dir: str | Path, record: dict[str, Any], items: bytes | None = None) -> Path:
+    """Write one result record (see :func:`make_record`) to its place in the store, its per-item outcomes file
+    (``items``, the bytes the record's ``items.sha256`` names) first; a non-finite main score raises
+    :class:`~usebench.errors.NonFiniteScoreError` and writes nothing."""
     check_finite_main_score(record)
     path = result_path(results_dir, record["run_id"], record["task"]["name"], record["task"]["split"])
+    named = record.get("items")
+    if (named is None) != (items is None):
+        raise BenchError(f"{path}: a record names a per-item file exactly when its bytes are given "
+                         f"(record: {'none' if named is None else named.get('file')}; bytes: "
+                         f"{'none' if items is None else len(items)})")
+    if items is not None:
+        if hashlib.sha256(items).hexdigest() != named["sha256"] or named["file"] != items_path(path).name:
+            raise BenchError(f"{path}: the per-item bytes are not the file the record names ({named['file']})")
+        write_bytes_atomic(items_path(path), items)
+    else:
+        items_path(path).unlink(missing_ok=True)  # an older result's items: no part of this record
     return write_json_atomic(path, record)
 
 
 def make_record(
     *, run: str, task: dict[str, Any], method: dict[str, Any], seed: int, scores: dict[str, float],
     main_metric: str, subsets: dict[str, dict[str, float]], scorer: dict[str, Any], timings: dict[str, float],
-    config: dict[str, Any],
+    config: dict[str, Any], items: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A result in the schema of DESIGN.md (scores unrounded, 0-1)."""
+    """A result in the schema of DESIGN.md (scores unrounded, 0-1). ``items``: the per-item outcomes file beside
+    it (``{"file", "sha256", "n", "bytes"}``), part of the digest; None: the task stores none."""
     if main_metric not in scores:
         raise BenchError(f"main metric {main_metric!r} missing from scores {sorted(scores)}")
     record = {
@@ -209,6 +252,8 @@ def make_record(
         "git_sha": git_sha(),
         "created_at": now_iso(),
     }
+    if items is not None:
+        record["items"] = dict(items)
     check_finite_main_score(record)
     record[DIGEST_KEY] = record_digest(record)  # a record edited afterwards no longer holds (usebench.validity)
     return record

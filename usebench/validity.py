@@ -14,6 +14,7 @@ step paths. A stale result is scored again from its finished checkpoint, never r
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from collections.abc import Mapping, Sequence
@@ -22,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.registry import TASKS
-from usebench.store import DIGEST_KEY, config_hash, record_digest
+from usebench.store import DIGEST_KEY, config_hash, items_path, record_digest
 
 # What make_record writes and every reader relies on, with the type each must have.
 RECORD_SHAPE: dict[str, type | tuple[type, ...]] = {
@@ -82,6 +83,30 @@ def invalid_reason(record: Mapping[str, Any]) -> str | None:
         return f"the stored result has a non-finite main score ({main!r})"
     if record["scores"].get(record["main_metric"]) != main:
         return f"the stored result's main score is not its {record['main_metric']} score"
+    items = record.get("items")
+    if items is not None and not (isinstance(items, dict) and isinstance(items.get("file"), str)
+                                  and isinstance(items.get("sha256"), str)):
+        return "the stored result is malformed ('items' is not an object naming a file and its sha256)"
+    return None
+
+
+def items_reason(record_path: str | Path, record: Mapping[str, Any]) -> str | None:
+    """Why the per-item outcomes file the record at ``record_path`` names does not hold (missing, or not the
+    bytes its sha256 says: a crash between writing the items and the record, or an edit), or None. A record that
+    names no items file (every result stored before items were) has nothing to check."""
+    named = record.get("items")
+    if not isinstance(named, dict):
+        return None
+    path = items_path(record_path)
+    if named.get("file") != path.name:
+        return f"the stored result names the per-item file {named.get('file')!r}, not {path.name!r} beside it"
+    try:
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return f"its per-item outcomes file {path.name} is missing"
+    if digest != named.get("sha256"):
+        return (f"its per-item outcomes file {path.name} is not the one the record names (sha256 {digest[:12]}... "
+                f"on disk, {str(named.get('sha256'))[:12]}... recorded)")
     return None
 
 
@@ -145,9 +170,12 @@ def gap_line(task: str, split: str, reason: str) -> str:
 
 
 def path_stale_reason(path: str | Path, expected: Expected) -> str | None:
-    """:func:`stale_reason` of the record stored at ``path`` (absent or unreadable: the reason)."""
+    """:func:`stale_reason` of the record stored at ``path`` (absent or unreadable: the reason), and of the per-item
+    file it names (:func:`items_reason`)."""
     record, unreadable = read_record(path)
-    return unreadable if record is None else stale_reason(record, expected)
+    if record is None:
+        return unreadable
+    return stale_reason(record, expected) or items_reason(path, record)
 
 
 # --- seed repeats among themselves (reports) ---------------------------------------------------------------------

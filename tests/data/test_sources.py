@@ -28,7 +28,7 @@ def test_dataset_names_match_the_tasks_and_cover_their_files():
 
 
 def test_resolve_datasets_accepts_all_datasets_and_task_names():
-    assert resolve_datasets([], MANIFEST) == ["useb", "sts", "quora", "beir-cqadupstack", "nli", "twitter-url", "denosent"]
+    assert resolve_datasets([], MANIFEST) == ["useb", "sts", "quora", "beir-cqadupstack", "nli", "twitter-url", "pit2015", "denosent"]
     assert resolve_datasets(["quora", "askubuntu"], MANIFEST) == ["useb", "quora"]
     assert resolve_datasets(["sickr"], MANIFEST) == ["sts"]
     with pytest.raises(BenchError, match="did you mean 'useb'"):
@@ -48,7 +48,7 @@ def test_manifest_ships_as_package_data():
     from importlib.resources import files
 
     text = files("usebench").joinpath("data/sources.json").read_text(encoding="utf-8")
-    assert json.loads(text)["datasets"].keys() == {"useb", "sts", "quora", "beir-cqadupstack", "nli", "twitter-url", "denosent"}
+    assert json.loads(text)["datasets"].keys() == {"useb", "sts", "quora", "beir-cqadupstack", "nli", "twitter-url", "pit2015", "denosent"}
 
 
 def test_plain_url_must_name_its_member(tmp_path):

@@ -190,18 +190,51 @@ def test_flow_pooling_without_flow_weights_is_a_clear_error(tiny_bert_dir):
         HFEncoder(str(tiny_bert_dir), pooling="flow", show_progress=False)
 
 
-def test_actnorm_refuses_a_constant_input_dimension_instead_of_scaling_it_by_a_million():
-    """The packaged MiniLM's mean-pooled last layer has dead dimensions (std ~1e-32 over the Twitter corpus): the
-    reference's init 1 / (std + 1e-6) scaled them by 1e6 and the flow's gradient was infinite at step 1."""
+def test_actnorm_drops_a_constant_input_dimension_instead_of_scaling_it_by_a_million():
+    """The packaged MiniLM's mean-pooled last layer has dead dimensions (3 of 384, std ~1e-32 over the Twitter
+    corpus): the reference's init 1 / (std + 1e-6) scaled them by 1e6 at every step's ActNorm and the flow's gradient
+    was infinite at step 1. Such a channel is dropped at init: output 0, its log-scale in no logdet (the old runs
+    refused it with a ConfigError; issue 55 asks for App. B's mean pooling with the constant dimensions dropped)."""
+    import math
+
     import torch
 
-    from usebench.errors import ConfigError
     from usebench.methods.parts.flow import ActNorm
 
-    x = torch.randn(8, 5)
+    x = torch.randn(8, 5, dtype=torch.float64).float()
     x[:, 3] = 0.25  # one channel constant over the init batch
-    with pytest.raises(ConfigError, match=r"1 of 5 input dimension\(s\) are constant .* dimension 3\).*first_last_avg"):
-        ActNorm(5)(x)
+    norm = ActNorm(5)
+    y, logdet = norm(x)
+    assert norm.dropped() == [3] and torch.equal(y[:, 3], torch.zeros(8))
+    live = [0, 1, 2, 4]
+    std = x[:, live].double().std(0, unbiased=False)
+    assert float(logdet) == pytest.approx(-sum(math.log(float(s) + 1e-6) for s in std), rel=1e-5)
+    assert torch.allclose(y[:, live].mean(0), torch.zeros(4), atol=1e-5)
+    assert torch.allclose(norm.inverse(y), x, atol=1e-5)  # the constant comes back as it was
     y, _ = ActNorm(5)(torch.randn(8, 5))  # a varied batch initialises as before: zero mean, unit std
     assert torch.allclose(y.mean(0), torch.zeros(5), atol=1e-5) and torch.allclose(y.std(0, unbiased=False),
                                                                                    torch.ones(5), atol=1e-3)
+
+
+def test_a_flow_on_dead_dimensions_trains_with_finite_gradients_and_gives_them_no_weight():
+    """MiniLM's case: 3 of 16 input dimensions ~1e-33 (LayerNorm weight ~0). The loss and every gradient stay
+    finite, the dead dimensions of z are 0 at init, and a flow saved before channels could be dropped loads as
+    all live."""
+    import torch
+
+    from usebench.methods.parts.flow import Glow
+
+    torch.manual_seed(0)
+    u = torch.randn(64, 16)
+    u[:, [2, 7, 11]] = 1e-33 * torch.rand(64, 3)  # not quite constant: float noise at 1e-33
+    glow = Glow(16, levels=2, depth=2, width=8)
+    z, loss = glow.bits_per_dim(u)
+    loss.backward()
+    assert torch.isfinite(loss) and all(torch.isfinite(p.grad).all() for p in glow.parameters() if p.grad is not None)
+    first = glow.levels[0][0].actnorm
+    assert first.dropped() == [2, 7, 11]
+    assert int((z.detach().abs().sum(0) == 0).sum()) == 3  # the dead dimensions (permuted by the flow) are 0 in z
+    state = {k: v for k, v in glow.state_dict().items() if not k.endswith(".live")}
+    old = Glow(16, levels=2, depth=2, width=8)
+    old.load_state_dict(state)
+    assert all(bool((m.live == 1).all()) for m in old.modules() if hasattr(m, "live"))

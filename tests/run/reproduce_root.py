@@ -71,6 +71,10 @@ def build_reproduce_root(root: Path, sentences: int = 600) -> Path:
     lines = text.splitlines()
     _write(root / "useb/extra/twitter_url_train_tok/a.toks", "\n".join(lines[0::2]) + "\n")
     _write(root / "useb/extra/twitter_url_train_tok/b.toks", "\n".join(lines[1::2]) + "\n")
+    # ... and PIT-2015's development pairs in their train format (topic, sentences, (pos, neg) votes, tags)
+    _write(root / "useb/extra/pit2015/dev.data", "".join(
+        f"{i}\ttopic {i}\tpit {a}\tpit {b}\t({i % 3}, {5 - i % 3})\ttag\ttag\n"
+        for i, (a, b) in enumerate(zip(lines[0:80:2], lines[1:80:2]))))
     counts_path.write_text(json.dumps(counts, indent=1), encoding="utf-8")
     return root
 

@@ -323,8 +323,9 @@ def test_the_thesis_studies_on_the_fixtures_are_written_and_said_not_made(reprod
 
 def test_the_laptop_recipe_end_to_end_on_the_fixtures(reproduce_root, tiny_bert_dir, tmp_path):
     """Issue 47: `bench reproduce laptop` on the fixtures, every method's laptop preset cut to 2 steps of 8 short
-    sentences and started from the tiny BERT: 8 units trained on the recipe's two corpus files, its baselines,
-    its table and its page written."""
+    sentences and started from the tiny BERT: 8 units trained on the recipe's three corpus files, the step-0 units of
+    SimCSE, BERT-flow and DenoSent, SimCSE scored a second time without its MLP (its stage reused), its baselines,
+    its table and its page written (issue 55: the rows the page sets each trained row against)."""
     out, results = tmp_path / "reports", tmp_path / "results"
     result = _invoke(["laptop", "--nli-sts-model", str(tiny_bert_dir), "--seeds", "1", "--max-steps", "2",
                       "--set", "batch_size=8", "--set", "max_length=16", "--set", "paser.synonym_ratio=0",
@@ -332,9 +333,23 @@ def test_the_laptop_recipe_end_to_end_on_the_fixtures(reproduce_root, tiny_bert_
                       "--format", "md"])
     assert result.exit_code == 0, result.output
     units = sorted(p.name.split("__")[0] for p in results.glob("*__s0") if (p / "usage.json").is_file())
-    assert units == sorted(["bertflow", "consert", "ct", "denosent", "mlm", "paser", "simcse", "tsdae"])
+    assert units == sorted(["bertflow", "bertflow", "consert", "ct", "denosent", "denosent", "mlm", "paser", "simcse",
+                            "simcse", "simcse", "tsdae"])
     record = json.loads(next(results.glob("tsdae__*/twitterpara/test.json")).read_text(encoding="utf-8"))
-    assert record["method"]["train_corpus"] == "file:a.toks+b.toks" and record["method"]["variant"].startswith("laptop")
+    assert record["method"]["train_corpus"] == "file:a.toks+b.toks+dev.data"
+    assert record["method"]["variant"].startswith("laptop")
+    variants = {json.loads(p.read_text())["method"]["variant"] for p in results.glob("simcse__*/twitterpara/test.json")}
+    cut = "laptop + batch_size=8 max_length=16 max_steps=2"
+    assert variants == {cut, f"{cut} eval_pooling=cls", f"{cut} stop_at_step=0"}
+    trained = [json.loads((p / "usage.json").read_text())["attempts"][-1]["training"] for p in results.glob("simcse__*")]
+    assert sum(t == ["reusing its finished checkpoint"] for t in trained) == 1  # the second pooling trained nothing
     page = (out / "laptop.md").read_text(encoding="utf-8")
     assert "## What adaptation did" in page and "| TSDAE |" in page and (out / "plots" / "laptop-loss.png").is_file()
+    assert "| SimCSE (cls) |" in page and "[CLS] with a freshly initialised MLP (1 seed's step-0 units)" in page
+    assert "the start model under its [MASK] prompt (1 seed's" in page and "the flow after ActNorm's init (1 seed's" in page
+    assert (results / ".reproduce" / "laptop-cost.json").is_file() and "Predicted before the run" in page
+    import importlib.util
+
+    if importlib.util.find_spec("usebench.stats") is not None:  # issue 54's per-item outcomes and statistics
+        assert "each with its 95% interval over seeds and test items" in page
     assert (out / "laptop-adapt.md").is_file()

@@ -131,12 +131,14 @@ def test_the_training_corpus_is_every_forums_documents_without_their_queries():
 
 
 def test_each_forum_is_scored_once_per_evaluation(monkeypatch):
-    """metrics() and subsets() share one pytrec_eval pass per forum, and no run is held afterwards."""
-    from usebench.tasks.beir import BeirTask
+    """The metrics, the subsets and the per-item outcomes share one pytrec_eval pass per forum (Task.outcomes), and
+    no run is held afterwards."""
+    from usebench.tasks import beir_cqadupstack
 
     calls = []
-    original = BeirTask.metrics
-    monkeypatch.setattr(BeirTask, "metrics", lambda self, data, run: calls.append(self.name) or original(self, data, run))
-    evaluate("beir-cqadupstack", WordOverlap(), "test", ASSETS)
-    assert sorted(calls) == sorted(t.name for t in FORUM_TASKS.values())
+    original = beir_cqadupstack.beir_per_query
+    monkeypatch.setattr(beir_cqadupstack, "beir_per_query",
+                        lambda data, run: calls.append(len(data.query_ids)) or original(data, run))
+    ev = evaluate("beir-cqadupstack", WordOverlap(), "test", ASSETS)
+    assert len(calls) == len(FORUM_TASKS) and ev.items is not None
     assert TASKS.get("beir-cqadupstack")._last is None

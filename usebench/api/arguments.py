@@ -16,7 +16,10 @@ from usebench.registry import UnknownNameError
 
 # Command-line words in the engine's messages, and what a Python caller writes instead (longest first).
 CLI_WORDS = (("use --device cpu or leave --device out", "use device='cpu' or leave device= out"),
-             ("--device ", "device="), ("--batch-size", "batch_size="), ("--max-length", "max_length="),
+             ("--device ", "device="), ("--train-batch-size ", "train_batch_size="),
+             ("--eval-batch-size ", "eval_batch_size="), ("--max-steps", "max_steps="),
+             ("--corpus-size", "corpus_size="), ("--set ", "overrides "), ("--batch-size", "batch_size="),
+             ("--max-length", "max_length="),
              ("--precision", "precision="), ("--results-dir", "results_dir="), ("--data-root", "data_root="),
              ("--allow-partial", "allow_partial=True"), ("--force re-runs", "reuse=False re-runs"),
              ("--pooling", "pooling="))

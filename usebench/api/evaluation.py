@@ -319,7 +319,7 @@ def _run_in_memory(prebuilt: Prebuilt, names: list[str], o: EvaluateOptions) -> 
                 outcome = one if outcome is None else _merged(outcome, one)
         # Published before the exit rule: a task that failed stores nothing, the others are kept (as `bench eval`).
         new = [outcome.records[ev.task] for ev in outcome.evaluations]  # as built: not read back from staging
-        replaced = [] if results is None else publish(new, results, o.overwrite)
+        replaced = [] if results is None else publish(new, results, o.overwrite, staging)
         frame = _finish(outcome, staging, names)
     frame.attrs["replaced"] = replaced
     return frame

@@ -12,6 +12,7 @@ into one row per model and one column per task without averaging two models into
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,15 +41,25 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
     """Every stored result under ``results_dir`` as a long frame (columns: :data:`RESULT_COLUMNS`)."""
     import warnings
 
+    from usebench.mteb.results import all_results
+
+    root = _results_root(results_dir)
+    frame = results_frame(all_results(root))  # a results store, MTEB's result files of the USEB tasks, or both
+    if frame.empty:
+        warnings.warn(f"no results under {root} (a results directory holds <run_id>/<task>/<split>.json)",
+                      stacklevel=2)
+    return frame
+
+
+def results_frame(results: Iterable[Any]) -> pd.DataFrame:
+    """``results`` (stored results: ``path``, ``record``, ``task``, ``split``) as :func:`load_results`' frame."""
     import pandas as pd
 
     from usebench.api.frames import metric_rows, model_fields
     from usebench.scores.stats import config_identity
-    from usebench.mteb.results import all_results
 
-    root = _results_root(results_dir)
     rows: list[dict[str, Any]] = []
-    for result in all_results(root):  # a results store, MTEB's result files of the USEB tasks, or both
+    for result in results:
         record = result.record
         head = {"run_id": record["run_id"], "chain": str(record["method"]["name"]), **_row_fields(record),
                 **model_fields(record), "seed": int(record["seed"]), "task": result.task, "split": result.split}
@@ -59,9 +70,6 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
                 "partial": bool(record["task"].get("partial")), "path": str(result.path)}
         rows.extend({**head, **row, **tail} for row in metric_rows(record))
     frame = pd.DataFrame(rows, columns=list(RESULT_COLUMNS))
-    if frame.empty:
-        warnings.warn(f"no results under {root} (a results directory holds <run_id>/<task>/<split>.json)",
-                      stacklevel=2)
     for col in ("corpus_size", "labeled_size"):
         frame[col] = frame[col].astype("Int64")  # None -> <NA>, kept as a group key (dropna=False below)
     return frame

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError
-from usebench.store import read_json, result_path, write_json_atomic
+from usebench.store import items_path, read_json, result_path, write_bytes_atomic, write_json_atomic
 
 # Two scores closer than this are one result (float noise of another device or batch order); a changed model
 # moves scores by far more.
@@ -27,12 +27,15 @@ class ResultConflictError(BenchError):
 
 
 def seed_staging(target: Path, staging: Path, run: str) -> None:
-    """Copy the target store's result records of ``run`` into ``staging`` (for the runner to reuse)."""
+    """Copy the target store's result records of ``run`` (and their per-item files) into ``staging`` (for the
+    runner to reuse)."""
     source = target / run
     if source.is_dir():
         for path in source.glob("*/*.json"):
             dest = staging / run / path.parent.name / path.name
             dest.parent.mkdir(parents=True, exist_ok=True)
+            if items_path(path).is_file():
+                shutil.copyfile(items_path(path), items_path(dest))
             shutil.copyfile(path, dest)
 
 
@@ -49,10 +52,11 @@ def differences(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
             if k not in a or k not in b or not math.isclose(float(a[k]), float(b[k]), rel_tol=0, abs_tol=SAME_SCORE_TOL)]
 
 
-def publish(records: list[dict[str, Any]], target: Path, overwrite: bool) -> list[str]:
-    """Write the newly evaluated ``records`` (of one run, as the staging store holds them) into ``target``;
-    returns the tasks whose stored record (of other data) was replaced. A record of the same data with other
-    scores is a conflict: :class:`ResultConflictError` unless ``overwrite``, and then nothing is written."""
+def publish(records: list[dict[str, Any]], target: Path, overwrite: bool, staging: Path | None = None) -> list[str]:
+    """Write the newly evaluated ``records`` (of one run, as the staging store holds them) into ``target``, each
+    with the per-item file it names (read from ``staging``, written before the record); returns the tasks whose
+    stored record (of other data) was replaced. A record of the same data with other scores is a conflict:
+    :class:`ResultConflictError` unless ``overwrite``, and then nothing is written."""
     conflicts, replaced = [], []
     for new in records:
         run, task, split = new["run_id"], new["task"]["name"], new["task"]["split"]
@@ -70,6 +74,11 @@ def publish(records: list[dict[str, Any]], target: Path, overwrite: bool) -> lis
             f"{'; '.join(conflicts)}. Nothing was written. Pass overwrite=True to replace it, reuse=True to get the "
             "stored result back without encoding, or another name= / revision= for the other model")
     for record in records:
-        write_json_atomic(result_path(target, record["run_id"], record["task"]["name"], record["task"]["split"]),
-                          record)
+        where = (record["run_id"], record["task"]["name"], record["task"]["split"])
+        dest = result_path(target, *where)
+        if record.get("items") and staging is not None:
+            write_bytes_atomic(items_path(dest), items_path(result_path(staging, *where)).read_bytes())
+        elif not record.get("items"):
+            items_path(dest).unlink(missing_ok=True)  # an older result's items: no part of this record
+        write_json_atomic(dest, record)
     return replaced

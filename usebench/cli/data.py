@@ -45,8 +45,8 @@ def data() -> None:
 @_RETRUST
 @click.option("--progress/--no-progress", default=True, show_default=True)
 def download_cmd(datasets, data_root, mirror, force, retrust, progress) -> None:
-    """Fetch DATASETS (useb, sts, quora, beir-cqadupstack, nli, twitter-url, denosent, all, or a task name; default:
-    all)
+    """Fetch DATASETS (useb, sts, quora, beir-cqadupstack, nli, twitter-url, pit2015, denosent, all, or a task name;
+    default: all)
     from their canonical URLs.
 
     Each archive is checked (sha256/md5 where the manifest pins one, else against the checksums recorded on

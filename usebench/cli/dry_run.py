@@ -28,11 +28,14 @@ UNITS = click.option("--units", "list_units", is_flag=True,
 def print_plan(view: PlanView, list_units: bool = False, grouped_by: str = "", console: Any = None) -> None:
     """The plan's notes and ``--force`` lines, its summary (``grouped_by``: the name of the rows' groups, e.g.
     "table"; "" for none), the unit table when asked for or small, and the stage totals (on ``console``, a rich
-    Console; default: stdout, 320 columns wide)."""
+    Console; default: stdout, the terminal's width on one, else 320 columns)."""
     from rich.console import Console
     from rich.markup import escape
 
-    console = console or Console(width=320)  # read in a log, or with less -S
+    from usebench.cli.options import fits_terminal
+
+    # the terminal's width on one (--wide: 320); 320 columns in a log, read whole or with less -S
+    console = console or (Console() if fits_terminal() else Console(width=320))
     for note in view.notes:
         console.print(note, markup=False, highlight=False)
     for what, why in view.skipped:
@@ -92,7 +95,7 @@ def units_table(rows: Sequence[PlanRow]) -> Any:
     table = Table(title="units", title_justify="left")
     for col in ("#", "run id", "chain", "setting", "trains on", "seed", "steps", "pooling", "stages", "evaluates",
                 "now"):
-        table.add_column(col)
+        table.add_column(col, overflow="fold")  # a narrow terminal folds a run id, never cuts it
     table.add_column("variant", max_width=36, overflow="fold")  # "smoke + max_steps=2 ...", folded
     for r in rows:
         # cells are plain text, never markup: a chain label such as nli-sts[/models/sbert]>tsdae holds brackets

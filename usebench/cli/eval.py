@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from usebench.cli.options import DATA_ROOT, RESULTS_DIR
+from usebench.cli.options import DATA_ROOT, RESULTS_DIR, WIDE
 from usebench.paths import default_cache_dir, default_data_root, default_results_dir
 
 
@@ -34,12 +34,13 @@ if TYPE_CHECKING:
                    "(e.g. cut on purpose); each result records that it is partial.")
 @DATA_ROOT
 @RESULTS_DIR
+@WIDE
 def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, precision, cache, strict, force,
              allow_partial, data_root, results_dir) -> None:
     """Evaluate an existing encoder (or a lexical baseline) and store one result per task."""
     from usebench.errors import NothingDoneError
     from usebench.run.evaluation import EvalOptions, evaluate_model, raise_unless_done
-    from usebench.store import check_store_target, mark_store
+    from usebench.store import check_store_target, mark_store, result_path
     from usebench.tasks import expand_tasks
 
     opts = EvalOptions(model=model, pooling=pooling, max_length=max_length, batch_size=batch_size, device=device,
@@ -56,6 +57,8 @@ def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, p
     if outcome.evaluations:
         mark_store(results)  # a store by content from its first result on
     print_summary(outcome, results)
+    for task in outcome.records:  # the new results, where a script or a person finds them
+        click.echo(f"wrote {result_path(results, outcome.run_id, task, split)}")
     raise_unless_done(outcome, len(names), f"{', '.join(t for t, _ in outcome.failed)} (see above)")
 
 

@@ -7,6 +7,7 @@ import click
 
 from usebench.cli.analyze import analyze
 from usebench.cli.catalog import methods_cmd, tasks_cmd
+from usebench.cli.compare import compare
 from usebench.cli.data import data
 from usebench.cli.doctor import doctor
 from usebench.cli.eval import eval_cmd
@@ -78,7 +79,7 @@ def _quiet_libraries() -> None:
     hf_logging.disable_progress_bar()
 
 
-for command in (eval_cmd, run, status, report, check, data, tasks_cmd, methods_cmd, config_search,
+for command in (eval_cmd, run, status, report, compare, check, data, tasks_cmd, methods_cmd, config_search,
                 analyze, reproduce, doctor):
     main.add_command(command)
 

@@ -80,14 +80,59 @@ STEP_TIMES = click.option("--step-times", type=click.Path(exists=True, dir_okay=
                                "assumed utilisation; as $BENCH_STEP_TIMES.")
 
 
-def print_wide(*renderables) -> None:
-    """Print rich tables at their natural width: never wrap or cut a task or method name to fit 80 columns
-    (rich's width when stdout is not a terminal), since such output is read by scripts and logs."""
+WIDE_KEY = "usebench.wide"
+
+
+def _wide(ctx, param, value: bool) -> bool:
+    if value:
+        ctx.meta[WIDE_KEY] = True  # meta is shared by the whole context tree: print_wide reads it
+    return value
+
+
+WIDE = click.option("--wide", is_flag=True, expose_value=False, callback=_wide,
+                    help="Print tables at their natural width on a terminal too (in pipes and logs they always are).")
+
+
+def fits_terminal() -> bool:
+    """Whether output is sized to the terminal: stdout is one and ``--wide`` was not given. In a pipe or a log,
+    tables keep their natural width: scripts and logs read whole task and method names."""
+    import sys
+
+    ctx = click.get_current_context(silent=True)
+    return sys.stdout.isatty() and not (ctx is not None and ctx.meta.get(WIDE_KEY))
+
+
+def table_console(*renderables):
+    """A rich Console for ``renderables``: the terminal's width on a terminal (rich wraps cells to fit), else the
+    natural width of the widest (never wrapping or cutting a name to fit 80 columns, rich's width in a pipe)."""
     from rich.console import Console
 
+    if fits_terminal():
+        return Console()
     console, unbounded = Console(), Console(width=100_000)
     needed = max((unbounded.measure(r).maximum for r in renderables if not isinstance(r, str)), default=0)
-    if needed > console.width:
-        console = Console(width=needed)
+    return Console(width=needed) if needed > console.width else console
+
+
+def print_wide(*renderables) -> None:
+    """Print rich tables sized by :func:`table_console`: to the terminal, or at their natural width in pipes, logs
+    and with ``--wide``."""
+    console = table_console(*renderables)
     for r in renderables:
         console.print(r)
+
+
+def echo_fit(text: str, indent: str = "  ") -> None:
+    """``click.echo(text)``, each line wrapped to the terminal's width (continued with ``indent``) when output is
+    sized to it; whole in pipes and logs."""
+    if not fits_terminal():
+        click.echo(text)
+        return
+    import shutil
+    import textwrap
+
+    width = shutil.get_terminal_size().columns
+    for line in text.splitlines() or [""]:
+        lead = line[:len(line) - len(line.lstrip())]
+        click.echo(textwrap.fill(line, width=width, subsequent_indent=lead + indent, break_on_hyphens=False)
+                   if len(line) > width else line)

@@ -18,8 +18,9 @@ def _csv_list(value: str) -> tuple[str, ...]:
 @click.command("report")
 @click.option("--results-dir", type=click.Path(path_type=Path), default=None,
               help="Results store to read (default: results/).")
-@click.option("--table", "tables", default="all", show_default=True,
-              help="Comma-separated tables (see --list), a group (thesis), or all.")
+@click.option("--table", "tables", default=None,
+              help="Comma-separated tables (see --list), a group (thesis), or all (default: the tables this store "
+                   "fills, fully or partly; one line names the others and why).")
 @click.option("--format", "formats", default="md,tex,csv,html", show_default=True,
               help="Comma-separated output formats: md, tex, csv, html.")
 @click.option("--out", type=click.Path(path_type=Path), default=Path("reports"), show_default=True,
@@ -29,7 +30,12 @@ def _csv_list(value: str) -> tuple[str, ...]:
               help="Compare with one published table only (e.g. denosent-table1; default: the table's list).")
 @click.option("--split-configs", is_flag=True, help="One row per configuration instead of refusing to mix them.")
 @click.option("--compare", "compare_", default=None, metavar="A,B",
-              help="Paired comparison over seeds of method A vs method B (wins, paired t-test when n >= 3).")
+              help="Paired comparison of method A vs method B per column: B - A with its interval and a paired "
+                   "bootstrap test over items and seeds where both store per-item outcomes, else over seeds (wins, "
+                   "paired t-test when n >= 3). `bench compare` compares any two rows or runs across tasks.")
+@click.option("--spread", type=click.Choice(["ci", "std"]), default="ci", show_default=True,
+              help="What a cell's ± shows: the half-width of its 95% bootstrap interval over items and seeds (where "
+                   "the results store per-item outcomes; else the std) or the sample std over seeds.")
 @click.option("--plots/--no-plots", default=True, show_default=True, help="Draw the plots (PNG + CSV).")
 @click.option("--user-sample", "user_samples", multiple=True, metavar="NAME=SHA256|FILE",
               help="Your own sample of a corpus a published row names but that was never published (e.g. "
@@ -40,8 +46,8 @@ def _csv_list(value: str) -> tuple[str, ...]:
                    "(default: $BENCH_DATA, as bench run). Its files are never hashed to decide what a paper used: "
                    "the releases' identities are pinned in the package.")
 @click.option("--list", "list_", is_flag=True, help="List the tables and figures, what each needs, and exit.")
-def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, plots, user_samples,
-           data_root, list_) -> None:
+def report(results_dir, tables, formats, out, split, reference_source, split_configs, compare_, spread, plots,
+           user_samples, data_root, list_) -> None:
     """Regenerate the paper's tables from the results store only (nothing is re-run)."""
     if list_:
         from usebench.report.catalog import listing
@@ -51,12 +57,13 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     from usebench.errors import BenchError
     from usebench.report.make import ReportOptions, make_report
     from usebench.report.render import grid_of, grid_of_comparison, to_markdown
+    from usebench.report.selection import left_out_line, terminal_notes
     from usebench.scores.tables import TABLES
     from usebench.store import check_writable
 
     from usebench.report.catalog import TABLE_GROUPS
 
-    names = tuple(TABLES.names()) if tables == "all" else tuple(
+    names = tuple(TABLES.names()) if tables in (None, "all") else tuple(
         n for part in _csv_list(tables) for n in TABLE_GROUPS.get(part, (part,)))
     for name in names:
         TABLES.get(name)  # unknown names fail here with a did-you-mean hint
@@ -69,11 +76,11 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     opts = ReportOptions(results_dir=results_dir or default_results_dir(), out=out,
                          tables=tuple(order + [n for n in names if n not in order]), formats=_csv_list(formats),
                          split=split, reference_source=reference_source, split_configs=split_configs,
-                         compare=pair, plots=plots, user_samples=samples,
-                         data_root=data_root or default_data_root())
+                         compare=pair, spread=spread, plots=plots, user_samples=samples,
+                         data_root=data_root or default_data_root(), filled_only=tables is None)
     rep = make_report(opts)
     for s in rep.sections:
-        click.echo(to_markdown(grid_of(s.built)))
+        click.echo(to_markdown(grid_of(terminal_notes(s.built) if opts.filled_only else s.built)))
         if s.comparison.rows:
             click.echo(to_markdown(grid_of_comparison(s.comparison)))
         for line in s.paired:
@@ -82,6 +89,8 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
         if f.name == "pretraining-breakeven.md":
             click.echo(f.read_text(encoding="utf-8"))
     click.echo(f"wrote {len(rep.files)} files to {out} from {rep.n_results} result files")
+    if rep.left_out:
+        click.echo(left_out_line(rep.left_out))
     refused = dict.fromkeys(n for s in rep.sections for n in s.built.notes if n.startswith("Not averaged"))
     for note in refused:  # the cell is left empty in the table, whose notes say the same
         click.secho(f"warning: {note}", fg="yellow", err=True)

@@ -10,7 +10,8 @@ import click
 
 from usebench.cli.dry_run import plan_out
 from usebench.cli.launching import print_failures
-from usebench.cli.run import SEEDS_HELP, GridArgs, grid_options, launch_prelude
+from usebench.cli.help_sections import SectionedCommand
+from usebench.cli.run import SEEDS_HELP, GridArgs, grid_options, grid_sections, launch_prelude
 
 from usebench.reproduce.recipes import PAPERS  # the packaged recipes (a light module: no torch, no plan)
 
@@ -22,7 +23,9 @@ HELP = f"""Train, evaluate and write every table of PAPER's recipe ({", ".join(P
     made, e.g. USE-large, are named and do not count); 1 otherwise, with the list; 2 on a usage error."""
 
 
-@click.command("reproduce", help=HELP)
+@click.command("reproduce", cls=SectionedCommand, help=HELP, sections=grid_sections(
+    ("table_spec", "method_spec", "seeds", "preset", "labeled_sizes", "corpus_sizes", "glove", "inputs",
+     "allow_merged_runs", "out", "formats"), plan=("verbose",)))
 @click.argument("paper", metavar="PAPER|RECIPE.toml")
 @click.option("--tables", "table_spec", default=None, metavar="T,...",
               help="Only these tables of the recipe (ids as `--dry-run` lists them: table2, table10, ...).")

@@ -13,8 +13,9 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from usebench.cli.dry_run import PLAN_OUT, UNITS
+from usebench.cli.help_sections import SectionedCommand
 from usebench.cli.launching import LAUNCH_OPTIONS, LAUNCH_KEYS, print_failures
-from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES
+from usebench.cli.options import DATA_ROOT, DETERMINISTIC, FAST_PATH, LOG_TO, RESULTS_DIR, STEP_TIMES, WIDE
 
 if TYPE_CHECKING:
     from usebench.run.grid import RunOutcome
@@ -22,7 +23,7 @@ if TYPE_CHECKING:
 
 SEEDS_HELP = ("N: seeds 0..N-1; S,S,...: these seeds (1,7,42); one seed S: 'S,' (42,); 0: seed 0 alone (no run "
               "has zero seeds, so 0 is a seed)")
-
+EVAL_BATCH = 64  # texts per evaluation batch unless --eval-batch-size says otherwise
 
 _GRID_OPTIONS = (
     click.option("--model", default=None, help="Base model (overrides the preset's; alias minilm works offline)."),
@@ -30,7 +31,14 @@ _GRID_OPTIONS = (
     click.option("--set", "overrides", multiple=True, metavar="KEY=VALUE",
                  help="Config override (typed, checked); METHOD.KEY=VALUE applies to one method only."),
     click.option("--device", default=None, help="cpu | cuda | cuda:1 (default: cuda when available)."),
-    click.option("--batch-size", type=int, default=64, show_default=True, help="Evaluation batch size."),
+    click.option("--eval-batch-size", "batch_size", type=int, default=None, callback=lambda c, p, v: _positive(p, v),
+                 help=f"Texts per batch when evaluating (default {EVAL_BATCH})."),
+    click.option("--batch-size", "old_batch_size", type=int, default=None, callback=lambda c, p, v: _old_batch(p, v),
+                 hidden=True,  # said when used; the help names the two batches apart
+                 help="Deprecated spelling of --eval-batch-size: the evaluation batch, not the training one."),
+    click.option("--train-batch-size", type=int, default=None, callback=lambda c, p, v: _positive(p, v),
+                 help="Examples per optimizer step of every trained stage (as --set batch_size=N; --set "
+                      "METHOD.batch_size=N for one method; default: each preset's)."),
     click.option("--strict", is_flag=True, help="Missing data is an error instead of a skip."),
     click.option("--force", is_flag=True, help="Re-train and re-evaluate units that already finished (every stored "
                  "result of a retrained unit is dropped: the run names them)."),
@@ -38,8 +46,24 @@ _GRID_OPTIONS = (
                  help="Start the NLI+STSb→target chains (nli-sts>METHOD, --setting adapt-nli-first/all) from this "
                       "published checkpoint (e.g. kwang2049/SBERT-base-nli-stsb-v2, TSDAE paper Table 8) instead of "
                       "training the NLI and STSb stages; recorded in the run id and results."),
-    PLAN_OUT, UNITS, STEP_TIMES, DETERMINISTIC, FAST_PATH, LOG_TO, *LAUNCH_OPTIONS, DATA_ROOT, RESULTS_DIR,
+    PLAN_OUT, UNITS, STEP_TIMES, DETERMINISTIC, FAST_PATH, LOG_TO, *LAUNCH_OPTIONS, DATA_ROOT, RESULTS_DIR, WIDE,
 )
+
+
+def grid_sections(what: tuple[str, ...], training: tuple[str, ...] = (), evaluation: tuple[str, ...] = (),
+                  plan: tuple[str, ...] = ()) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The help's sections of a grid command: its own options (``what`` first, the others added to the shared
+    sections) and the grid options both commands take (usebench/cli/help_sections.py)."""
+    launcher = ("launcher", "max_parallel", "retries", "cpus_per_unit", "gpus_per_unit", "ray_address",
+                "launcher_config")
+    return (("What to run", (*what, "model", "nli_sts_model")),
+            ("Training", (*training, "max_steps", "overrides", "train_batch_size", "device", "deterministic",
+                          "fast_path", "log_to", "force")),
+            ("Evaluation", (*evaluation, "batch_size", "old_batch_size", "strict")),
+            ("Plan (--dry-run)", (*plan, "dry_run", "list_units", "plan_out_path", "step_times")),
+            ("Launcher", launcher),
+            ("SLURM (--launcher slurm)", tuple(k for k in LAUNCH_KEYS if k.startswith("slurm_"))),
+            ("Store and data", ("data_root", "results_dir")))
 
 
 @dataclass(frozen=True)
@@ -51,7 +75,7 @@ class GridArgs:
     max_steps: int | None
     overrides: tuple[str, ...]
     device: str | None
-    batch_size: int
+    batch_size: int  # the evaluation batch (--eval-batch-size); the training batch is in overrides
     strict: bool
     force: bool
     nli_sts_model: str | None
@@ -72,13 +96,49 @@ def grid_options(f: Callable[..., Any]) -> Callable[..., Any]:
     @functools.wraps(f)
     def command(**kwargs: Any) -> Any:
         shared = {name: kwargs.pop(name) for name in names}
-        shared["overrides"] = tuple(shared["overrides"])
+        shared["batch_size"], shared["overrides"] = batch_sizes(shared["batch_size"], kwargs.pop("old_batch_size"),
+                                                                kwargs.pop("train_batch_size"),
+                                                                tuple(shared["overrides"]))
         grid = GridArgs(**shared, launch={k: kwargs.pop(k) for k in LAUNCH_KEYS})
         return f(grid=grid, **kwargs)
 
     for option in reversed(_GRID_OPTIONS):
         command = option(command)
     return command
+
+
+def _positive(param: click.Parameter, value: int | None) -> int | None:
+    """A batch size is checked as the user spelled it: 0 or -4 would evaluate to NaN, or train nothing, later."""
+    from usebench.eval.encoder import check_positive
+
+    check_positive(value, param.opts[0])
+    return value
+
+
+def _old_batch(param: click.Parameter, value: int | None) -> int | None:
+    if value is not None:
+        _positive(param, value)
+        click.secho("warning: --batch-size is deprecated: it is the evaluation batch, now --eval-batch-size (the "
+                    "training batch is --train-batch-size)", fg="yellow", err=True)
+    return value
+
+
+def batch_sizes(eval_batch: int | None, old: int | None, train: int | None,
+                overrides: tuple[str, ...]) -> tuple[int, tuple[str, ...]]:
+    """(evaluation batch, overrides): ``--eval-batch-size`` or its old spelling ``--batch-size`` (both: the same value
+    or an error), and ``--train-batch-size N`` as ``batch_size=N`` before the ``--set`` items (a ``METHOD.batch_size``
+    item then wins for its method; a plain ``batch_size=`` beside it is an error: which one was meant?)."""
+    from usebench.errors import ConfigError
+
+    if eval_batch is not None and old is not None and eval_batch != old:
+        raise ConfigError(f"--eval-batch-size {eval_batch} and --batch-size {old}: give one (--batch-size is the old "
+                          "spelling of --eval-batch-size)")
+    if train is not None:
+        plain = [o for o in overrides if o.partition("=")[0].strip() == "batch_size"]
+        if plain:
+            raise ConfigError(f"--train-batch-size {train} and --set {plain[0]}: give one")
+        overrides = (f"batch_size={train}", *overrides)
+    return (eval_batch if eval_batch is not None else old if old is not None else EVAL_BATCH), overrides
 
 
 @dataclass(frozen=True)
@@ -110,7 +170,7 @@ def launch_prelude(grid: GridArgs, here: bool) -> Launch:
     from usebench.paths import default_data_root, default_results_dir
     from usebench.run.plan_rows import check_plan_out
 
-    check_positive(grid.batch_size, "--batch-size")  # before any training: 0 or -4 would evaluate to NaN afterwards
+    check_positive(grid.batch_size, "--eval-batch-size")  # before any training: 0 or -4 would evaluate to NaN after
     check_plan_out(grid.plan_out_path)
     model, overrides = absolute_paths(grid.model, grid.overrides)  # a worker elsewhere reads `./ckpt` as a hub id
     lopts = launch_options(grid.launch, grid.launcher_config)
@@ -131,7 +191,9 @@ def _check_torchrun(launcher: str) -> None:
                           "launchers run many units on one GPU each (use one or the other)")
 
 
-@click.command("run")
+@click.command("run", cls=SectionedCommand, sections=grid_sections(
+    ("method_spec", "task_spec", "eval_tasks", "seeds", "preset", "setting", "labeled_sizes"),
+    training=("corpus", "corpus_size"), evaluation=("split", "reevaluate")))
 @click.option("--methods", "method_spec", required=True,
               help="Comma-separated methods (see `bench methods`) or chains of them (tsdae>nli-sts: each stage "
                    "starts from the previous one's checkpoint), plus the untrained baselines base and bm25.")
@@ -157,20 +219,22 @@ def _check_torchrun(launcher: str) -> None:
 @click.option("--labeled-sizes", default=None, metavar="N,N,...",
               help="Pre-training (paper Fig. 2): each method then the task's supervised stage on nested labeled "
                    "subsets of these sizes, plus the supervised stage alone.")
+@click.option("--eval-pooling", default=None, metavar="POOLING",
+              help="Score the units' final encoders with this pooling (cls | mean | max | first_last_avg | last2avg) "
+                   "instead of their method's own: another row of the same training, whose stages are shared with "
+                   "the plain units (trained once).")
 @click.option("--dry-run", is_flag=True, help="Build and check every unit, print the plan (a summary per chain and "
               "setting: units, stages trained, reused and done, steps, cost; each unit with --units), train nothing.")
 @grid_options
 def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, split, reevaluate, setting,
-        labeled_sizes, dry_run, grid: GridArgs) -> None:
+        labeled_sizes, eval_pooling, dry_run, grid: GridArgs) -> None:
     """Train each method (or chain) on each task's data, evaluate, and print mean ± std over seeds.
 
     Exit status: 0 when every unit finished, 1 when some unit failed (each is listed with its log) or nothing
     was trained or evaluated, 2 on a usage or configuration error."""
+    from usebench.cli.grid_steps import nothing_done, plan_grid, run_planned, unfinished
     from usebench.errors import NothingDoneError
     from usebench.plan.specs import RunOptions
-    from usebench.plan.planner import plan_run
-    from usebench.run.grid import run_benchmark
-    from usebench.run.manifest import write_manifest
 
     seeds, seed_list = parse_seeds(seeds)
     launch = launch_prelude(grid, here=True)  # the local launcher runs the units here: checked in a dry run too
@@ -180,20 +244,8 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
                       overrides=launch.overrides, split=split, force=grid.force, strict=grid.strict,
                       device=grid.device, batch_size=grid.batch_size, setting=setting,
                       labeled_sizes=_sizes(labeled_sizes), nli_sts_model=grid.nli_sts_model,
-                      reevaluate=_task_list(reevaluate))
-    data_root, results_dir = launch.data_root, launch.results_dir
-    plan = plan_run(opts, data_root)  # every unit built and checked before anything trains
-    if opts.reevaluate:
-        from usebench.run.reevaluate import check_reevaluate
-
-        check_reevaluate(opts.reevaluate, plan.units, grid.force)
-    if preset is None:  # the default is the papers' full budget: say so, with its cost here (also in a dry run)
-        from usebench.plan.cost import paper_preset_note
-        from usebench.plan.step_times import step_times_from
-
-        note = paper_preset_note(plan, grid.device, launch.options.launcher, step_times_from(grid.step_times))
-        if note:
-            click.secho(note, fg="yellow", err=True)
+                      reevaluate=_task_list(reevaluate), eval_pooling=eval_pooling)
+    plan = plan_grid(opts, launch, grid.step_times)  # every unit built and checked before anything trains
     if dry_run:
         from usebench.cli.dry_run import plan_out, print_plan
         from usebench.run.plan_rows import plan_view
@@ -202,26 +254,21 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
             reasons = "; ".join(f"{w}: {r}" for w, r in dict.fromkeys(plan.skipped)) or "no unit or baseline"
             raise NothingDoneError(f"nothing to plan: every unit was skipped ({reasons})")
 
-        view = plan_view(plan, results_dir, data_root=data_root)  # the run's own rule: a missing result shows
+        view = plan_view(plan, launch.results_dir, data_root=launch.data_root)  # the run's own rule: a missing result
         print_plan(view, grid.list_units)
         plan_out(grid.plan_out_path, view.rows)
         return
-    main_rank = int(os.environ.get("RANK", "0")) == 0
-    if main_rank and (plan.units or plan.baselines):
-        launch.claim_store("bench run")  # a committed store is written into only when named (--results-dir)
-    if main_rank and plan.units:
-        write_manifest(plan, results_dir, launch.options.launcher)  # `bench status` shows units not started yet
-    outcome = run_benchmark(opts, data_root, results_dir, execute=launch.execute, plan=plan)
-    if not main_rank:  # torchrun: one table, from rank 0
+    outcome = run_planned(plan, opts, launch)
+    if int(os.environ.get("RANK", "0")) != 0:  # torchrun: one table, from rank 0
         return
     print_run_table(outcome)
-    failed = [u for u in outcome.units if u.state in ("failed", "locked")]
+    failed = unfinished(outcome)
     if failed:  # a unit left to another process is not done: never exit 0 with it
-        print_failures(failed, results_dir)
+        print_failures(failed, launch.results_dir)
         raise SystemExit(1)
-    if not outcome.cells:
-        reasons = "; ".join(f"{w}: {r}" for w, r in outcome.skipped) or "no unit or baseline produced a result"
-        raise NothingDoneError(f"nothing was trained or evaluated ({reasons})")
+    error = nothing_done(outcome)
+    if error is not None:
+        raise error
 
 
 def _task_list(value: str | None) -> tuple[str, ...]:

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from usebench.cli.options import RESULTS_DIR
+from usebench.cli.options import RESULTS_DIR, WIDE, fits_terminal
 
 RUNNING = ("running",)
 FAILED = ("failed", "interrupted", "requeued")  # what a person looks at: it stopped, or will resume
@@ -31,6 +31,7 @@ UNIT_COLUMNS = ("run_id", "label", "seed", "state", "stage", "step", "total_step
               f"stage, not only the running and failed ones (a grid of up to {LISTED} units is listed anyway).")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts, every unit and every stage as JSON.")
 @click.option("--csv", "as_csv", is_flag=True, help="Print every unit as CSV (one row per unit).")
+@WIDE
 def status(results_dir: Path | None, states: str | None, all_units: bool, as_json: bool, as_csv: bool) -> None:
     """The grid's units by state (overall and per method or chain), the running and the failed units, and the
     stages, read from the results store alone."""
@@ -81,7 +82,7 @@ def _counts_line(what: str, n: int, by_state: dict[str, int]) -> str:
 def _print_status(results_dir: Path, units: list[Any], shown: list[Any], stages: list[Any], all_units: bool) -> None:
     from rich.console import Console
 
-    console = Console(width=max(Console().width, 220))
+    console = Console() if fits_terminal() else Console(width=max(Console().width, 220))  # a log: whole rows
     plain = {"markup": False, "highlight": False}
     console.print(f"bench status: {results_dir}", **plain)
     console.print(_counts_line("unit", len(units), counts(units)), **plain)

@@ -18,6 +18,7 @@ from usebench.eval.cache import EmbeddingCache
 from usebench.errors import BenchError
 from usebench.eval.models import ModelInfo, model_fingerprint, resolve_model
 from usebench.eval.pooling import build_pooler, needs_all_layers
+from usebench.eval.progress_lines import ProgressLines
 
 DEFAULT_MAX_LENGTH = 512  # BERT's position limit; checkpoints usually declare less
 Precision = Literal["fp32", "bf16"]
@@ -213,14 +214,19 @@ class HFEncoder:
         order = sorted(range(len(texts)), key=lambda i: -len(ids[i]))
         out = np.zeros((len(texts), self.dim), dtype=np.float32)
         batches = [order[i : i + self.batch_size] for i in range(0, len(order), self.batch_size)]
-        # disable=None turns the bar off when stderr is not a terminal, so CI logs stay readable.
+        # disable=None turns the bar off when stderr is not a terminal, so CI logs stay readable; a line now and
+        # then says the same there (a minutes-long encode is not silent in a log)
         bar = tqdm(total=len(texts), desc=f"encode {self.name}", unit="text",
                    disable=None if self.show_progress else True,
                    leave=False)
+        lines = ProgressLines(len(texts), f"encode {self.name}", "texts") if self.show_progress and bar.disable \
+            else None
         for batch in batches:
             features = self.tokenizer.pad({k: [enc[k][i] for i in batch] for k in enc.keys()}, return_tensors="pt")
             out[batch] = self._forward(features)
             bar.update(len(batch))
+            if lines is not None:
+                lines.update(len(batch))
         bar.close()
         return out
 

@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from usebench.registry import TASKS
-from usebench.store import make_record
+from usebench.store import ITEMS_SUFFIX, make_record
+from usebench.eval.items import ItemTable, check_reproduces, items_sha256
 from usebench.eval.scorer import Scorer
 
 
@@ -24,6 +25,7 @@ class Evaluation:
     data_sha256: str
     timings: dict[str, float] = field(default_factory=dict)
     release: dict[str, Any] = field(default_factory=dict)  # counts/checksums checked (usebench/tasks/release.py)
+    items: ItemTable | None = None  # the per-item outcomes (usebench/eval/items.py); None: the task stores none
 
     @property
     def partial(self) -> bool:
@@ -66,12 +68,13 @@ def score_split(loaded: LoadedSplit, scorer: Scorer) -> Evaluation:
     scorer.prepare(task.texts(data))
     t2 = time.perf_counter()
     raw = task.score(data, scorer)
-    metrics = task.metrics(data, raw)
+    out = task.outcomes(data, raw)
     t3 = time.perf_counter()
     return Evaluation(
-        task=task.name, split=loaded.split, scores=metrics, main_metric=task.main_metric,
-        subsets=task.subsets(data, raw), n_queries=task.n_queries(data), data_sha256=loaded.data_sha256,
+        task=task.name, split=loaded.split, scores=out.metrics, main_metric=task.main_metric,
+        subsets=out.subsets, n_queries=task.n_queries(data), data_sha256=loaded.data_sha256,
         timings={"load_s": loaded.load_s, "encode_s": t2 - t1, "score_s": t3 - t2}, release=loaded.release,
+        items=out.items,
     )
 
 
@@ -85,8 +88,19 @@ def evaluate(task_name: str, scorer: Scorer, split: str, data_root: str | Path,
     return score_split(load_split(task_name, split, data_root, allow_partial), scorer)
 
 
+def items_bytes(ev: Evaluation) -> bytes | None:
+    """The evaluation's items file (None: the task stores no per-item outcomes), checked to reproduce every metric
+    it gives exactly as the task computed it before anything is stored."""
+    if ev.items is None:
+        return None
+    check_reproduces(ev.items, ev.scores, f"{ev.task} ({ev.split})")
+    return ev.items.to_bytes()
+
+
 def to_record(ev: Evaluation, *, run: str, method: dict[str, Any], seed: int, scorer: Scorer,
-              config: dict[str, Any]) -> dict[str, Any]:
+              config: dict[str, Any], items: bytes | None = None) -> dict[str, Any]:
+    """The result record of ``ev``; ``items``: its items file (:func:`items_bytes`), named with its sha256 in the
+    record (so in its digest) and written beside it by :func:`usebench.store.save_result`."""
     task = TASKS.get(ev.task)
     return make_record(
         run=run,
@@ -95,4 +109,6 @@ def to_record(ev: Evaluation, *, run: str, method: dict[str, Any], seed: int, sc
               "partial": ev.partial},
         method=method, seed=seed, scores=ev.scores, main_metric=ev.main_metric, subsets=ev.subsets,
         scorer=scorer.describe(), timings=ev.timings, config=config,
+        items=None if items is None else {"file": f"{ev.split}{ITEMS_SUFFIX}", "sha256": items_sha256(items),
+                                          "n": len(ev.items), "bytes": len(items)},
     )

@@ -29,7 +29,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import BATCH8_STEPS, LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import BATCH8_CURVE, BATCH8_STEPS, laptop_note, laptop_preset
 from usebench.train.config import TrainConfig
 from usebench.errors import ConfigError
 from usebench.train.plugin import (
@@ -197,14 +197,16 @@ class CT(Method):
                "scheduler": "linear", "rmsprop_alpha": 0.99, "eps": 1e-8, "epochs": 1.0, "max_steps": None,
                "amp": "off"},  # use_amp=False
         "smoke": {"model": "minilm", "max_steps": 200, "max_length": 64, "log_every": 20, "save_every": 100},
-        # The CPU-scale recipe: App. B on the packaged MiniLM, 100K steps cut to the batch-8 methods' budget; the
-        # piecewise LR is App. B's in steps (1e-5 for steps 1-500), so the whole budget runs at its first rate.
-        "laptop": {**LAPTOP, "max_steps": BATCH8_STEPS, "batch_size": 8, "rmsprop_alpha": 0.99, "eps": 1e-8},
+        # The CPU-scale recipe: App. B on the packaged MiniLM, 100K steps truncated at 500; the piecewise LR is
+        # App. B's in steps (1e-5 for steps 1-500), so the whole run takes its first rate.
+        "laptop": laptop_preset({"max_steps": 100_000, "batch_size": 8, "rmsprop_alpha": 0.99, "eps": 1e-8},
+                                BATCH8_STEPS, BATCH8_CURVE),
     }
     preset_notes = {
-        "laptop": LAPTOP_NOTE + f"App. B's batch 8 (1 positive + 7 negatives), RMSprop, mean pooling, M2; 100K "
-                  f"steps cut to {BATCH8_STEPS}, all within the piecewise schedule's first segment (1e-5 for steps "
-                  "1-500: App. B states it in steps, not as a share of the run)",
+        "laptop": laptop_note(Config(**presets["laptop"])) +
+                  f"App. B's batch 8 (1 positive + 7 negatives), RMSprop, mean pooling, M2; 100K "
+                  f"steps, stopped after {BATCH8_STEPS}: all within the piecewise schedule's first segment (1e-5 for "
+                  "steps 1-500)",
         "paper": "App. B gives budget, optimizer, LR schedule, pooling and M2; the rest is the official code's: "
                  "groups of 1 positive + 7 negatives (one group per batch of 8), BCE mean, dropout off, max length "
                  "75; RMSprop with torch's defaults (alpha 0.99, eps 1e-8) since the paper's code was PyTorch",

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import LAPTOP, LAPTOP_NOTE
+from usebench.methods.parts.laptop_setup import fraction_curve, laptop_note, laptop_preset
 from usebench.errors import BenchError, ConfigError
 from usebench.eval.pooling import PoolFn
 from usebench.store import write_json_atomic
@@ -119,6 +119,14 @@ class SimCSEModule(TrainModule):
         return self.contrastive_loss(*self.two_views(batch)[1:])
 
 
+# TSDAE paper App. B: official code and defaults as that paper states them: 1 epoch, batch 512, AdamW lr 5e-5, "a
+# linear layer on the CLS token embedding as the pooling method" (the MLP kept at test: cls_mlp); early stopping on
+# STSb-dev (the unsup script evaluates every 125 steps; App. B footnote 8 keeps it). Precision: fp16 mixed
+# precision, as the official script (run_unsup_example.sh passes --fp16).
+PAPER: dict[str, Any] = {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None, "batch_size": 512,
+                         "lr": 5e-5, "mlp_only_train": False, "dev_task": "stsb", "dev_every": 125, "amp": "fp16"}
+
+
 class SimCSE(Method):
     """SimCSE trainer plugin."""
 
@@ -132,12 +140,7 @@ class SimCSE(Method):
     # contract test trains with mean pooling (CLS export is covered by TSDAE and tests/methods/test_simcse.py).
     test_overrides = {"pooling": "mean"}
     presets = {
-        # TSDAE paper App. B: official code and defaults as that paper states them: 1 epoch, batch 512, AdamW lr
-        # 5e-5, "a linear layer on the CLS token embedding as the pooling method" (the MLP kept at test: cls_mlp);
-        # early stopping on STSb-dev (the unsup script evaluates every 125 steps).
-        # Precision: fp16 mixed precision, as the official script (run_unsup_example.sh passes --fp16).
-        "paper": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None, "batch_size": 512,
-                  "lr": 5e-5, "mlp_only_train": False, "dev_task": "stsb", "dev_every": 125, "amp": "fp16"},
+        "paper": PAPER,  # TSDAE paper App. B (above)
         # [SC] run_unsup_example.sh: bert-base-uncased, wiki1m 1 epoch, bs 64, lr 3e-5, len 32, tau 0.05, eval
         # STSb-dev every 125 steps keeping the best; HF Trainer defaults (AdamW eps 1e-8, linear, clip 1).
         "official": {"model": "bert-base-uncased", "epochs": 1.0, "max_steps": None, "dev_task": "stsb",
@@ -151,16 +154,16 @@ class SimCSE(Method):
         "thesis": {**TABLE_5_3, "temperature": 0.05},
         # CPU smoke run on the packaged model: a few hundred steps, no dev selection.
         "smoke": {"model": "minilm", "max_steps": 200, "batch_size": 32, "log_every": 20, "save_every": 100},
-        # The CPU-scale recipe: App. B's batch 512, lr 5e-5 and kept MLP on the packaged MiniLM; 1 epoch (72 steps
-        # of the 36,738 sentences, ~48 CPU s each at one thread) cut to 10 steps, the linear decay over those 10.
-        "laptop": {**LAPTOP, "epochs": None, "max_steps": 10, "batch_size": 512, "lr": 5e-5,
-                   "mlp_only_train": False, "log_every": 1, "save_every": 5},
+        # The CPU-scale recipe: the paper preset (App. B's batch 512, lr 5e-5 decaying linearly over 1 epoch, the
+        # MLP kept, STSb-dev every 125 steps) on the packaged MiniLM, truncated at 10 steps (~35 CPU s each).
+        "laptop": laptop_preset(PAPER, 10, fraction_curve(10), log_every=1, save_every=5),
     }
     preset_notes = {
-        "laptop": LAPTOP_NOTE + "App. B's batch 512, AdamW lr 5e-5 with linear decay, the MLP on CLS kept at "
-                  "test (cls_mlp), 32 tokens; 1 epoch (72 steps here) cut to 10 steps (5,120 sentences), a step of "
-                  "1,024 rows costing ~48 CPU s; without App. B's STSb-dev early stopping (fixed steps); logged and "
-                  "saved every step or 5, its steps being long",
+        "laptop": laptop_note(Config(**presets["laptop"])) +
+                  "App. B's batch 512, AdamW lr 5e-5 decaying linearly over 1 epoch (82 steps of "
+                  "the recipe's corpus), the MLP on CLS new at step 0 and kept at test (cls_mlp), 32 tokens; stopped "
+                  "after 10 steps (5,120 sentences), a step of 1,024 rows costing ~35 CPU s; the STSb-dev early stopping is "
+                  "the official code's, which App. B's footnote 8 keeps",
         "paper": "TSDAE App. B's SimCSE row: the MLP on CLS is kept at test (cls_mlp); App. B gives no max length or "
                  "dev interval: the official script's 32 tokens and STSb-dev every 125 steps",
         "official": "current unsup script: --mlp_only_train (raw CLS at test), bs 64, lr 3e-5, len 32",

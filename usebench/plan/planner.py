@@ -33,7 +33,7 @@ from usebench.plan.settings import (
     pretraining_chains,
 )
 from usebench.plan.stage_data import checked_data
-from usebench.plan.variants import TARGET, stage_variant, target_corpus, target_dev, unit_variant
+from usebench.plan.variants import TARGET, stage_variant, target_corpus, target_dev, unit_variant, with_eval_pooling
 from usebench.plan.specs import BaselineSpec, Plan, RunOptions, StageSpec, UnitSpec
 from usebench.plan.stage_ids import identity_config, shared_home, stage_id, stage_identity
 from usebench.train.config import config_to_dict, parse_overrides
@@ -87,6 +87,12 @@ def check_options(opts: RunOptions) -> None:
         raise ConfigError(f"--batch-size must be >= 1, got {opts.batch_size}")
     if any(n < 1 for n in opts.labeled_sizes):
         raise ConfigError(f"--labeled-sizes must be positive, got {list(opts.labeled_sizes)}")
+    if opts.eval_pooling is not None:
+        from usebench.eval.pooling import BUILTIN_POOLINGS
+
+        if opts.eval_pooling not in BUILTIN_POOLINGS:
+            raise ConfigError(f"--eval-pooling {opts.eval_pooling!r}: one of {', '.join(BUILTIN_POOLINGS)} (a "
+                              "method's own pooling is its default: leave the option out)")
     if opts.labeled_sizes and opts.setting not in (None, "pretraining"):
         raise ConfigError("--labeled-sizes is the pre-training setup (Fig. 2); it cannot be combined with "
                           f"--setting {opts.setting}")
@@ -210,14 +216,17 @@ def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | 
         configs.append(cfg_dict)
     first_model = configs[0]["config"]["model"]
     config = unit_config(chain, configs, stages, setting, labeled_size, opts, start)
+    if opts.eval_pooling:  # the unit's id, not its stages': they are the plain unit's, trained once
+        config["eval_pooling"] = opts.eval_pooling
     rid = run_id("+".join(chain), model_slug(first_model), config, seed)  # method names are folder-safe
-    corpus, variant = target_corpus(stages, task), unit_variant(stages)
+    corpus, variant = target_corpus(stages, task), with_eval_pooling(unit_variant(stages), opts.eval_pooling)
     row = f"{start_label(chain, start)} ({corpus})" + (f" n={labeled_size}" if labeled_size else "")
     return UnitSpec(run_id=rid, chain=chain, stages=tuple(place_stages(stages, configs, seed, opts, start)), seed=seed,
                     task=task, corpus_files=tuple(str(f) for f in opts.corpus), corpus_size=opts.corpus_size,
                     evals=evals, config=config, row=row, split=str(opts.split), device=opts.device,
                     batch_size=opts.batch_size, strict=opts.strict, force=opts.force,
-                    show_progress=opts.show_progress, start=start, variant=variant, train_corpus=corpus)
+                    show_progress=opts.show_progress, start=start, variant=variant, train_corpus=corpus,
+                    eval_pooling=opts.eval_pooling)
 
 
 def place_stages(stages: list[StageSpec], configs: list[dict[str, Any]], seed: int,
@@ -315,6 +324,8 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
         values.update(target)
         cfg = method.config(preset, values)
     dev_corpus = _require_dev(cfg, data_root) if cfg.dev_every else None
+    if cfg.curve_task:  # the learning curve's test split is read while training: there before anything trains
+        _require_task_split(cfg.curve_task, "test", data_root, "curve_task")
     if k == 0:
         _check_backbone(cfg.model, name, preset, opts, start)
     data, steps = checked_data(method, cfg, k, task, corpus, labeled_size, seed, data_root)
@@ -365,6 +376,16 @@ def _require_dev(cfg: Any, data_root: Path) -> str | None:
             raise ConfigError(f"dev_metric={cfg.dev_metric!r} is not a metric of {name} (it has: "
                               f"{', '.join(task.metric_names)}; or 'loss' with dev_corpus)")
     return None
+
+
+def _require_task_split(name: str, split: str, data_root: Path, key: str) -> None:
+    """``name`` is a task with ``split``, whose files are in the data root."""
+    from usebench.registry import TASKS
+
+    task = TASKS.get(name)
+    if split not in task.splits:
+        raise ConfigError(f"{key}={name!r}: the task has no {split!r} split (it has: {', '.join(task.splits)})")
+    task.require(data_root, split)
 
 
 def unit_config(chain: tuple[str, ...], configs: list[dict[str, Any]], stages: list[StageSpec], setting: str | None,

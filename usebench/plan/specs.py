@@ -36,6 +36,9 @@ class RunOptions:
     labeled_sizes: tuple[int, ...] = ()  # pre-training: the supervised stage on nested labeled subsets
     nli_sts_model: str | None = None  # a published NLI+STSb checkpoint that nli-sts>m chains start from
     reevaluate: tuple[str, ...] = ()  # tasks whose stored results finished units score again (no retraining)
+    # Score the units' final encoders with this built-in pooling instead of their method's own: a second row of the
+    # same training (its stages are shared, never trained again), e.g. SimCSE's [CLS] without the MLP it trained.
+    eval_pooling: str | None = None
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ class UnitSpec:
     test_where_no_dev: bool = False  # split dev by default (--labeled-sizes): a task without one on test
     variant: str = ""  # the stages' departures from their presets (StageSpec.variant), one label for the unit
     train_corpus: str = ""  # the data of the stage trained on the target task (the unit's row corpus)
+    eval_pooling: str | None = None  # RunOptions.eval_pooling: the pooling its final encoder is scored with
 
     @property
     def label(self) -> str:

@@ -61,6 +61,14 @@ def _shown_value(value: Any) -> str:
     return ",".join(map(str, value)) if isinstance(value, (list, tuple)) else str(value)
 
 
+def with_eval_pooling(variant: str, pooling: str | None) -> str:
+    """A unit's variant when its encoder is scored with another pooling than its method's (``--eval-pooling``):
+    "laptop + eval_pooling=cls", so that the row says what it measures."""
+    if not pooling:
+        return variant
+    return f"{variant} eval_pooling={pooling}" if " + " in variant else f"{variant or 'default'} + eval_pooling={pooling}"
+
+
 def unit_variant(stages: Sequence[StageSpec]) -> str:
     """One label for a unit: the stages' variant when they share it (a chain trained with one preset and the
     same overrides), else each stage's own ("tsdae: smoke; sbert-nli: paper + lr=1e-05")."""

@@ -1,10 +1,14 @@
-"""Turn a table spec and the indexed results into a built table: cells (x100) with seed statistics, the best
-value per column in bold, the paper's dagger, blocks by setting, and notes (e.g. a rank correlation)."""
+"""Turn a table spec and the indexed results into a built table: cells (x100) with seed statistics and, where the
+results store per-item outcomes, a bootstrap interval; per column the best row and every row not significantly
+worse than it in bold (usebench/stats/table_cells.py); the paper's dagger, blocks by setting, and notes (e.g. a rank
+correlation)."""
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Literal
 
 from usebench.scores.rows import (
     GROUP_TITLES,
@@ -16,6 +20,10 @@ from usebench.scores.rows import (
 )
 from usebench.scores.tables import COLUMNS, Column, TableSpec, column_tasks
 from usebench.scores.stats import SeedStats, beats_all_in_every_seed
+from usebench.stats.intervals import Interval
+from usebench.stats.table_cells import TableStats
+
+Spread = Literal["ci", "std"]  # what a cell's ± shows: the interval's half-width (where there is one) or the std
 
 
 @dataclass(frozen=True)
@@ -28,6 +36,7 @@ class Cell:
     per_seed: dict[int, float] = field(default_factory=dict)
     bold: bool = False
     dagger: bool = False
+    ci: tuple[float, float] | None = None  # the bootstrap interval (x100), where the results store per-item outcomes
 
     @property
     def missing(self) -> bool:
@@ -73,6 +82,7 @@ class Built:
     notes: tuple[str, ...] = ()
     show_n: bool = True
     split: str | None = None  # the evaluation split of every cell (None: a table of another kind)
+    spread: Spread = "std"  # what the cells' ± shows (the notes say which)
 
     def blocks(self) -> list[tuple[str, list[Row]]]:
         out: list[tuple[str, list[Row]]] = []
@@ -88,10 +98,14 @@ def _group_rank(group: str) -> tuple[int, str]:
     return (order.index(group) if group in order else len(order), group)
 
 
-def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None, data_root: Path | None = None) -> Built:
+def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None, data_root: Path | None = None,
+                cell_stats: TableStats | None = None, spread: Spread = "ci", intervals: bool = True) -> Built:
     """The table ``spec`` over every row of ``index`` that has at least one of its cells. A row evaluated on data
     that is not its tasks' release is marked in its label and never bold (``data_root``: where ``bench data``
-    recorded the release identities the package does not pin)."""
+    recorded the release identities the package does not pin). ``cell_stats``: the report's interval and test
+    machinery (one per report, so each cell is drawn once); ``spread``: what a cell's ± shows; ``intervals=False``:
+    none drawn, bold by the displayed value (for callers that read which rows exist, such as `bench reproduce`'s
+    status)."""
     split = split or spec.split
     columns = tuple(COLUMNS[c] for c in spec.columns)
     stats: dict[RowKey, dict[str, SeedStats]] = {}
@@ -113,7 +127,11 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None, d
         rows.append(Row(label=row_label(key, show_model) + (f" · {not_release}" if not_release else ""),
                         block=GROUP_TITLES.get(key.group, key.group), cells=cells, key=key,
                         upper_bound=key.group in UPPER_BOUND_GROUPS, not_release=not_release))
-    rows = _bold(rows, columns, spec.decimals)
+    if intervals:
+        cell_stats = cell_stats if cell_stats is not None else TableStats(index)
+        rows, stat_notes = _intervals_and_marks(rows, columns, spec, cell_stats, split)
+    else:
+        rows, stat_notes = _bold(rows, columns, spec.decimals), lambda spread: []
     notes = [spec.caption]
     if any(r.not_release for r in rows):
         notes.append("Rows marked \"eval data not a release\" were scored on data that is not the tasks' release (test "
@@ -127,8 +145,9 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None, d
         notes.append(f"Cells are differences to {spec.baseline} of the same setting (rows without it are left out).")
     if spec.correlate:
         notes.append(rank_correlation_note(rows, *spec.correlate))
+    notes += stat_notes(spread)
     return Built(name=spec.name, title=spec.title, caption=spec.caption, columns=columns, rows=tuple(rows),
-                 decimals=spec.decimals, notes=tuple(notes), split=split)
+                 decimals=spec.decimals, notes=tuple(notes), split=split, spread=spread)
 
 
 def not_release_mark(index: ResultIndex, key: RowKey, columns: tuple[Column, ...], split: str,
@@ -189,22 +208,89 @@ def _daggers(spec: TableSpec, key: RowKey, stats: dict[RowKey, dict[str, SeedSta
             for cid, cell in cells.items()}
 
 
-def _bold(rows: list[Row], columns: tuple[Column, ...], decimals: int) -> list[Row]:
-    """Bold the best displayed value per column (ties all bold); upper-bound rows and rows not evaluated on the
+def _bold(rows: list[Row], columns: tuple[Column, ...], decimals: int,
+          tied: dict[str, set[int]] | None = None) -> list[Row]:
+    """Bold the best displayed value per column (ties all bold) and, where the column was tested, every row
+    ``tied[column]`` holds (not significantly worse than the best); upper-bound rows and rows not evaluated on the
     release neither count nor get bold."""
     best: dict[str, float] = {}
     for col in columns:
-        values = [round(r.cells[col.id].mean, decimals) for r in rows
-                  if not r.upper_bound and not r.not_release and not r.cells[col.id].missing]
+        values = [round(r.cells[col.id].mean, decimals) for r in rows if _competes(r, col.id)]
         if values:
             best[col.id] = max(values)
     out = []
-    for r in rows:
-        cells = {cid: replace(c, bold=(not r.upper_bound and not r.not_release and not c.missing and cid in best
-                                       and round(c.mean, decimals) == best[cid]))
+    for i, r in enumerate(rows):
+        cells = {cid: replace(c, bold=_competes(r, cid) and cid in best and (
+            round(c.mean, decimals) == best[cid] or i in (tied or {}).get(cid, set())))
                  for cid, c in r.cells.items()}
         out.append(replace(r, cells=cells))
     return out
+
+
+def _competes(row: Row, column_id: str) -> bool:
+    """Whether the row's cell counts for the column's best (not an upper bound, on the release, not missing)."""
+    return not row.upper_bound and not row.not_release and not row.cells[column_id].missing
+
+
+def _intervals_and_marks(rows: list[Row], columns: tuple[Column, ...], spec: TableSpec, stats: TableStats,
+                         split: str) -> tuple[list[Row], Callable[[Spread], list[str]]]:
+    """Each cell's interval, the bold of every column (tested where every competing row has per-item outcomes on the
+    same items), and a function giving the notes for a spread."""
+    if spec.baseline:  # cells are differences to another row: no interval of one row applies
+        return _bold(rows, columns, spec.decimals), lambda spread: [
+            "No intervals: the cells are differences to another row; bold marks the best displayed value."]
+    missing: dict[str, str] = {}  # row label -> why it has no interval
+    out = []
+    for r in rows:
+        cells = {}
+        for cid, c in r.cells.items():
+            iv = stats.interval(r.key, cid, split) if r.key is not None and not c.missing else None
+            if isinstance(iv, Interval):
+                c = replace(c, ci=(iv.low * 100, iv.high * 100))
+            elif isinstance(iv, str):
+                missing.setdefault(r.label, iv)
+            cells[cid] = c
+        out.append(replace(r, cells=cells))
+    tied, untested = {}, {}
+    for col in columns:
+        competing = [i for i, r in enumerate(out) if _competes(r, col.id)]
+        if not competing:
+            continue
+        keys = [out[i].key for i in competing]
+        marked, why = stats.not_worse(keys, [out[i].cells[col.id].mean for i in competing], col, split) \
+            if all(keys) else (set(), "rows without results of their own")
+        if why is None:
+            tied[col.id] = {competing[i] for i in marked}
+        else:
+            untested[f"{col.group} {col.header}".strip()] = why
+    any_ci = any(c.ci for r in out for c in r.cells.values())
+    return _bold(out, columns, spec.decimals, tied), lambda spread: _stat_notes(stats, spread, any_ci, missing,
+                                                                                untested, bool(tied))
+
+
+def _stat_notes(stats: TableStats, spread: Spread, any_ci: bool, missing: dict[str, str], untested: dict[str, str],
+                any_tested: bool) -> list[str]:
+    """What the ± and the bold mean in this table, and where they could not be computed (and why)."""
+    why = next(iter(missing.values()), "") or next(iter(untested.values()), "")
+    if not any_ci and not any_tested:  # a store written before per-item outcomes: one note says it all
+        return [f"± is the sample std over seeds; bold marks the best displayed value of each column (ties all bold). "
+                f"No interval and no test{': ' + why if why else ''}."]
+    rows = f"{len(missing)} row(s) ({', '.join(list(missing)[:3])}{' ...' if len(missing) > 3 else ''})"
+    if spread == "ci" and any_ci:
+        notes = [f"± is the half-width of the {stats.describe_interval()}."]
+        if missing:
+            notes.append(f"± is the sample std over seeds for {rows} without an interval: {why}.")
+    else:
+        notes = ["± is the sample std over seeds" + (f" (the {stats.describe_interval()} is in the CSV and JSON)."
+                                                    if any_ci else ".")]
+        if missing:
+            notes.append(f"No interval for {rows}: {why}.")
+    if any_tested:
+        notes.append(stats.describe_marks())
+    if untested:
+        notes.append(f"Bold by the displayed value alone (the best, ties all bold) in {', '.join(untested)}: "
+                     f"{next(iter(untested.values()))}.")
+    return notes
 
 
 def rank_correlation(pairs: list[tuple[float, float]]) -> float | None:

@@ -144,13 +144,16 @@ def learning_curves(run_dirs: Sequence[Path], png: Path, title: str | None = Non
 
 
 def table_runs(built: Built, index: ResultIndex) -> dict[Path, tuple[str, str, int]]:
-    """The run directory of every result behind ``built``'s rows, with its row label, training corpus and seed."""
+    """The run directory of every result behind ``built``'s rows, with its row's short label (as the rendered table
+    shows it: usebench/report/labels.py), training corpus and seed."""
+    from usebench.report.labels import short_labels
+
     out: dict[Path, tuple[str, str, int]] = {}
-    for row in built.rows:
+    for row, label in zip(built.rows, short_labels(built.rows)[0]):
         for results in index.rows.get(row.key, {}).values() if row.key else ():
             for r in results:
                 corpus = str(r.record.get("method", {}).get("train_corpus") or "")  # "" when not recorded
-                out.setdefault(r.path.parent.parent, (row.label, corpus, int(r.record.get("seed", 0))))
+                out.setdefault(r.path.parent.parent, (label, corpus, int(r.record.get("seed", 0))))
     return out
 
 
@@ -160,8 +163,10 @@ def table_curves(built: Built, index: ResultIndex, out_dir: Path) -> Plot | None
     curves = unit_curves(list(runs), runs)
     if not curves:
         return None
+    from usebench.report.labels import short_labels
+
     png = Path(out_dir) / f"{built.name}-curves.png"
-    write_curves(curves, png, f"{built.title}: learning curves")
+    write_curves(curves, png, f"{built.title}: learning curves", short_labels(built.rows)[1])  # the table's notes
     caption = f"{built.title}: training loss and dev score against steps (line: mean over seeds, band: min to max)"
     marked = [f"{c.run_dir.name} ({', '.join(c.marks)})" for c in curves if c.marks]
     if marked:
@@ -169,10 +174,10 @@ def table_curves(built: Built, index: ResultIndex, out_dir: Path) -> Plot | None
     return Plot(f"{built.name}-curves", png, png.with_suffix(".csv"), caption)
 
 
-def write_curves(curves: list[UnitCurve], png: Path, title: str) -> None:
+def write_curves(curves: list[UnitCurve], png: Path, title: str, notes: Sequence[str] = ()) -> None:
     """The figure and its CSV (every point drawn, with its unit and marks)."""
     png.parent.mkdir(parents=True, exist_ok=True)
-    draw(curves, png, title)
+    draw(curves, png, title, notes)
     rows = []
     for c in curves:
         flag = "; ".join(c.marks)
@@ -195,43 +200,50 @@ def seed_band(curves: list[UnitCurve], kind: str) -> tuple[list[int], list[float
             [max(by_step[s]) for s in steps])
 
 
-def draw(curves: list[UnitCurve], png: Path, title: str) -> None:
-    """One panel row per training corpus: loss (left) and dev score (right, when any unit has one); per row label
-    the seeds' mean line and min-max band; a marked unit's last point as a red cross. One legend below the panels
-    (row labels can be long: they carry the report's marks)."""
-    corpora = sorted({c.corpus for c in curves})
-    kinds = ["loss"] + (["dev"] if any(c.dev for c in curves) else [])
-    fig, axes = _grid(len(corpora), len(kinds))
-    labels = sorted({c.label for c in curves})
-    for i, corpus in enumerate(corpora):
-        for j, kind in enumerate(kinds):
-            ax = axes[i * len(kinds) + j]
-            for n, label in enumerate(labels):
-                seeds = len({c.seed for c in curves if c.label == label})
-                group = [c for c in curves if c.corpus == corpus and c.label == label]
-                _draw_group(ax, group, kind, f"{label} ({seeds} seed{'s' * (seeds > 1)})", f"C{n % 10}")
-            ax.set_title(f"{corpus or 'own corpus'}: {'training loss' if kind == 'loss' else 'dev score'}", fontsize=9)
-            ax.set_xlabel("step", fontsize=8)
-            ax.tick_params(labelsize=7)
-    shown: dict[str, Any] = {}
-    for ax in axes:
-        for handle, text in zip(*ax.get_legend_handles_labels()):
-            shown.setdefault(text, handle)
-    if shown:
-        fig.legend(list(shown.values()), [textwrap.fill(t, 110) for t in shown], loc="outside lower center",
-                   fontsize=7, ncols=1 if max(map(len, shown)) > 50 else min(3, len(shown)))
+def draw(curves: list[UnitCurve], png: Path, title: str, notes: Sequence[str] = ()) -> None:
+    """One panel per row (method and setting) and training corpus, four a row, each on its own scale (8 methods on
+    one axis from -0.5 to 21 laid CT's, SimCSE's and ConSERT's losses flat on 0): the training loss (left axis) and
+    the dev score (right axis, where a unit has one), the seeds' mean line and min-max band, a marked unit's last
+    point as a red cross; both axes labelled. ``notes``: what the rows' short labels' numbers stand for."""
+    panels = list(dict.fromkeys((c.label, c.corpus) for c in curves))
+    several = len({corpus for _, corpus in panels}) > 1
+    fig, axes = _grid(len(panels))
+    for n, (ax, (label, corpus)) in enumerate(zip(axes, panels)):
+        group = [c for c in curves if c.label == label and c.corpus == corpus]
+        seeds = len({c.seed for c in group})
+        _draw_group(ax, group, "loss", label, f"C{n % 10}")
+        ax.set_ylabel("training loss", fontsize=8)
+        if any(c.dev for c in group):
+            right = ax.twinx()
+            _draw_group(right, group, "dev", f"{label} dev", "black")
+            right.set_ylabel("dev score", fontsize=8)
+            right.tick_params(labelsize=7)
+        where = f" · {corpus or 'own corpus'}" if several else ""
+        ax.set_title(textwrap.fill(f"{label}{where} ({seeds} seed{'s' * (seeds > 1)})", 44), fontsize=8)
+        ax.set_xlabel("step", fontsize=8)
+        ax.tick_params(labelsize=7)
+        marked = [h for h, t in zip(*ax.get_legend_handles_labels()) if "seed" in t and ":" in t]
+        if marked:
+            ax.legend(fontsize=6)
     fig.suptitle(textwrap.fill(title, 110), fontsize=10)
+    if notes:
+        fig.supxlabel("\n".join(textwrap.fill(n, 140) for n in notes), fontsize=7)
     fig.savefig(png)
 
 
-def _grid(rows: int, cols: int):
-    """A rows x cols figure (Agg, no pyplot state), one panel per corpus and kind."""
+PANELS_PER_ROW = 4
+
+
+def _grid(n_panels: int):
+    """One panel per row of the table, :data:`PANELS_PER_ROW` a row (Agg, no pyplot state)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(max(9.0, 5.0 * cols), 3.2 * rows + 1.2), dpi=100, layout="constrained")
+    cols = min(n_panels, PANELS_PER_ROW)
+    rows = math.ceil(n_panels / cols)
+    fig = Figure(figsize=(3.4 * cols, 2.8 * rows + 0.8), dpi=100, layout="constrained")
     FigureCanvasAgg(fig)
-    return fig, [fig.add_subplot(rows, cols, k + 1) for k in range(rows * cols)]
+    return fig, [fig.add_subplot(rows, cols, k + 1) for k in range(n_panels)]
 
 
 def _draw_group(ax: Any, group: list[UnitCurve], kind: str, label: str, color: str) -> None:

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal
 
 from usebench.errors import BenchError
-from usebench.report.build import Built
+from usebench.report.build import Built, Spread
 from usebench.report.laptop import TABLE as LAPTOP_TABLE, write_laptop_page
 from usebench.report.reference import compare, our_settings, published
 from usebench.paths import default_data_root
@@ -18,9 +18,12 @@ from usebench.report.pretraining import break_even, break_even_csv, break_even_m
 from usebench.report.render import comparison_csv, to_csv, to_json
 from usebench.scores.rows import ResultIndex, index_results
 from usebench.report.sections import Section, section_latex, section_markdown
+from usebench.report.selection import filled, why_empty
 from usebench.report.skeleton import build_with_skeleton
 from usebench.scores.stats import SeedStats, paired_comparison
 from usebench.scores.tables import TABLES
+from usebench.stats.paired import BOOTSTRAP_P, holm
+from usebench.stats.table_cells import TableStats
 from usebench.report.tsdae_analyses import SECTION_BUILDERS
 from usebench.mteb.results import all_results
 from usebench.store import StoredResult, nested_stores, write_json_atomic
@@ -48,6 +51,10 @@ class ReportOptions:
     # where `bench data` recorded the release identities the package does not pin, after verifying a download against
     # pinned checksums (None: $BENCH_DATA, as `bench run`); its files are never hashed to decide what a paper used
     data_root: Path | None = None
+    # only the tables the store fills (fully or partly): the others are left out with the reason (`bench report`'s
+    # default; ``--table all`` writes every table of ``tables``)
+    filled_only: bool = False
+    spread: Spread = "ci"  # what a cell's ± shows: its bootstrap interval's half-width (where it has one) or the std
 
 
 @dataclass
@@ -57,22 +64,36 @@ class Report:
     files: list[Path] = field(default_factory=list)
     n_results: int = 0
     partial: list[Path] = field(default_factory=list)  # results made with --allow-partial (not the release's data)
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (table, why) the store fills nothing of
 
     def markdown(self) -> str:
         return "\n".join(section_markdown(s) for s in self.sections)
 
 
-def paired_lines(built: Built, a: str, b: str) -> list[str]:
-    """Method ``a`` vs ``b`` per column, paired by seed within each block and base model."""
+def paired_lines(built: Built, a: str, b: str, stats: TableStats | None = None) -> list[str]:
+    """Method ``a`` vs ``b`` per column, within each block and base model: B - A with its paired two-level bootstrap
+    interval and test over items and seeds (Holm over the pair's columns) where both store per-item outcomes (the
+    same machinery as `bench compare`, which also runs a permutation test); else paired by seed alone (wins, paired
+    t-test when n >= 3), marked."""
     lines = []
     for ra in (r for r in built.rows if r.key and r.key.method == a):
         for rb in (r for r in built.rows if r.key and r.key.method == b and r.key.same_experiment(ra.key)):
-            for c in built.columns:
-                ca, cb = ra.cells[c.id], rb.cells[c.id]
-                if ca.missing or cb.missing:
+            cols = [c for c in built.columns if not ra.cells[c.id].missing and not rb.cells[c.id].missing]
+            found = {c.id: stats.paired_cell(ra.key, rb.key, c, built.split or "test") if stats else "no statistics"
+                     for c in cols}
+            tested = [cid for cid, f in found.items() if not isinstance(f, str)]
+            adjusted = dict(zip(tested, holm([found[cid][3] for cid in tested])))
+            for c in cols:
+                head = f"{ra.label} (A) vs {rb.label} (B), {c.group} {c.header}".replace("  ", " ")
+                f = found[c.id]
+                if isinstance(f, str):  # A - B over common seeds, as before items were stored
+                    pc = paired_comparison(SeedStats(ra.cells[c.id].per_seed), SeedStats(rb.cells[c.id].per_seed))
+                    lines.append(f"{head}: {pc.summary(scale=1.0)} (seeds only: {f.split(';')[0]})")
                     continue
-                pc = paired_comparison(SeedStats(ca.per_seed), SeedStats(cb.per_seed))
-                lines.append(f"{ra.label} (A) vs {rb.label} (B), {c.group} {c.header}: {pc.summary(scale=1.0)}")
+                delta, low, high, p = f
+                lines.append(f"{head}: B − A {delta * 100:+.2f} [{low * 100:+.2f}, {high * 100:+.2f}], p = {p:.3g} "
+                             f"(Holm over {len(tested)} column(s): {adjusted[c.id]:.3g}; {BOOTSTRAP_P} over items and "
+                             "seeds)")
     return lines or [explain_no_pairs(built, a, b)]
 
 
@@ -102,15 +123,17 @@ def build_sections(results: list[StoredResult], opts: ReportOptions) -> list[Sec
     index: ResultIndex = index_results(results, opts.split_configs)
     settings, runs = our_settings(index), run_settings(index)
     context = PairingContext(opts.data_root or default_data_root(), dict(opts.user_samples))
+    stats = TableStats(index)  # one per report: a cell shared by several tables is drawn once
     sections = []
     for name in opts.tables:
         spec = TABLES.get(name)
         if name in SECTION_BUILDERS:  # tables whose rows are configurations (TSDAE App. A, Table 4)
             sections.append(SECTION_BUILDERS[name](results, spec, context))
             continue
-        built = build_with_skeleton(spec, index, opts.split, context.data_root)
+        built = build_with_skeleton(spec, index, opts.split, context.data_root, cell_stats=stats,
+                                    spread=opts.spread)
         comparison = compare(built, spec, opts.reference_source, settings, runs, context)
-        paired = paired_lines(built, *opts.compare) if opts.compare else []
+        paired = paired_lines(built, *opts.compare, stats) if opts.compare else []
         sections.append(Section(built, comparison, published(spec), paired))
     return sections
 
@@ -127,8 +150,11 @@ def make_report(opts: ReportOptions) -> Report:
         if f not in FORMATS:
             raise BenchError(f"unknown format {f!r} (known: {', '.join(FORMATS)})")
     sections = build_sections(results, opts)
+    left_out = [(s.built.name, why_empty(s.built, results, opts.split)) for s in sections
+                if opts.filled_only and not filled(s.built)]
+    sections = [s for s in sections if s.built.name not in dict(left_out)]
     report = Report(sections=sections, n_results=len(results),
-                    partial=[r.path for r in results if r.record["task"].get("partial")])
+                    partial=[r.path for r in results if r.record["task"].get("partial")], left_out=left_out)
     out = opts.out
     out.mkdir(parents=True, exist_ok=True)
     for s in sections:
@@ -139,10 +165,10 @@ def make_report(opts: ReportOptions) -> Report:
             report.files.append(_write(out / f"{name}.tex", section_latex(s)))
         if "csv" in opts.formats:
             report.files.append(_write(out / f"{name}.csv", to_csv(s.built)))
-            report.files.append(_write(out / f"{name}-vs-paper.csv", comparison_csv(s.comparison)))
+            report.files += _comparison_csv(out / f"{name}-vs-paper.csv", s)
             report.files.append(write_json_atomic(out / f"{name}.json", to_json(s.built, s.comparison)))
     report.files += _break_even(results, out, opts)
-    if LAPTOP_TABLE in opts.tables:  # the laptop recipe's page: its table, effects, curves and costs
+    if LAPTOP_TABLE in (s.built.name for s in sections):  # the laptop recipe's page: table, effects, curves, costs
         report.files += write_laptop_page(results, out)
     if opts.plots:
         report.plots = _plots(results, sections, out / "plots", opts)
@@ -190,6 +216,16 @@ def _break_even(results: list[StoredResult], out: Path, opts: ReportOptions) -> 
     _write_csv(out / "pretraining-breakeven.csv", ("column", "unsupervised", "target", "precision", "found", "low",
                                                    "high", "next_size"), break_even_csv(rows))
     return [md, out / "pretraining-breakeven.csv"]
+
+
+def _comparison_csv(path: Path, s: Section) -> list[Path]:
+    """``<table>-vs-paper.csv`` when a row of ours stands beside a published one; no file of a header alone
+    otherwise (and none left from an earlier report in this folder: it would say pairs that no longer hold). Why
+    nothing pairs is in the table's notes and its JSON (``unpaired``)."""
+    if not s.comparison.rows:
+        path.unlink(missing_ok=True)
+        return []
+    return [_write(path, comparison_csv(s.comparison))]
 
 
 def _write(path: Path, text: str) -> Path:

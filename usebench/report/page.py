@@ -12,15 +12,19 @@ from usebench.report.plots import Plot
 from usebench.report.sections import Section, section_html
 from usebench.store import now_iso
 
+# A table fits the page's width: its cells keep their one line while the table fits, and where it would not, a
+# cell breaks between its value and its "± std" (each kept whole) and a row label at a space, instead of pushing the
+# last columns behind a horizontal scroll (a long label or a 13-column table with its asides, at 1,400 px).
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 0.3em; font-size: 13px; }
 th, td { padding: 3px 8px; border-bottom: 1px solid #ddd; }
 thead th { background: #dbe7f3; border-bottom: 2px solid #5b7fa6; }
 th.group { border-bottom: 1px solid #5b7fa6; }
-td.num { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
 td.missing { text-align: center; color: #999; }
-td.lead { white-space: nowrap; }
+.std, .aside { white-space: nowrap; }
+
 tr.block td { background: #f3f3f3; font-style: italic; }
 .std, .aside { color: #666; font-size: 11px; }
 p.note { margin: 0.1em 0; font-size: 12px; color: #444; }
@@ -46,7 +50,7 @@ def render_page(sections: Sequence[Section], plots: Sequence[Plot], n_results: i
                      for s in sections)
     body = ["<h1>usebench report</h1>",
             (f'<p class="note">{n_results} result files from {html.escape(str(results_dir))}; '
-             f"usebench {__version__}; generated {now_iso()}. Values x100; mean ± sample std over seeds.</p>"),
+             f"usebench {__version__}; generated {now_iso()}. Values x100; mean over seeds, ± as each table's notes say.</p>"),
             f"<nav>{nav}</nav>"]
     beside = {f"{s.built.name}-curves" for s in sections}  # a table's learning curves follow the table
     for s in sections:

@@ -265,7 +265,8 @@ def compare(built: Built, spec: TableSpec, source: str | None = None,
         elif missed:
             unpaired.append(unpaired_note(row.label, missed))
             detail.append((row.label, tuple((f"{e.source} {e.label}", tuple(g)) for e, g in missed)))
-    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points); seeds: ours of the paper's."]
+    notes = ["Ours: mean over seeds; paper: as printed; Δ = ours − paper (points); seeds: ours of the paper's. A Δ has "
+             "no interval: the paper's side has no per-item outcomes (nor its seeds' values) to pair with ours."]
     notes += pair_notes + unpaired
     if not pairs:
         notes.append("None of these rows has a published counterpart of the same setting (see the published table).")

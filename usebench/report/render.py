@@ -60,9 +60,11 @@ def _num(value: float | None, decimals: int, signed: bool = False) -> str | None
     return f"{value:+.{decimals}f}" if signed else f"{value:.{decimals}f}"
 
 
-def _gcell(cell: Cell, decimals: int, row_n: int | None) -> GCell:
+def _gcell(cell: Cell, decimals: int, row_n: int | None, spread: str = "std") -> GCell:
+    """``spread`` "ci": ± the interval's half-width where the cell has one (else its std), as the notes say."""
     aside = f"n={cell.n}" if cell.n and row_n and cell.n != row_n else ""
-    return GCell(_num(cell.mean, decimals), _num(cell.std, decimals), cell.bold, cell.dagger, aside)
+    pm = (cell.ci[1] - cell.ci[0]) / 2 if spread == "ci" and cell.ci is not None else cell.std
+    return GCell(_num(cell.mean, decimals), _num(pm, decimals), cell.bold, cell.dagger, aside)
 
 
 def _groups(headers: list[tuple[str, str]]) -> tuple[tuple[str, int], ...]:
@@ -76,34 +78,45 @@ def _groups(headers: list[tuple[str, str]]) -> tuple[tuple[str, int], ...]:
 
 
 def grid_of(built: Built) -> Grid:
-    """Our table (or a published one) as a grid."""
+    """Our table (or a published one) as a grid, each row by its short label (the long marks as numbered notes:
+    usebench/report/labels.py)."""
+    from usebench.report.labels import short_labels
+
     lead = ("Method", "n") if built.show_n else ("Method",)
+    labels, label_notes = short_labels(built.rows)
+    label_of = dict(zip(map(id, built.rows), labels))
     blocks = []
     for title, rows in built.blocks():
         grows = []
         for r in rows:
-            head = (r.label, str(r.n) if r.n else MISSING) if built.show_n else (r.label,)
-            grows.append(GRow(head, tuple(_gcell(r.cells[c.id], built.decimals, r.n) for c in built.columns)))
+            head = (label_of[id(r)], str(r.n) if r.n else MISSING) if built.show_n else (label_of[id(r)],)
+            grows.append(GRow(head, tuple(_gcell(r.cells[c.id], built.decimals, r.n, built.spread)
+                                          for c in built.columns)))
         blocks.append((title, tuple(grows)))
     return Grid(name=built.name, title=built.title, lead=lead,
                 groups=_groups([(c.group, c.header) for c in built.columns]),
-                headers=tuple(c.header for c in built.columns), blocks=tuple(blocks), notes=built.notes)
+                headers=tuple(c.header for c in built.columns), blocks=tuple(blocks),
+                notes=tuple(built.notes) + label_notes)
 
 
 def grid_of_comparison(comp: Comparison) -> Grid:
-    """Ours vs paper: for every column the set (ours, paper, Δ)."""
+    """Ours vs paper, the table's own columns: per compared row three lines, ours, the paper's and Δ (a set of three
+    columns per column made a 13-column table 39 numbers wide)."""
+    from usebench.report.labels import short_labels
+
     d = comp.decimals
+    labels, label_notes = short_labels([row for row, _ in comp.rows])
     rows = []
     for i, (row, entry) in enumerate(comp.rows):
-        cells: list[GCell] = []
-        for c in comp.columns:
-            cells += [GCell(_num(row.cells[c.id].mean, d)), GCell(_num(entry.values.get(c.id), d)),
-                      GCell(_num(comp.delta(row, entry, c.id), d, signed=True))]
-        rows.append(GRow((row.label, f"{entry.label} ({entry.source})", comp.seeds_of(i)), tuple(cells)))
-    groups = tuple((f"{c.group} {c.header}".strip(), 3) for c in comp.columns)
-    return Grid(name=comp.name, title=comp.title, lead=("Method", "Paper row", "Seeds"), groups=groups,
-                headers=("ours", "paper", "Δ") * len(comp.columns), blocks=(("", tuple(rows)),) if rows else (),
-                notes=comp.notes)
+        lead = (labels[i], f"{entry.label} ({entry.source})", comp.seeds_of(i))
+        rows += [GRow((*lead, "ours"), tuple(GCell(_num(row.cells[c.id].mean, d)) for c in comp.columns)),
+                 GRow(("", "", "", "paper"), tuple(GCell(_num(entry.values.get(c.id), d)) for c in comp.columns)),
+                 GRow(("", "", "", "Δ"), tuple(GCell(_num(comp.delta(row, entry, c.id), d, signed=True))
+                                               for c in comp.columns))]
+    return Grid(name=comp.name, title=comp.title, lead=("Method", "Paper row", "Seeds", ""),
+                groups=_groups([(c.group, c.header) for c in comp.columns]),
+                headers=tuple(c.header for c in comp.columns), blocks=(("", tuple(rows)),) if rows else (),
+                notes=tuple(comp.notes) + label_notes)
 
 
 # --- Markdown -------------------------------------------------------------------------------------------------
@@ -135,7 +148,8 @@ def to_markdown(grid: Grid) -> str:
 
 _TEX = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_", "{": r"\{",
         "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}", "±": r"$\pm$", "†": r"$^\dagger$",
-        "→": r"$\rightarrow$", "−": "-", "Δ": r"$\Delta$", "·": r"$\cdot$", "ρ": r"$\rho$", "—": "--"}
+        "→": r"$\rightarrow$", "−": "-", "Δ": r"$\Delta$", "·": r"$\cdot$", "ρ": r"$\rho$", "—": "--",
+        **{sup: rf"$^{{{digit}}}$" for digit, sup in zip("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")}}
 
 
 def tex_escape(text: str) -> str:
@@ -229,7 +243,7 @@ def to_html(grid: Grid) -> str:
 # --- CSV / JSON -----------------------------------------------------------------------------------------------
 
 CSV_FIELDS = ("table", "block", "row", "method", "model", "pooling", "group", "corpus_size", "column", "header",
-              "mean", "std", "n", "bold", "dagger", "per_seed")
+              "mean", "std", "n", "bold", "dagger", "per_seed", "ci_low", "ci_high")
 
 
 def _csv_num(v: float | None) -> str:
@@ -249,7 +263,8 @@ def to_csv(built: Built) -> str:
                         k.pooling if k else "", k.group if k else "", (k.corpus_size or "") if k else "", c.id,
                         f"{c.group} {c.header}".strip(), _csv_num(cell.mean), _csv_num(cell.std),
                         "" if cell.missing or cell.n is None else cell.n, int(cell.bold), int(cell.dagger),
-                        json.dumps({str(s): v for s, v in sorted(cell.per_seed.items())})])
+                        json.dumps({str(s): v for s, v in sorted(cell.per_seed.items())}),
+                        _csv_num(cell.ci and cell.ci[0]), _csv_num(cell.ci and cell.ci[1])])
     return buf.getvalue()
 
 
@@ -273,7 +288,8 @@ def to_json(built: Built, comp: Comparison | None) -> dict:
     rows = [{"label": r.label, "block": r.block, "key": vars(r.key) if r.key else None, "slot": r.slot,
              **({"not_made": r.note} if r.note else {}),
              "cells": {cid: {"mean": c.mean, "std": c.std, "n": c.n, "bold": c.bold, "dagger": c.dagger,
-                             "per_seed": {str(s): v for s, v in sorted(c.per_seed.items())}}
+                             "per_seed": {str(s): v for s, v in sorted(c.per_seed.items())},
+                             "ci": None if c.ci is None else list(c.ci)}
                        for cid, c in r.cells.items()}} for r in built.rows]
     out = {"table": built.name, "title": built.title, "columns": [c.id for c in built.columns], "rows": rows,
            "notes": list(built.notes)}

@@ -49,7 +49,8 @@ def section_markdown(s: Section) -> str:
         parts.append("Not beside the published numbers (a published number stands beside ours only where the "
                      "settings are equal):\n\n" + "\n".join(f"- {x}" for x in unpaired_notes(s)) + "\n")
     if s.paired:
-        parts.append("Paired comparison over seeds:\n\n" + "\n".join(f"- {x}" for x in s.paired) + "\n")
+        parts.append("Paired comparison (over items and seeds where per-item outcomes are stored, else over seeds):"
+                     "\n\n" + "\n".join(f"- {x}" for x in s.paired) + "\n")
     parts += [to_markdown(grid_of(p)) for p in s.published]
     return "\n".join(parts)
 
@@ -71,7 +72,7 @@ def section_html(s: Section, beside: str = "") -> str:
                      + "".join(f"<li>{html.escape(x)}</li>" for x in unpaired_notes(s)) + "</ul>")
     parts += unpaired_detail_html(s)
     if s.paired:
-        parts.append("<h4>Paired comparison over seeds</h4><ul class=\"paired\">"
+        parts.append("<h4>Paired comparison</h4><ul class=\"paired\">"
                      + "".join(f"<li>{html.escape(x)}</li>" for x in s.paired) + "</ul>")
     parts += [to_html(grid_of(p)) for p in s.published]
     return "\n".join(parts)

@@ -305,9 +305,10 @@ def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:
 
 
 def build_with_skeleton(spec: TableSpec, index: ResultIndex, split: str | None = None,
-                        data_root: Path | None = None) -> Built:
-    """:func:`usebench.report.build.build_table`, laid out on the paper's table where the spec names one."""
-    return apply_skeleton(build_table(spec, index, split, data_root), spec, index)
+                        data_root: Path | None = None, **stats: Any) -> Built:
+    """:func:`usebench.report.build.build_table`, laid out on the paper's table where the spec names one; ``stats``:
+    build_table's ``cell_stats``, ``spread`` and ``intervals``."""
+    return apply_skeleton(build_table(spec, index, split, data_root, **stats), spec, index)
 
 
 def table_status(table: str, index: ResultIndex) -> list[SlotStatus]:
@@ -315,7 +316,7 @@ def table_status(table: str, index: ResultIndex) -> list[SlotStatus]:
     spec = TABLES.get(table)
     if not spec.skeleton:
         return []
-    return slot_statuses(table, entries(spec.skeleton), build_with_skeleton(spec, index))
+    return slot_statuses(table, entries(spec.skeleton), build_with_skeleton(spec, index, intervals=False))
 
 
 def slot_statuses(table: str, slots: list[RefEntry], built: Built) -> list[SlotStatus]:

@@ -203,7 +203,7 @@ def run_options(entry: RunEntry, given: Given, inputs: dict[str, InputState]) ->
                       max_steps=given.max_steps, overrides=sets + given.overrides,
                       split=entry.split, force=given.force, strict=given.strict, device=given.device,
                       batch_size=given.batch_size, show_progress=False, setting=entry.setting,
-                      labeled_sizes=entry.labeled_sizes, nli_sts_model=start)
+                      labeled_sizes=entry.labeled_sizes, nli_sts_model=start, eval_pooling=entry.eval_pooling)
 
 
 BACKBONE_BOUND = ("decoder_model",)  # a recipe value chosen for its run's backbone (DistilBERT's BERT decoder)

@@ -18,11 +18,12 @@ from typing import Literal, Protocol
 
 from usebench.errors import BenchError
 from usebench.registry import Registry
-from usebench.store import StoredResult, iter_results, write_json_atomic
+from usebench.store import StoredResult, items_path, iter_results, write_bytes_atomic, write_json_atomic
 
 # The Twitter URL training sentences (tokenised, one a line), relative to the data root.
 TWITTER_CORPUS = "useb/extra/twitter_url_train_tok/a.toks"
-# The laptop recipe's corpus (usebench/recipes/laptop.toml): both sides of the pairs, concatenated and de-duplicated.
+# The laptop recipe's first corpus (usebench/recipes/laptop.toml adds PIT-2015's dev sentences since): both sides of
+# the pairs, concatenated and de-duplicated; the CI subset keeps it, its reference results were scored on it.
 LAPTOP_CORPUS = (TWITTER_CORPUS, "useb/extra/twitter_url_train_tok/b.toks")
 
 
@@ -246,7 +247,8 @@ def run_check(subset: Subset, data_root: Path, against: Path, tol: float, *, wor
 
 def update_reference(subset: Subset, data_root: Path, against: Path, work_dir: Path | None = None,
                      runner: UnitRunner = real_runner) -> list[Path]:
-    """Run ``subset`` and replace the result files under ``against`` with its results (records only)."""
+    """Run ``subset`` and replace the result files under ``against`` with its results (records and the per-item
+    files they name)."""
     with _work_dir(work_dir) as wd:
         failed = run_subset(subset, data_root, wd, runner)
         if failed:
@@ -258,9 +260,12 @@ def update_reference(subset: Subset, data_root: Path, against: Path, work_dir: P
         if against.is_dir():
             for old in list(iter_results(against)):
                 old.path.unlink()
+                items_path(old.path).unlink(missing_ok=True)
         written = []
         for r in results:
             rel = r.path.relative_to(wd)
+            if items_path(r.path).is_file():
+                written.append(write_bytes_atomic(items_path(against / rel), items_path(r.path).read_bytes()))
             written.append(write_json_atomic(against / rel, r.record))
     return written
 

@@ -47,7 +47,7 @@ def _identity(opts: RunOptions, chain: str) -> tuple[Any, ...]:
     """What decides the run ids of ``chain``'s units in a run with ``opts``, apart from seed and task."""
     stages = tuple((m, _stage_overrides(m.strip(), opts.overrides)) for m in chain.split(">"))
     return (chain, opts.setting, opts.preset, opts.model, tuple(map(str, opts.corpus)), opts.corpus_size,
-            tuple(opts.labeled_sizes), opts.nli_sts_model, stages)
+            tuple(opts.labeled_sizes), opts.nli_sts_model, opts.eval_pooling, stages)
 
 
 def _seeds(opts: RunOptions) -> set[int]:

@@ -4,7 +4,8 @@ A recipe that is meant to run on a laptop (usebench/recipes/laptop.toml) carries
 one training step of each method and one evaluation of each task took at one thread on the machine it was measured
 on (scripts/laptop_step_costs.py), that machine's one-thread matmul rate, and how much faster a unit runs there on
 all its cores than its one-thread CPU time. `bench reproduce --dry-run` adds it all up over the plan (each distinct
-stage once, every unit's evaluations, every baseline's) and scales it by this machine's one-thread matmul rate,
+stage once with the learning-curve evaluations it makes while training, every unit's evaluations, every
+baseline's) and scales it by this machine's one-thread matmul rate,
 measured in CPU time (which a loaded machine hardly moves). The FLOP model of :mod:`usebench.plan.cost` assumes a
 GPU's utilisation and says nothing about evaluation; this one is what a CPU recipe's own units cost.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from usebench.errors import ConfigError
@@ -158,11 +160,49 @@ def profile_cost(profile: CpuProfile, units: Sequence[Any], baselines: Sequence[
                 continue
             seen.add(stage.home)
             cost.train_cpu_s += (stage.steps or 0) * _figure(profile.step_cpu_s, stage.method, cost.unknown)
+            points = curve_points_of(stage)
+            if points:
+                cost.eval_cpu_s += points * _figure(profile.eval_cpu_s, _curve_task(stage), cost.unknown)
         cost.eval_cpu_s += sum(_figure(profile.eval_cpu_s, t, cost.unknown) for t in unit.evals)
         cost.overhead_cpu_s += profile.unit_overhead_cpu_s
     for base in baselines:
         if base.name != "bm25":  # BM25 encodes nothing: seconds, not the encoder's cost
             cost.eval_cpu_s += sum(_figure(profile.eval_cpu_s, t, cost.unknown) for t in base.evals)
+    return cost
+
+
+def curve_points_of(stage: Any) -> int:
+    """How many learning-curve evaluations a planned stage makes while training (``curve_steps`` before its last
+    step: the last one is the unit's own evaluation)."""
+    config = (getattr(stage, "identity", None) or {}).get("config") or {}
+    return sum(1 for s in config.get("curve_steps") or () if s < (stage.steps or 0)) if config.get("curve_task") else 0
+
+
+def _curve_task(stage: Any) -> str:
+    return str(stage.identity["config"]["curve_task"])
+
+
+PREDICTIONS = (".reproduce", "{paper}-cost.json")  # under the results store: every prediction a run started with
+
+
+def record_prediction(profile: CpuProfile, units: Sequence[Any], baselines: Sequence[Any], results_dir: Path,
+                      paper: str) -> ProfileCost:
+    """Measure this machine, price the whole plan at ``profile``'s figures and append the prediction, with the
+    figures it used, to ``<results_dir>/.reproduce/<paper>-cost.json``: the recipe's page sets what each unit then
+    cost against the first one, made before anything ran (a resumed run appends its own)."""
+    from usebench.store import git_sha, now_iso, read_json, write_json_atomic
+
+    cost = profile_cost(profile, units, baselines, measure=True)
+    path = Path(results_dir).joinpath(PREDICTIONS[0], PREDICTIONS[1].format(paper=paper))
+    before = (read_json(path) or {}).get("predictions") if path.is_file() else None
+    entry = {"at": now_iso(), "git_sha": git_sha(), "hours": round(cost.hours, 4), "scale": round(cost.scale, 4),
+             "here_gflops": cost.here_gflops, "train_cpu_s": round(cost.train_cpu_s, 1),
+             "eval_cpu_s": round(cost.eval_cpu_s, 1), "overhead_cpu_s": round(cost.overhead_cpu_s, 1),
+             "units": len(units), "unknown": list(cost.unknown),
+             "profile": {"measured_on": profile.measured_on, "matmul_gflops_one_thread": profile.matmul_gflops,
+                         "speedup_all_cores": profile.speedup, "step_cpu_s": dict(profile.step_cpu_s),
+                         "eval_cpu_s": dict(profile.eval_cpu_s), "unit_overhead_cpu_s": profile.unit_overhead_cpu_s}}
+    write_json_atomic(path, {"predictions": [*(before if isinstance(before, list) else []), entry]})
     return cost
 
 

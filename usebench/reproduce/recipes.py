@@ -62,7 +62,7 @@ TOP_KEYS = ("paper", "title", "page", "inputs", "tables", "elsewhere", "cost")
 INPUT_KEYS = ("what", "kind", "option", "path", "model", "module", "provides")
 TABLE_KEYS = ("id", "title", "writes", "reference", "runs", "evals", "search", "never", "note")
 RUN_KEYS = ("methods", "tasks", "eval_tasks", "split", "seeds", "labeled_sizes", "corpus", "corpus_size",
-            "corpus_sizes", "preset", "model", "set", "setting", "needs", "nli_sts_model")
+            "corpus_sizes", "preset", "model", "set", "setting", "needs", "nli_sts_model", "eval_pooling")
 EVAL_KEYS = ("model", "pooling", "tasks", "split", "method", "needs", "backbone")
 SEARCH_KEYS = ("steps", "seeds", "preset", "corpus", "set")
 NEVER_KEYS = ("label", "reason")
@@ -109,6 +109,7 @@ class RunEntry:
     setting: str | None = None
     needs: tuple[str, ...] = ()  # inputs it reads (placeholders included)
     nli_sts_model: str | None = None  # the checkpoint its NLI+STSb chains start from (the command's option wins)
+    eval_pooling: str | None = None  # score the final encoders with this pooling (a second row of one training)
 
     @property
     def corpus_files(self) -> tuple[str, ...]:
@@ -122,6 +123,7 @@ class RunEntry:
         for flag, value in (("--eval-tasks", self.eval_tasks), ("--split", self.split), ("--setting", self.setting),
                             ("--nli-sts-model", self.nli_sts_model), ("--preset", self.preset),
                             ("--model", self.model), *(("--corpus", c) for c in self.corpus_files),
+                            ("--eval-pooling", self.eval_pooling),
                             ("--corpus-size", self.corpus_size),
                             ("--labeled-sizes", ",".join(map(str, self.labeled_sizes)) or None)):
             if value is not None:
@@ -309,7 +311,8 @@ def _run(value: Any, where: str, inputs: dict[str, Input]) -> list[RunEntry]:
                 labeled_sizes=tuple(_int_list(value, "labeled_sizes", where)), corpus=_corpus(value, where),
                 preset=_str(value, "preset", where) or None, model=_str(value, "model", where) or None,
                 overrides=tuple(_str_list(value, "set", where)), setting=setting,
-                nli_sts_model=_str(value, "nli_sts_model", where) or None)
+                nli_sts_model=_str(value, "nli_sts_model", where) or None,
+                eval_pooling=_str(value, "eval_pooling", where) or None)
     if base["nli_sts_model"] and setting not in ("adapt-nli-first", "all"):
         raise ConfigError(f"{where}.nli_sts_model: only NLI+STSb chains start from it (setting adapt-nli-first or "
                           f"all), this run's setting is {setting or 'unsupervised'}")

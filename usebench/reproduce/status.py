@@ -203,7 +203,7 @@ def _empty_table(name: str, entry: TableEntry, index: Any, methods: frozenset[st
     if not chosen:  # --methods left none of its runs: nothing was asked of it
         return []
     try:
-        built = build_with_skeleton(TABLES.get(name), index)
+        built = build_with_skeleton(TABLES.get(name), index, intervals=False)  # which rows exist: no statistics
     except BenchError as e:
         return [RowLine(name, "", "(all rows)", "not made", str(e))]
     if any(not all(c.missing for c in r.cells.values()) for r in built.rows):

@@ -11,7 +11,7 @@ from typing import Any, Callable
 from usebench.plan.cost import Cost, plan_cost
 from usebench.plan.step_times import step_times_from
 from usebench.reproduce.build import PlannedRun, ReproducePlan
-from usebench.reproduce.recipe_cost import profile_cost
+from usebench.reproduce.recipe_cost import profile_cost, record_prediction
 from usebench.reproduce.remaining import Estimate, Remaining, estimate, remaining_work
 from usebench.run.grid import Execution, run_plan
 from usebench.run.manifest import write_manifest
@@ -102,7 +102,11 @@ def input_lines(rp: ReproducePlan) -> list[str]:
 def run_plans(rp: ReproducePlan, execution: Execution, data_root: Path, results_dir: Path,
               execute: Callable[..., list[UnitResult]] | None, launcher: str) -> list[UnitResult]:
     """Every split's plan through `bench run`'s engine, after writing each split's manifest (so `bench status`
-    lists every unit before the first starts); returns the units that failed or were held by another process."""
+    lists every unit before the first starts); returns the units that failed or were held by another process. A
+    CPU-scale recipe first stores its prediction of the whole plan's time (its page sets the cost against it)."""
+    if rp.recipe.cost is not None and any(plan.units for plan in rp.plans.values()):
+        baselines = [b for plan in rp.plans.values() for b in plan.baselines]
+        record_prediction(rp.recipe.cost, rp.units, baselines, results_dir, rp.recipe.paper)
     for plan in rp.plans.values():
         if plan.units:
             write_manifest(plan, results_dir, launcher, recipe=rp.recipe.paper, unit_tables=rp.unit_tables)

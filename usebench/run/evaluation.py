@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import MissingDataError, NonFiniteScoreError
-from usebench.eval.evaluate import Evaluation, evaluate, to_record
+from usebench.eval.evaluate import Evaluation, evaluate, items_bytes, to_record
 from usebench.eval.scorer import DenseScorer, Scorer
 from usebench.run.result_hooks import result_saved
 from usebench.store import check_writable, result_path, run_id, save_result, stored_form
@@ -213,9 +213,10 @@ def _evaluate_one(name: str, counter: str, scorer: Scorer, method: dict[str, Any
     t0 = time.perf_counter()
     try:
         ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial)
+        items = items_bytes(ev)
         record = stored_form(to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
-                                       config=config))
-        save_result(results_dir, record)
+                                       config=config, items=items))
+        save_result(results_dir, record, items)
         result_saved(results_dir, outcome.run_id, name, split, record)  # a checkpoint of ours: its card lists it
     except NonFiniteScoreError as e:
         outcome.failed.append((name, str(e)))

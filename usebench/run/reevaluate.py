@@ -14,7 +14,7 @@ from typing import Any
 
 from usebench.errors import ConfigError
 from usebench.run.lock import UnitLock, UnitLockedError
-from usebench.store import MODEL_DIRS, result_path
+from usebench.store import MODEL_DIRS, items_path, result_path
 
 Say = Callable[[str], None]
 
@@ -75,5 +75,6 @@ def _drop(run_dir: Path, unit: Any, task: str, results_dir: Path, say: Say) -> N
     for split in sorted({unit.split, "test"}):
         path = result_path(results_dir, unit.run_id, task, split)
         if path.is_file():
-            path.unlink()
+            path.unlink()  # the record first: a crash after it leaves only items that no record names
+            items_path(path).unlink(missing_ok=True)
             say(f"--reevaluate: {run_dir.name}: {task}/{split} removed; it is scored again from the checkpoint")

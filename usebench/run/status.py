@@ -41,7 +41,7 @@ class UnitState:
     detail: str = ""  # the error of a failed unit, the owner of a running one
     warning: str = ""  # what fell back mid-run on the fast path (log.jsonl's fallback lines), whatever the state
     console: Path | None = None  # unit.log: what the unit printed, every attempt (or the launcher's job log)
-    total_steps: int | None = None  # of the current stage, when its config sets max_steps
+    total_steps: int | None = None  # of the current stage, when its config sets max_steps (or stop_at_step)
     label: str = ""  # method or chain
     seed: int | None = None
 
@@ -148,7 +148,9 @@ def _total(config: dict[str, Any], stage: str) -> int | None:
         stages = config.get("stages") or [{}]
         k = int(stage.split("/", 1)[0]) - 1 if stage else 0
         entry = stages[min(k, len(stages) - 1)].get("config", {})
-    steps = entry.get("max_steps")
+    steps, stop = entry.get("max_steps"), entry.get("stop_at_step")
+    if isinstance(stop, int) and (not isinstance(steps, int) or stop < steps):
+        return stop  # the run stops there (stop_at_step truncates the budget)
     return steps if isinstance(steps, int) else None
 
 

@@ -30,6 +30,7 @@ from usebench.errors import BenchError, MissingDataError
 from usebench.store import now_iso, result_path, save_result, write_json_atomic
 from usebench.validity import expected_result, gap_line, path_stale_reason
 from usebench.run.console import UNIT_LOG, unit_console
+from usebench.run.curve import curve_evaluator  # the learning curve's scorer (a reading, never a selection)
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
@@ -87,16 +88,20 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
         with unit_console(run_dir, enabled=dist.main) as log, unit_tracking(spec, results_dir):
             result.log = log
             _prepare_dir(spec, run_dir, dist)
+            if dist.main:
+                usage.begin(run_dir)  # an attempt left running by a killed process is marked killed
             checkpoint = _train_chain(spec, data_root, Path(results_dir), dist, result, lock)
             if dist.main:
                 _evaluate(spec, checkpoint, data_root, Path(results_dir), result)
                 (run_dir / FAILED_FILE).unlink(missing_ok=True)
                 usage.record(run_dir, result.training)
     except UnitLockLostError as e:  # another process holds the unit now: it is not this process's to mark
+        usage.end(run_dir, "lock lost")
         result.state, result.error = "locked", str(e)
         return result
     except BaseException as e:
         if dist.main:
+            usage.end(run_dir, "interrupted" if isinstance(e, KeyboardInterrupt) else "failed")
             mark_failed(run_dir, e)
         raise
     finally:
@@ -278,6 +283,7 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
     if dist.main:
         _write_stage_files(spec, stage, home, values)
     dev_eval = _dev_evaluator(cfg, spec, data_root, home) if cfg.dev_every and cfg.dev_task else None
+    curve_eval = curve_evaluator(cfg, spec, data_root) if cfg.curve_steps else None
     held = list(locks or ())
 
     def still_held(_step: int) -> None:  # a lock taken over (this process frozen past the timeout): stop
@@ -287,7 +293,7 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
 
     train(method, cfg, examples, home, seed=spec.seed, device=spec.device, resume=True,
           show_progress=spec.show_progress, run_config=stage.identity, dev_eval=dev_eval,
-          on_step=still_held if held else None)
+          on_step=still_held if held else None, curve_eval=curve_eval)
     return note
 
 
@@ -390,8 +396,8 @@ def _scorer(checkpoint: Path, spec: UnitSpec, results_dir: Path) -> Any:
 
     # the results name the checkpoint by its place in the store (.stages/<home>/checkpoint), not by this machine's path
     label = str(checkpoint.relative_to(results_dir)) if checkpoint.is_relative_to(results_dir) else None
-    return DenseScorer(HFEncoder(str(checkpoint), batch_size=spec.batch_size, device=spec.device,
-                                 show_progress=spec.show_progress, label=label))
+    return DenseScorer(HFEncoder(str(checkpoint), pooling=spec.eval_pooling, batch_size=spec.batch_size,
+                                 device=spec.device, show_progress=spec.show_progress, label=label))
 
 
 def trained_step_paths(spec: UnitSpec, results_dir: Path) -> list[dict[str, Any] | None]:
@@ -407,7 +413,7 @@ def trained_step_paths(spec: UnitSpec, results_dir: Path) -> list[dict[str, Any]
 def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root: Path, results_dir: Path,
                   result: UnitResult) -> bool:
     """Evaluate and store one result; a task whose data is missing is skipped (an error with --strict)."""
-    from usebench.eval.evaluate import evaluate, to_record
+    from usebench.eval.evaluate import evaluate, items_bytes, to_record
 
     t0 = time.perf_counter()
     try:
@@ -434,8 +440,9 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
     meta["backbone"] = recorded_backbone(str(first_cfg["model"]))  # what pairs it with a published row
     meta["step_path"] = trained_step_paths(spec, results_dir)
     meta["dev_data"] = unit_dev_data([results_dir / s.home for s in spec.stages])  # what selected each checkpoint
+    items = items_bytes(ev)
     save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
-                                       config=spec.config))
+                                       config=spec.config, items=items), items)
     result_saved(results_dir, spec.run_id, task, split)  # the checkpoint's model card, the unit's trackers
     fault_point("evaluated")
     say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "

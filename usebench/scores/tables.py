@@ -144,8 +144,8 @@ USEB_COLUMNS = ("askubuntu", "cqadupstack", "twitterpara.turl", "twitterpara.pit
 
 TABLES.add("paper-table2", TableSpec(
     name="paper-table2", title="USEB: AskUbuntu, CQADupStack, TwitterPara, SciDocs (TSDAE paper, Table 2)",
-    caption=("Average precision / MAP x100 on the test sets, mean ± sample std over seeds. Best per column in "
-             "bold (upper bounds excluded); † = TSDAE beats both CT and SimCSE of the same block in every seed."),
+    caption=("Average precision / MAP x100 on the test sets, mean over seeds (± and bold: see the notes; upper "
+             "bounds never bold); † = TSDAE beats both CT and SimCSE of the same block in every seed."),
     columns=USEB_COLUMNS, decimals=1, dagger_vs=("ct", "simcse"), dagger_for=("tsdae",),
     references=("tsdae-table2", "tsdae-table9"), skeleton="tsdae-table2",
     groups=("unsupervised", "adapt-nli-first", "adapt-target-first", "baselines", "out-of-the-box", "supervised"),
@@ -159,14 +159,14 @@ TABLES.add("useb-other-chains", TableSpec(
 ))
 TABLES.add("sts-table", TableSpec(
     name="sts-table", title="STS: Spearman x100 (TSDAE paper, Table 11; DenoSent / PaSeR Table 1)",
-    caption="Spearman rank correlation x100 of cosine similarity with the gold scores, mean ± sample std over seeds.",
+    caption="Spearman rank correlation x100 of cosine similarity with the gold scores, mean over seeds (±: the notes).",
     columns=STS_COLUMNS,
     decimals=2, references=("tsdae-table11", "denosent-table1", "paser-table1"), skeleton="tsdae-table11",
 ))
 TABLES.add("denosent-table1", TableSpec(
     name="denosent-table1", title="STS: Spearman x100 (DenoSent, Table 1)",
     caption=("Spearman rank correlation x100 of cosine similarity with the gold scores (SentEval's 'all' setting), "
-             "mean ± sample std over seeds, in the blocks and rows of DenoSent's Table 1."),
+             "mean over seeds (±: the notes), in the blocks and rows of DenoSent's Table 1."),
     columns=STS_COLUMNS, decimals=2, references=("denosent-table1",), skeleton="denosent-table1",
 ))
 TABLES.add("denosent-table3", TableSpec(
@@ -177,13 +177,13 @@ TABLES.add("denosent-table3", TableSpec(
 ))
 TABLES.add("paser-table1", TableSpec(
     name="paser-table1", title="STS: Spearman x100 (PaSeR, Table 1)",
-    caption=("Spearman rank correlation x100 of cosine similarity with the gold scores, mean ± sample std over "
-             "seeds, in the blocks and rows of PaSeR's Table 1."),
+    caption=("Spearman rank correlation x100 of cosine similarity with the gold scores, mean over seeds (±: the "
+             "notes), in the blocks and rows of PaSeR's Table 1."),
     columns=STS_COLUMNS, decimals=2, references=("paser-table1",), skeleton="paser-table1",
 ))
 TABLES.add("specific-vs-sts", TableSpec(
     name="specific-vs-sts", title="STSb vs the domain-specific tasks (TSDAE paper, Table 3)",
-    caption="STSb test Spearman x100 against the USEB average (x100), mean ± sample std over seeds.",
+    caption="STSb test Spearman x100 against the USEB average (x100), mean over seeds (±: the notes).",
     columns=("stsb", "useb.avg"), decimals=1, correlate=("stsb", "useb.avg"), references=("tsdae-table3",),
     skeleton="tsdae-table3",
 ))
@@ -235,12 +235,14 @@ TABLES.add("protocols", TableSpec(
 
 TABLES.add("laptop-adapt", TableSpec(
     name="laptop-adapt", title="Domain adaptation on a laptop: MiniLM (NLI+STS) -> Twitter, tested on TwitterPara and STS",
-    caption=("AP x100 (TwitterPara: the useb kit's protocol) and Spearman x100 (STS), test sets, mean ± sample std over "
-             "3 seeds. The rows mirror the TSDAE paper's Table 2 block 'Domain adaptation: NLI+STS -> target task' "
-             "(TSDAE, MLM, CT, SimCSE, BERT-flow; its TwitterP. columns) with all-MiniLM-L6-v2 in SBERT-base-nli-"
+    caption=("AP x100 (TwitterPara: the useb kit's protocol) and Spearman x100 (STS), test sets, mean over the row's "
+             "seeds (n; ±: the notes). The rows mirror the TSDAE paper's Table 2 block 'Domain adaptation: NLI+STS -> "
+             "target task' (TSDAE, MLM, CT, SimCSE, BERT-flow; its TwitterP. columns) with all-MiniLM-L6-v2 in SBERT-base-nli-"
              "stsb-v2's role (the out-of-the-box rows, by pooling) and BM25 as its BM25 row; ConSERT, DenoSent (its "
-             "'w/o discrete noise' ablation) and PaSeR are the suite's additions. The `laptop` presets cut the "
-             "papers' steps (docs/papers/laptop.md): no Δ to a published number stands beside these rows."),
+             "'w/o discrete noise' ablation) and PaSeR are the suite's additions; the rows of variant stop_at_step=0 "
+             "are methods at step 0 (their counterparts), eval_pooling=cls SimCSE without its MLP. The `laptop` "
+             "presets truncate the papers' runs (docs/papers/laptop.md): no Δ to a published number stands beside "
+             "these rows."),
     columns=("twitterpara.turl", "twitterpara.pit", "twitterpara.avg", *STS_COLUMNS), decimals=2,
     groups=("adapt-nli-first", "out-of-the-box", "baselines"),
 ))
@@ -310,7 +312,7 @@ TABLES.add("tsdae-table4", TableSpec(
 ))
 TABLES.add("tsdae-table9", TableSpec(
     name="tsdae-table9", title="TSDAE, CT, SimCSE and BERT-flow from other checkpoints (TSDAE paper, Table 9)",
-    caption=("Average precision / MAP x100 on the test sets, mean ± sample std over seeds, unsupervised in-domain "
+    caption=("Average precision / MAP x100 on the test sets, mean over seeds (±: the notes), unsupervised in-domain "
              "runs per checkpoint (--model), in the blocks and rows of the paper's Table 9 (App. C)."),
     columns=("askubuntu", "cqadupstack", "twitterpara.avg", "scidocs.avg", "useb.avg"), decimals=1,
     groups=("unsupervised",), references=("tsdae-table9",),

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from usebench.errors import DataFormatError
+from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.eval.metrics import average_precision_at_ranks, precision_at, reciprocal_rank
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
@@ -135,14 +136,25 @@ class AskUbuntu(Task):
     def score(self, data: AskUbuntuData, scorer: Scorer) -> list[np.ndarray]:
         return rerank_scores(data.queries, scorer)
 
-    def metrics(self, data: AskUbuntuData, scores: list[np.ndarray]) -> dict[str, float]:
+    def per_query(self, data: AskUbuntuData, scores: list[np.ndarray]) -> dict[str, list[float]]:
+        """Each metric's value per evaluated query (AP, P@1, P@5, RR), in query order."""
         hits = [ranked_hits(q, s) for q, s in zip(data.queries, scores, strict=True)]
-        return {
-            "map": float(np.mean([average_precision_at_ranks(h) for h in hits])),
-            "p@1": float(np.mean([precision_at(h, 1) for h in hits])),
-            "p@5": float(np.mean([precision_at(h, 5) for h in hits])),
-            "mrr": float(np.mean([reciprocal_rank(h) for h in hits])),
-        }
+        return {"map": [average_precision_at_ranks(h) for h in hits], "p@1": [precision_at(h, 1) for h in hits],
+                "p@5": [precision_at(h, 5) for h in hits], "mrr": [reciprocal_rank(h) for h in hits]}
+
+    def metrics(self, data: AskUbuntuData, scores: list[np.ndarray]) -> dict[str, float]:
+        return {m: float(np.mean(values)) for m, values in self.per_query(data, scores).items()}
+
+    def items(self, data: AskUbuntuData, scores: list[np.ndarray]) -> ItemTable:
+        return self._items(data, self.per_query(data, scores))
+
+    def outcomes(self, data: AskUbuntuData, scores: list[np.ndarray]) -> Outcomes:
+        values = self.per_query(data, scores)
+        return Outcomes({m: float(np.mean(v)) for m, v in values.items()}, {}, self._items(data, values))
+
+    def _items(self, data: AskUbuntuData, values: dict[str, list[float]]) -> ItemTable:
+        return query_table({self.name: ([q.qid for q in data.queries], values)},
+                           mean_recipes({m: (m, (self.name,)) for m in values}))
 
     def n_queries(self, data: AskUbuntuData) -> int:
         return len(data.queries)

@@ -14,6 +14,7 @@ from typing import Any, ClassVar, Literal, Sequence
 
 from usebench.data.corpus import read_corpus
 from usebench.errors import BenchError, DataFormatError, MissingDataError
+from usebench.eval.items import ItemTable, Outcomes
 from usebench.eval.scorer import Scorer
 from usebench.tasks.release import Count, check_release
 
@@ -109,6 +110,15 @@ class Task(ABC):
     def subsets(self, data: Any, scores: Any) -> dict[str, dict[str, float]]:
         """Per-subset metrics (per forum, per STS subset...), if the task has subsets."""
         return {}
+
+    def items(self, data: Any, scores: Any) -> ItemTable | None:
+        """The per-item outcomes the metrics are computed from (:mod:`usebench.eval.items`); None: none stored."""
+        return None
+
+    def outcomes(self, data: Any, scores: Any) -> Outcomes:
+        """Metrics, subsets and per-item outcomes of one scoring (what an evaluation stores). A task whose metrics
+        are means of per-query values overrides it to compute those values once."""
+        return Outcomes(self.metrics(data, scores), self.subsets(data, scores), self.items(data, scores))
 
     # --- training corpus ---------------------------------------------------------------------------------
     def train_corpus(self, data_root: str | Path, corpus_file: str | Path | None = None, *,

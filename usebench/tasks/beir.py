@@ -30,6 +30,7 @@ import numpy as np
 
 from usebench.data.corpus import read_corpus
 from usebench.errors import DataFormatError
+from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.eval.metrics import mean_measure, trec_eval
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
@@ -146,12 +147,27 @@ def run_chunks(data: BeirData, run: BeirRun | dict[str, dict[str, float]]):
                                   DEPTH)
 
 
-def beir_metrics(data: BeirData, run: BeirRun | dict[str, dict[str, float]]) -> dict[str, float]:
-    """Every measure of :data:`MEASURES`, the mean over the run's queries, pytrec_eval fed a chunk at a time."""
+def beir_per_query(data: BeirData, run: BeirRun | dict[str, dict[str, float]]) -> dict[str, dict[str, float]]:
+    """pytrec_eval's value of every measure of :data:`MEASURES` per query, fed a chunk of queries at a time."""
     per_query: dict[str, dict[str, float]] = {}
     for part in run_chunks(data, run):
         per_query.update(trec_eval({q: data.qrels[q] for q in part}, part, MEASURES.values()))
+    return per_query
+
+
+def beir_metrics(data: BeirData, run: BeirRun | dict[str, dict[str, float]]) -> dict[str, float]:
+    """Every measure of :data:`MEASURES`, the mean over the run's queries, pytrec_eval fed a chunk at a time."""
+    return per_query_means(beir_per_query(data, run))
+
+
+def per_query_means(per_query: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Our metric names -> the mean of their pytrec_eval measure over the queries."""
     return {name: mean_measure(per_query, measure) for name, measure in MEASURES.items()}
+
+
+def per_query_columns(per_query: dict[str, dict[str, float]]) -> tuple[list[str], dict[str, list[float]]]:
+    """(query ids, {our metric name: the values in that order}) for :func:`usebench.eval.items.query_table`."""
+    return list(per_query), {name: [v[measure] for v in per_query.values()] for name, measure in MEASURES.items()}
 
 
 class BeirTask(Task):
@@ -263,6 +279,18 @@ class BeirTask(Task):
     def metrics(self, data: BeirData, scores: BeirRun | dict[str, dict[str, float]]) -> dict[str, float]:
         """The measures of a :class:`BeirRun` (or of a ready ``{qid: {doc id: score}}`` run)."""
         return beir_metrics(data, scores)
+
+    def outcomes(self, data: BeirData, scores: BeirRun | dict[str, dict[str, float]]) -> Outcomes:
+        """The metrics and each query's values, pytrec_eval run once."""
+        per_query = beir_per_query(data, scores)
+        return Outcomes(per_query_means(per_query), {}, self._items(per_query))
+
+    def items(self, data: BeirData, scores: BeirRun | dict[str, dict[str, float]]) -> ItemTable:
+        return self._items(beir_per_query(data, scores))
+
+    def _items(self, per_query: dict[str, dict[str, float]]) -> ItemTable:
+        return query_table({self.name: per_query_columns(per_query)},
+                           mean_recipes({m: (m, (self.name,)) for m in MEASURES}))
 
     def n_queries(self, data: BeirData) -> int:
         return len(data.query_ids)

@@ -21,10 +21,11 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
 from usebench.tasks.base import Family, Task
-from usebench.tasks.beir import MEASURES, BeirData, BeirTask
+from usebench.tasks.beir import MEASURES, BeirData, BeirTask, beir_per_query, per_query_columns, per_query_means
 from usebench.tasks.release import Count
 
 SOURCE = "BEIR cqadupstack release (Thakur et al. 2021); per forum as MTEB's CQADupstack*Retrieval metadata"
@@ -117,8 +118,25 @@ class BeirCQADupStack(Task):
         self._last = (scores, per_forum)  # evaluate() asks for the subsets next: pytrec_eval runs once per forum
         return {m: float(np.mean([v[m] for v in per_forum.values()])) for m in self.metric_names}
 
+    def outcomes(self, data: dict[str, BeirData], scores: dict[str, Any]) -> Outcomes:
+        """The metrics (means over the forums), each forum's, and each query's values, pytrec_eval run once."""
+        per_query = {forum: beir_per_query(data[forum], scores[forum]) for forum in FORUM_TASKS}
+        per_forum = {forum: {**per_query_means(per_query[forum]), "n_queries": float(len(data[forum].query_ids))}
+                     for forum in FORUM_TASKS}
+        metrics = {m: float(np.mean([v[m] for v in per_forum.values()])) for m in self.metric_names}
+        return Outcomes(metrics, per_forum, _items(per_query))
+
+    def items(self, data: dict[str, BeirData], scores: dict[str, Any]) -> ItemTable:
+        return _items({forum: beir_per_query(data[forum], scores[forum]) for forum in FORUM_TASKS})
+
     def n_queries(self, data: dict[str, BeirData]) -> int:
         return sum(len(d.query_ids) for d in data.values())
+
+
+def _items(per_query: dict[str, dict[str, dict[str, float]]]) -> ItemTable:
+    """Each (forum, query)'s values; a metric is the mean over the forums of the forum's mean."""
+    return query_table({forum: per_query_columns(values) for forum, values in per_query.items()},
+                       mean_recipes({m: (m, tuple(per_query)) for m in MEASURES}))
 
 
 for _task in FORUM_TASKS.values():

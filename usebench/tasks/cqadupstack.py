@@ -26,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from usebench.errors import DataFormatError
+from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.eval.metrics import ndcg_at, truncated_average_precision
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
@@ -101,16 +102,26 @@ def build_forum(path: Path, forum: str, questions: dict[str, str], qrels: dict[s
     )
 
 
-def forum_metrics(forum: ForumData, run: ForumRun) -> dict[str, float]:
-    """MAP@100 and nDCG@10 of one forum (means over its queries, nDCG over those with duplicates)."""
+def forum_values(forum: ForumData, run: ForumRun) -> dict[str, list[float]]:
+    """MAP@100 and nDCG@10 of each query, in query order (nDCG NaN for a query without duplicates: undefined,
+    and no part of the forum's mean)."""
     aps, ndcgs = [], []
     for row, relevant in enumerate(forum.relevant):
         relevant_set = set(relevant)
         hits = [1 if forum.doc_ids[j] in relevant_set else 0 for j in run.indices[row]]
         aps.append(truncated_average_precision(hits[:MAP_K], run.scores[row][:MAP_K]))
-        if relevant:
-            ndcgs.append(ndcg_at(hits, len(relevant), NDCG_K))
-    return {"map@100": float(np.mean(aps)), "ndcg@10": float(np.mean(ndcgs))}
+        ndcgs.append(ndcg_at(hits, len(relevant), NDCG_K) if relevant else float("nan"))
+    return {"map@100": aps, "ndcg@10": ndcgs}
+
+
+def means(values: dict[str, list[float]]) -> dict[str, float]:
+    """A forum's metrics: means over its queries (NaN values, queries where a metric is undefined, left out)."""
+    return {m: float(np.mean([x for x in v if not np.isnan(x)])) for m, v in values.items()}
+
+
+def forum_metrics(forum: ForumData, run: ForumRun) -> dict[str, float]:
+    """MAP@100 and nDCG@10 of one forum (means over its queries, nDCG over those with duplicates)."""
+    return means(forum_values(forum, run))
 
 
 class CQADupStack(Task):
@@ -166,6 +177,21 @@ class CQADupStack(Task):
     def metrics(self, data: tuple[ForumData, ...], scores: dict[str, ForumRun]) -> dict[str, float]:
         per_forum = self.subsets(data, scores)
         return {m: float(np.mean([v[m] for v in per_forum.values()])) for m in self.metric_names}
+
+    def outcomes(self, data: tuple[ForumData, ...], scores: dict[str, ForumRun]) -> Outcomes:
+        """The metrics and each query's values, computed once; the metrics are the mean over the forums."""
+        values = {forum.name: forum_values(forum, scores[forum.name]) for forum in data}
+        per_forum = {name: means(v) for name, v in values.items()}
+        metrics = {m: float(np.mean([v[m] for v in per_forum.values()])) for m in self.metric_names}
+        return Outcomes(metrics, per_forum, self._items(data, values))
+
+    def items(self, data: tuple[ForumData, ...], scores: dict[str, ForumRun]) -> ItemTable:
+        return self._items(data, {forum.name: forum_values(forum, scores[forum.name]) for forum in data})
+
+    def _items(self, data: tuple[ForumData, ...], values: dict[str, dict[str, list[float]]]) -> ItemTable:
+        forums = tuple(forum.name for forum in data)
+        return query_table({forum.name: (forum.query_ids, values[forum.name]) for forum in data},
+                           mean_recipes({m: (m, forums) for m in self.metric_names}))
 
     def n_queries(self, data: tuple[ForumData, ...]) -> int:
         return sum(len(forum.query_ids) for forum in data)

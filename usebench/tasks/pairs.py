@@ -8,6 +8,7 @@ pairs only (TwitterPara drops the undecided middle grade from AP but keeps it fo
 """
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -15,6 +16,7 @@ from typing import ClassVar
 import numpy as np
 
 from usebench.errors import DataFormatError
+from usebench.eval.items import ItemTable, Recipe, pair_table
 from usebench.eval.metrics import binary_average_precision, pearson, spearman
 from usebench.eval.scorer import Scorer
 from usebench.tasks.base import Family, Task
@@ -112,3 +114,12 @@ class PairTask(Task):
 
     def n_queries(self, data: Mapping[str, PairSet]) -> int:
         return sum(len(ps) for ps in data.values())
+
+    @abstractmethod
+    def item_recipes(self, data: Mapping[str, PairSet]) -> dict[str, Recipe]:
+        """How each metric is computed from the pairs (:class:`usebench.eval.items.Recipe`)."""
+
+    def items(self, data: Mapping[str, PairSet], scores: Mapping[str, np.ndarray]) -> ItemTable:
+        """Each pair's similarity, graded gold score and binary label (if any), by subset, in file order."""
+        return pair_table({name: (scores[name], ps.gold, ps.label) for name, ps in data.items()},
+                          self.item_recipes(data))

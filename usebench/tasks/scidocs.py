@@ -24,6 +24,7 @@ from typing import Any
 import numpy as np
 
 from usebench.errors import DataFormatError
+from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.eval.metrics import mean_measure, trec_eval
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
@@ -92,11 +93,20 @@ def build_queries(titles: dict[str, str | None], qrels: Qrels) -> tuple[RerankQu
     return tuple(queries)
 
 
-def subtask_metrics(queries: tuple[RerankQuery, ...], qrels: Qrels, scores: list[np.ndarray]) -> dict[str, float]:
-    """pytrec_eval MAP and nDCG of one subtask, means over its evaluated queries."""
+def subtask_per_query(queries: tuple[RerankQuery, ...], qrels: Qrels, scores: list[np.ndarray]
+                      ) -> dict[str, dict[str, float]]:
+    """pytrec_eval's MAP and nDCG of each query of one subtask (``{query id: {"map", "ndcg"}}``)."""
     run = {q.qid: {d: float(s) for d, s in zip(q.candidate_ids, row, strict=True)}
            for q, row in zip(queries, scores, strict=True)}
-    per_query = trec_eval(qrels, run, ("map", "ndcg"))
+    return trec_eval(qrels, run, ("map", "ndcg"))
+
+
+def subtask_metrics(queries: tuple[RerankQuery, ...], qrels: Qrels, scores: list[np.ndarray]) -> dict[str, float]:
+    """pytrec_eval MAP and nDCG of one subtask, means over its evaluated queries."""
+    return _means(subtask_per_query(queries, qrels, scores))
+
+
+def _means(per_query: dict[str, dict[str, float]]) -> dict[str, float]:
     return {"map": mean_measure(per_query, "map"), "ndcg": mean_measure(per_query, "ndcg")}
 
 
@@ -136,16 +146,37 @@ class SciDocs(Task):
         return {s: subtask_metrics(data.queries[s], data.qrels[s], scores[s]) for s in SUBTASKS}
 
     def metrics(self, data: SciDocsData, scores: dict[str, list[np.ndarray]]) -> dict[str, float]:
-        per_subtask = self.subsets(data, scores)
-        out = {}
-        for measure in ("map", "ndcg"):
-            for subtask in SUBTASKS:
-                out[f"{measure}_{subtask}"] = per_subtask[subtask][measure]
-            out[f"{measure}_avg"] = float(np.mean([per_subtask[s][measure] for s in SUBTASKS]))
-        return out
+        return _combine(self.subsets(data, scores))
+
+    def outcomes(self, data: SciDocsData, scores: dict[str, list[np.ndarray]]) -> Outcomes:
+        """The metrics and each query's MAP and nDCG, pytrec_eval run once per subtask."""
+        per_query = {s: subtask_per_query(data.queries[s], data.qrels[s], scores[s]) for s in SUBTASKS}
+        per_subtask = {s: _means(per_query[s]) for s in SUBTASKS}
+        return Outcomes(_combine(per_subtask), per_subtask, _items(per_query))
+
+    def items(self, data: SciDocsData, scores: dict[str, list[np.ndarray]]) -> ItemTable:
+        return _items({s: subtask_per_query(data.queries[s], data.qrels[s], scores[s]) for s in SUBTASKS})
 
     def n_queries(self, data: SciDocsData) -> int:
         return sum(len(data.queries[s]) for s in SUBTASKS)
+
+
+def _combine(per_subtask: dict[str, dict[str, float]]) -> dict[str, float]:
+    """Each subtask's MAP and nDCG, and their means over the four subtasks."""
+    out = {}
+    for measure in ("map", "ndcg"):
+        for subtask in SUBTASKS:
+            out[f"{measure}_{subtask}"] = per_subtask[subtask][measure]
+        out[f"{measure}_avg"] = float(np.mean([per_subtask[s][measure] for s in SUBTASKS]))
+    return out
+
+
+def _items(per_query: dict[str, dict[str, dict[str, float]]]) -> ItemTable:
+    """Each (subtask, query)'s MAP and nDCG; ``<measure>_<subtask>`` and ``<measure>_avg`` as recipes."""
+    parts = {s: (list(per_query[s]), {m: [v[m] for v in per_query[s].values()] for m in ("map", "ndcg")})
+             for s in SUBTASKS}
+    recipes = {f"{m}_{s}": (m, (s,)) for m in ("map", "ndcg") for s in SUBTASKS}
+    return query_table(parts, mean_recipes({**recipes, **{f"{m}_avg": (m, SUBTASKS) for m in ("map", "ndcg")}}))
 
 
 TASKS.add("scidocs", SciDocs())

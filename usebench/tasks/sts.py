@@ -29,6 +29,7 @@ import numpy as np
 
 from usebench.data.corpus import read_corpus
 from usebench.errors import DataFormatError, MissingDataError
+from usebench.eval.items import Recipe
 from usebench.registry import TASKS
 from usebench.data.senteval import moses_tokenize
 from usebench.tasks.base import parse_float, split_fields
@@ -185,6 +186,10 @@ class StsTask(PairTask):
         gold = np.concatenate([ps.gold for ps in data.values()])
         predicted = np.concatenate([scores[name] for name in data])
         return correlations(gold, predicted)
+
+    def item_recipes(self, data: Mapping[str, PairSet]) -> dict[str, Recipe]:
+        """One correlation over every subset's pairs pooled (SentEval's "all")."""
+        return {m: Recipe(m, tuple(data), "pool") for m in ("spearman", "pearson")}
 
     def subsets(self, data: Mapping[str, PairSet], scores: Mapping[str, np.ndarray]) -> dict[str, dict[str, float]]:
         if len(data) < 2:

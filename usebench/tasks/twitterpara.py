@@ -22,6 +22,7 @@ from typing import ClassVar
 import numpy as np
 
 from usebench.errors import DataFormatError
+from usebench.eval.items import Recipe
 from usebench.registry import TASKS
 from usebench.tasks.base import parse_float, split_fields
 from usebench.data.corpus import read_lines
@@ -141,6 +142,12 @@ class TwitterPara(PairTask):
         out["ap_avg"] = float(np.mean([out[f"ap_{n}"] for n in data]))
         out["spearman_avg"] = float(np.mean([out[f"spearman_{n}"] for n in data]))
         return {k: out[k] for k in self.metric_names}
+
+    def item_recipes(self, data: Mapping[str, PairSet]) -> dict[str, Recipe]:
+        """AP and Spearman of each corpus on its own; the averages are means over the corpora."""
+        names = tuple(data)
+        out = {f"{stat}_{n}": Recipe(stat, (n,)) for n in names for stat in ("ap", "spearman")}
+        return {**out, "ap_avg": Recipe("ap", names, "mean"), "spearman_avg": Recipe("spearman", names, "mean")}
 
     def n_queries(self, data: Mapping[str, PairSet]) -> int:
         """Pairs the main score (AP) is computed over: the labelled ones."""

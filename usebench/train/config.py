@@ -34,7 +34,8 @@ class TrainConfig:
     """Fields every method shares. Plugins subclass it, add their own fields and set defaults via presets.
 
     Step budget: ``max_steps`` optimizer steps; with ``epochs`` set, ``ceil(epochs * steps_per_epoch)`` steps,
-    capped by ``max_steps`` when that is set too. A subclass with its own ``__post_init__`` must call
+    capped by ``max_steps`` when that is set too. The LR schedule is laid out over that budget; ``stop_at_step``
+    ends the run earlier without changing the schedule (:meth:`usebench.train.plugin.Method.run_steps`). A subclass with its own ``__post_init__`` must call
     ``super().__post_init__()`` (it checks ``Literal`` fields and ranges).
     """
 
@@ -44,6 +45,10 @@ class TrainConfig:
     batch_size: int = 8  # sentences (or pairs/rows, per method) per optimizer step and device
     max_steps: int | None = 1000  # optimizer steps; a cap when epochs is set
     epochs: float | None = None  # passes over the corpus (None: max_steps alone decides)
+    # Stop after this many steps of the budget above, whose LR schedule is laid out over the whole budget: the
+    # schedule truncated, not compressed (the CPU-scale recipe cuts a paper's 100K steps this way). 0 trains
+    # nothing and exports the start (a step-0 counterpart). None: train the whole budget.
+    stop_at_step: int | None = None
     lr: float = 3e-5  # peak learning rate (piecewise schedules multiply it by lr_factors)
     optimizer: Optimizer = "adamw"
     weight_decay: float = 0.0  # decoupled; never applied to biases and LayerNorm weights
@@ -70,6 +75,11 @@ class TrainConfig:
     # recall@10); "loss" = the training loss on the held-out sentences of dev_corpus (lower is better)
     dev_metric: str | None = None
     dev_corpus: str | None = None  # one sentence a line: the validation corpus of dev_metric="loss"
+    # A learning curve for reading, never a selection: the test split of curve_task scored at these steps while
+    # training (a line of log.jsonl each; the last step's score is the run's own result, so a step at or past the
+    # run's end is not scored here). The weights are those of a run without it.
+    curve_task: str | None = None
+    curve_steps: tuple[int, ...] = ()
     # An epoch's last, smaller batch: None = as the method's reference loader (Method.keep_partial_batch);
     # True = dropped (whole batches only), False = trained
     drop_last: bool | None = None
@@ -85,6 +95,8 @@ class TrainConfig:
             raise ConfigError(f"max_steps must be >= 1, got {self.max_steps}")
         if self.epochs is not None and self.epochs <= 0:
             raise ConfigError(f"epochs must be > 0, got {self.epochs}")
+        if self.stop_at_step is not None and self.stop_at_step < 0:
+            raise ConfigError(f"stop_at_step must be >= 0 (0: the start, exported untrained), got {self.stop_at_step}")
         if self.lr <= 0:
             raise ConfigError(f"lr must be > 0, got {self.lr}")
         if self.scheduler == "piecewise" and len(self.lr_factors) != len(self.lr_milestones) + 1:
@@ -92,6 +104,11 @@ class TrainConfig:
                               f"{len(self.lr_milestones) + 1} values, got {len(self.lr_factors)}")
         if list(self.lr_milestones) != sorted(self.lr_milestones):
             raise ConfigError(f"lr_milestones must be increasing, got {self.lr_milestones}")
+        if bool(self.curve_task) != bool(self.curve_steps):
+            raise ConfigError(f"curve_task and curve_steps go together (got curve_task={self.curve_task!r}, "
+                              f"curve_steps={self.curve_steps!r})")
+        if any(s < 1 for s in self.curve_steps) or list(self.curve_steps) != sorted(set(self.curve_steps)):
+            raise ConfigError(f"curve_steps must be increasing steps >= 1, got {self.curve_steps}")
         if self.dev_metric == VALIDATION_LOSS and self.dev_task:
             raise ConfigError(f"dev_metric=loss selects on dev_corpus, not on a task: drop dev_task={self.dev_task}")
         if self.dev_every and not (self.dev_task or self.dev_metric == VALIDATION_LOSS):

@@ -5,8 +5,9 @@ seeding (python, numpy, torch; each step's collate RNG is derived from (seed, st
 ahead of the step by worker processes (:mod:`usebench.train.batches`); optimizer and
 schedule from the config (:mod:`usebench.train.optim`); fp32 unless ``amp`` asks for bf16 or fp16 (with loss
 scaling) autocast; gradient clipping;
-a tqdm bar with loss and steps/s; ``log.jsonl`` every ``log_every`` steps (losses and gradient norms stay on the
-device between log, dev and save points: no host synchronisation per step); a resumable train state every
+a tqdm bar with steps/s and the loss ``log.jsonl`` holds (its window's mean); ``log.jsonl`` every ``log_every``
+steps (losses and gradient norms stay on the device between log, dev and save points: no host synchronisation per
+step); a resumable train state every
 ``save_every`` steps (module, optimizer, scheduler, RNG states, data position), from which an interrupted run
 continues to the same final weights as an uninterrupted one on deterministic hardware; a stop with a clear
 message on a NaN/inf loss or gradient; optional dev evaluation with best-checkpoint selection; and, when
@@ -40,6 +41,7 @@ from usebench.train.loop_state import (
     LOG_FILE,
     STATE_DIR,
     RunState,
+    curve_step,
     dev_step,
     finish,
     restore,
@@ -120,7 +122,7 @@ def check_trainable(method: Method, cfg: TrainConfig, corpus: Sequence[Any], see
     """What :func:`train` checks about the corpus, without building a model: the examples survive cleaning,
     fill a batch, and the first batch can be drawn (e.g. BERT-flow's larger init batch). Returns the step
     budget. The run grid calls it for every unit before the first one trains."""
-    return method.total_steps(cfg, trainable_size(method, cfg, corpus, seed, world), world)
+    return method.run_steps(cfg, trainable_size(method, cfg, corpus, seed, world), world)
 
 
 def trainable_size(method: Method, cfg: TrainConfig, corpus: Sequence[Any], seed: int = 0, world: int = 1) -> int:
@@ -153,7 +155,8 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
           device: str | None = None, resume: bool = True, show_progress: bool = True,
           run_config: dict[str, Any] | None = None, dev_eval: Callable[[Path], float] | None = None,
           on_step: Callable[[int], None] | None = None, workers: int | None = None,
-          deterministic: bool | None = None, fast_path: str | None = None) -> TrainResult:
+          deterministic: bool | None = None, fast_path: str | None = None,
+          curve_eval: Callable[[Path], dict[str, Any]] | None = None) -> TrainResult:
     """Train ``method`` with ``cfg`` on ``corpus`` and export ``<out_dir>/checkpoint``.
 
     ``run_config`` is the JSON-able description recorded in method.json (its hash identifies the run; default:
@@ -168,19 +171,22 @@ def train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str 
     (:func:`usebench.train.runtime.deterministic_mode`), what a bit-identical resume on a GPU needs.
     ``fast_path`` (``auto`` | ``on`` | ``off``, default ``$BENCH_FAST_PATH`` or ``auto``): the step path
     (:mod:`usebench.train.step_path`); ``auto`` is the fast path on CUDA without deterministic kernels.
+    ``curve_eval(checkpoint_dir) -> fields`` scores the weights at each of ``cfg.curve_steps`` before the run's
+    last step (a learning curve: each a log.jsonl line ``{"step", **fields}``, never a selection).
     """
     requested_choice(fast_path)  # a bad value fails before anything is loaded
     determ = deterministic_requested(deterministic)
     with deterministic_mode(determ):
         return _train(method, cfg, corpus, out_dir, seed=seed, device=device, resume=resume,
                       show_progress=show_progress, run_config=run_config, dev_eval=dev_eval, on_step=on_step,
-                      workers=workers, fast_path=fast_path, deterministic=determ)
+                      workers=workers, fast_path=fast_path, deterministic=determ, curve_eval=curve_eval)
 
 
 def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str | Path, *, seed: int,
            device: str | None, resume: bool, show_progress: bool, run_config: dict[str, Any] | None,
            dev_eval: Callable[[Path], float] | None, on_step: Callable[[int], None] | None,
-           workers: int | None, fast_path: str | None, deterministic: bool) -> TrainResult:
+           workers: int | None, fast_path: str | None, deterministic: bool,
+           curve_eval: Callable[[Path], dict[str, Any]] | None = None) -> TrainResult:
     """:func:`train` inside its determinism setting."""
     from usebench.train.checkpoint import finished_checkpoint
 
@@ -193,7 +199,7 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
     texts = _prepare(method, cfg, corpus, method.sentences_per_step(cfg) * dist.world)
     run_config = run_config or {"method": method.name, "config": config_to_dict(cfg), "seed": seed,
                                 "corpus_sha256": _corpus_fingerprint(texts)}
-    run_hash, total = config_hash(run_config), method.total_steps(cfg, len(texts), dist.world)
+    run_hash, total = config_hash(run_config), method.run_steps(cfg, len(texts), dist.world)
     if resume and finished_checkpoint(out_dir / CHECKPOINT_DIR, method.name, run_hash):
         return TrainResult(out_dir / CHECKPOINT_DIR, total, total, None, 0.0, 0.0)  # no step_path: nothing ran
     if not resume:
@@ -204,7 +210,11 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
         dev_texts = read_dev_corpus(cfg, method.sentences_per_step(cfg))
     elif dev_eval is None and cfg.dev_every:
         raise BenchError(f"dev_every={cfg.dev_every} needs a dev evaluator (bench run builds one for dev_task)")
-    run = setup_run(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash, grad_scaler(cfg, dev), path)
+    if curve_eval is None and any(s < total for s in cfg.curve_steps):
+        raise BenchError(f"curve_steps={list(cfg.curve_steps)} needs a curve evaluator (bench run builds one for "
+                         f"curve_task={cfg.curve_task!r}); or --set curve_task=null curve_steps=[]")
+    run = setup_run(method, cfg, texts, seed, dist, dev, total, out_dir, run_hash, grad_scaler(cfg, dev), path,
+                    schedule_steps=method.total_steps(cfg, len(texts), dist.world))
     run.workers = default_workers(dev) if workers is None else workers
     if dev_texts is not None:
         dev_eval = loss_evaluator(method, cfg, run.module, dev_texts, dev)
@@ -218,7 +228,9 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
     log = TrainLog(out_dir / LOG_FILE, cfg.log_every, start, dist.main, device=str(dev))
     dev_eval = log.watch_dev(dev_eval, cfg.dev_metric, cfg.dev_task)  # each dev score is a log line too
     with fast_session(run):  # nothing on the reference path
-        value, done = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress)
+        value, done = _loop(run, start, log, out_dir, run_config, dev_eval, on_step, show_progress, curve_eval)
+    if total == 0:
+        first_batch_init(run)
     ckpt = finish(run, out_dir, run_config, dev_eval, done)
     seconds = time.perf_counter() - t_start
     return TrainResult(ckpt, done, start or None, value, seconds, (done - start) / max(seconds, 1e-9),
@@ -236,11 +248,27 @@ def interrupted_note(method: str, out_dir: Path, reached: int, total: int, saved
             f"command again resumes it from step {saved}{again}")
 
 
+def first_batch_init(run: RunState) -> None:
+    """A run that stops at step 0 trains nothing; a module that initialises itself from its first batch
+    (``Method.first_batch_init``: BERT-flow's ActNorm) sees step 0's batch once, without an update, so the export is
+    the start as the first step would have found it."""
+    if not run.method.first_batch_init:
+        return
+    from usebench.train.batches import collate_step
+    from usebench.train.runtime import to_device
+
+    batch = collate_step(run.method, run.cfg, run.module.tokenizer, run.texts, 0, run.seed, run.dist.rank,
+                         run.dist.world)
+    with torch.no_grad():
+        run.module(to_device(batch, run.device))
+
+
 def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: dict[str, Any],
           dev_eval: Callable[[Path], float] | None, on_step: Callable[[int], None] | None,
-          show_progress: bool) -> tuple[float | None, int]:
-    """Steps ``start`` .. ``total``: step, log, dev-evaluate, save state; returns (last loss, steps trained),
-    fewer than ``total`` when the dev patience ran out."""
+          show_progress: bool, curve_eval: Callable[[Path], dict[str, Any]] | None = None
+          ) -> tuple[float | None, int]:
+    """Steps ``start`` .. ``total``: step, log, dev-evaluate, score a curve point, save state; returns (last loss,
+    steps trained), fewer than ``total`` when the dev patience ran out."""
     from tqdm.auto import tqdm
 
     cfg = run.cfg
@@ -266,10 +294,16 @@ def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: d
             save_due = bool(cfg.save_every) and (step + 1) % cfg.save_every == 0 and step + 1 < run.total
             if (step + 1) % cfg.log_every == 0 or dev_due or save_due or step + 1 == run.total:
                 value = settle(run, pending, log)  # the only places numbers come back from the device
-                bar.set_postfix(loss=f"{value:.4f}", refresh=False)
+                shown = log.window_loss()  # log.jsonl's number: the mean over its window, not the last step's
+                if shown is not None:
+                    bar.set_postfix(loss=f"{shown:.4f}", refresh=False)
             if dev_due and dev_step(run, step + 1, out_dir, run_config, dev_eval):  # type: ignore[arg-type]
                 done = step + 1  # early stop: patience ran out
                 break
+            if curve_eval is not None and step + 1 in cfg.curve_steps and step + 1 < run.total:
+                line = curve_step(run, step + 1, out_dir, run_config, curve_eval)  # before the save: a kill
+                if line is not None:  # in between repeats it, never loses it
+                    log.write(line)
             if save_due:
                 save_state(run, step + 1)
                 saved = step + 1

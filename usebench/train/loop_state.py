@@ -26,6 +26,7 @@ from usebench.train.runtime import Dist, seed_everything
 from usebench.train.step_path import REFERENCE, StepPath
 
 CHECKPOINT_DIR, STATE_DIR, LOG_FILE, BEST_DIR = "checkpoint", "train_state", "log.jsonl", "dev_best"
+CURVE_PROBE = ".curve_probe"  # the export a curve point scores, removed after it
 
 
 @dataclass
@@ -57,15 +58,18 @@ class RunState:
 
 
 def setup_run(method: Method, cfg: TrainConfig, texts: list[str], seed: int, dist: Dist, dev: torch.device,
-              total: int, out_dir: Path, run_hash: str, scaler: Any, step_path: StepPath = REFERENCE) -> RunState:
+              total: int, out_dir: Path, run_hash: str, scaler: Any, step_path: StepPath = REFERENCE,
+              schedule_steps: int | None = None) -> RunState:
     """Seed, build the plugin's module, its optimizer and schedule, wrap it in DDP on several ranks. ``scaler``
-    comes from the caller (:func:`usebench.train.runtime.grad_scaler`), where tests replace it."""
+    comes from the caller (:func:`usebench.train.runtime.grad_scaler`), where tests replace it. ``total``: the
+    steps this run trains; ``schedule_steps`` (default ``total``): the budget the LR schedule is laid out over
+    (longer when ``stop_at_step`` truncates the run)."""
     seed_everything(seed)  # before build: new heads (decoder cross-attention, MLP) initialise reproducibly
     module = method.build(cfg, dev).to(dev)
     named = unique_parameters(method.trainable_parameters(module))
     step_path = for_method(step_path, method, cfg, dev)
     optimizer = build_optimizer(cfg, named, fused=step_path.fused_optimizer)
-    scheduler = build_scheduler(cfg, optimizer, total)
+    scheduler = build_scheduler(cfg, optimizer, total if schedule_steps is None else schedule_steps)
     forward = module
     if step_path.compile:  # the fast path: DDP (below) wraps the compiled module
         forward = CompiledStep(module, step_path.compile_mode, compile_dynamic(step_path, method),
@@ -196,6 +200,27 @@ def dev_step(run: RunState, step: int, out_dir: Path, run_config: dict[str, Any]
         stop = stop.to(run.device)
         torch.distributed.broadcast(stop, src=0)  # every rank stops at the same step
     return bool(stop.item())
+
+
+def curve_step(run: RunState, step: int, out_dir: Path, run_config: dict[str, Any],
+               curve_eval: Callable[[Path], dict[str, Any]]) -> dict[str, Any] | None:
+    """Score the weights after ``step`` on the curve task (main rank): export them with the method's own pooling,
+    score, remove the export. Every RNG (python, numpy, torch) is put back as it was, so the run goes on exactly
+    as one without the curve. Returns the log line (None on other ranks)."""
+    line = None
+    if run.dist.main:
+        saved = rng_state(run.device)
+        probe = out_dir / CURVE_PROBE
+        try:
+            export(run, probe, run_config, {"seed": run.seed, "steps": step})
+            with fp32_matmul_policy(tf32=False), torch.no_grad():
+                line = {"step": step, **curve_eval(probe)}
+        finally:
+            shutil.rmtree(probe, ignore_errors=True)
+            set_rng_state(saved, run.device)
+    if run.dist.world > 1:
+        torch.distributed.barrier()
+    return line
 
 
 def finish(run: RunState, out_dir: Path, run_config: dict[str, Any], dev_eval: Any, done: int) -> Path:

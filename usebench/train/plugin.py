@@ -254,6 +254,9 @@ class Method(ABC):
     compile_note: ClassVar[str | None] = None
     fixed_batch_rows: ClassVar[bool] = True
     eager_steps: ClassVar[int] = 0  # steps of a run that stay eager before the compiled step takes over
+    # Whether the module initialises part of itself from the first batch it sees (BERT-flow's ActNorm): a run that
+    # stops at step 0 passes that batch through it (no update) before the export, so the export is loadable.
+    first_batch_init: ClassVar[bool] = False
 
     # --- configuration ---------------------------------------------------------------------------------
     def config(self, preset: str | None = None, overrides: Mapping[str, Any] | Sequence[str] | None = None,
@@ -343,8 +346,14 @@ class Method(ABC):
         """Corpus sentences consumed per step and device (for ``epochs`` -> steps)."""
         return cfg.batch_size
 
+    def run_steps(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
+        """The steps a run trains: the budget (:meth:`total_steps`), or fewer where ``cfg.stop_at_step`` truncates
+        it (the LR schedule stays laid out over the whole budget)."""
+        total = self.total_steps(cfg, n, world)
+        return total if cfg.stop_at_step is None else min(total, cfg.stop_at_step)
+
     def total_steps(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
-        """The step budget for a corpus of ``n`` sentences."""
+        """The step budget for a corpus of ``n`` sentences: the length the LR schedule is laid out over."""
         if cfg.epochs is None:
             return int(cfg.max_steps)  # type: ignore[arg-type]
         per_epoch = batches_per_epoch(n, self.sentences_per_step(cfg), world, self.keeps_partial(cfg))

@@ -39,6 +39,14 @@ class TrainLog:
         if step % self.every == 0:
             self.flush(step, lr)
 
+    def window_loss(self) -> float | None:
+        """The loss log.jsonl holds for the window that ends at the last step added: the open window's mean so far,
+        or, right after a line, that line's. What the progress bar shows, so that the bar and the log agree (the bar
+        once showed the last step's loss: 0.5085 beside the log's 0.304 at step 20)."""
+        if self.losses:
+            return float(np.mean(self.losses))
+        return next((float(ln["loss"]) for ln in reversed(self.lines) if ln.get("loss") is not None), None)
+
     def flush(self, step: int, lr: float, **more: Any) -> None:
         if not self.losses:
             return

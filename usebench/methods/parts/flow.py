@@ -5,7 +5,11 @@ A sentence embedding u (bsz, D) is treated as a D x 1 x 1 image, so every 1x1 co
 ``levels`` (3) levels of ``depth`` (3) steps; a step is
 
 1. :class:`ActNorm` - data-dependent init on the first batch (loc = -mean, log-scale = -log std, stored divided
-   by ``logscale_factor`` 3); logdet = sum of the log-scales;
+   by ``logscale_factor`` 3); logdet = sum of the log-scales. A channel that is constant on that batch (std below
+   :data:`FLAT_STD`: a dead dimension of the encoder, such as 3 of all-MiniLM-L6-v2's mean-pooled last layer, whose
+   LayerNorm weight is ~1e-33) is dropped there: its output is 0 and its log-scale enters no logdet. The reference
+   would scale it by 1 / (std + 1e-6) ~ 1e6 at every step's ActNorm, and the flow's gradient overflows; a channel
+   that varies is normalised exactly as the reference does;
 2. :class:`ReversePermutation` - the TF "invertible 1x1 conv" with ``permutation=True``: fixed, logdet 0;
 3. :class:`AdditiveCoupling` - NICE: x2 += NN(x1); logdet 0. NN = Linear(c/2 -> 32, no bias) + ActNorm + ReLU
    -> Linear(32 -> 32, no bias) + ActNorm + ReLU -> :class:`ZeroLinear` (32 -> c/2, zero-init, x exp(3 * scale)).
@@ -31,7 +35,8 @@ FLAT_STD = 1e-6  # below the reference's epsilon: a channel ActNorm cannot norma
 
 
 class ActNorm(nn.Module):
-    """Per-channel affine y = (x + loc) * exp(logscale * factor), initialised from the first batch it sees."""
+    """Per-channel affine y = (x + loc) * exp(logscale * factor), initialised from the first batch it sees; a
+    channel constant on that batch is dropped (``live`` 0: output 0, no logdet)."""
 
     def __init__(self, channels: int, logscale_factor: float = 3.0):
         super().__init__()
@@ -39,26 +44,30 @@ class ActNorm(nn.Module):
         self.logscale = nn.Parameter(torch.zeros(channels))
         self.logscale_factor = logscale_factor
         self.register_buffer("initialized", torch.tensor(False))
+        self.register_buffer("live", torch.ones(channels))  # 0: a channel constant at init, dropped
         self._ready = False  # the buffer's value as a Python bool: read once, not on every forward (a sync)
 
     @torch.no_grad()
     def initialize(self, x: torch.Tensor) -> None:
-        """Data-dependent init: the first batch leaves this layer with zero mean and unit (population) std."""
+        """Data-dependent init: the first batch leaves this layer with zero mean and unit (population) std; a
+        channel constant on it (std < :data:`FLAT_STD`) is dropped instead of being scaled by ~1e6."""
         mean = x.mean(dim=0)
         std = x.std(dim=0, unbiased=False)
-        flat = (std < FLAT_STD).nonzero().flatten().tolist()
-        if flat:  # the reference's 1 / (std + 1e-6) would scale such a channel by ~1e6: the flow's gradient overflows
-            raise ConfigError(
-                f"BERT-flow: {len(flat)} of {x.shape[1]} input dimension(s) are constant over the {x.shape[0]} "
-                f"sentences of ActNorm's data-dependent init (std < {FLAT_STD:g}; dimension {flat[0]}): the "
-                "encoder's pooled output has dead dimensions there, which the flow would scale by ~1e6 and then "
-                "diverge. Use another base_pooling (first_last_avg, the paper preset's) or a larger ddi_batch_size")
+        if x.shape[0] < 2:
+            raise ConfigError(f"BERT-flow: ActNorm's data-dependent init needs at least 2 sentences, got {x.shape[0]}")
+        self.live.copy_((std >= FLAT_STD).to(self.live.dtype))
         self.loc.copy_(-mean)
-        self.logscale.copy_(torch.log(1.0 / (std + 1e-6)) / self.logscale_factor)
+        self.logscale.copy_(torch.log(1.0 / (std + 1e-6)) / self.logscale_factor * self.live)
         self.initialized.fill_(True)
 
-    def _load_from_state_dict(self, *args, **kwargs) -> None:
-        super()._load_from_state_dict(*args, **kwargs)
+    def dropped(self) -> list[int]:
+        """The channels dropped at init (constant on the init batch)."""
+        return (self.live == 0).nonzero().flatten().tolist()
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs) -> None:
+        if prefix + "live" not in state_dict:  # a flow saved before channels could be dropped: all live
+            state_dict[prefix + "live"] = torch.ones_like(self.live)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
         self._ready = False  # the loaded buffer decides again
 
     def log_scale(self) -> torch.Tensor:
@@ -71,12 +80,12 @@ class ActNorm(nn.Module):
             if not bool(self.initialized):
                 self.initialize(x)
             self._ready = True
-        logs = self.log_scale()
-        return (x + self.loc) * torch.exp(logs), logs.sum()
+        logs = self.log_scale() * self.live  # x 1.0 where every channel lives: the reference's numbers exactly
+        return (x + self.loc) * torch.exp(logs) * self.live, logs.sum()
 
     def inverse(self, y: torch.Tensor) -> torch.Tensor:
-        """x = y * exp(-logs) - loc."""
-        return y * torch.exp(-self.log_scale()) - self.loc
+        """x = y * exp(-logs) - loc (a dropped channel comes back as the constant it was at init)."""
+        return y * torch.exp(-self.log_scale() * self.live) - self.loc
 
 
 class ReversePermutation(nn.Module):

@@ -16,6 +16,8 @@ from usebench.scores.tables import COLUMNS, TableSpec
 from usebench.report.tsdae_analyses.common import (_CORPUS, _comparison, _marked, _published, _row_settings,
                                                    _setting_label, _skeleton_notes, _slot_row)
 from usebench.report.app_a import SEARCHED, app_a_setting
+from usebench.stats.intervals import Resampler
+from usebench.stats.table_cells import interval_note, with_interval
 from usebench.store import StoredResult
 
 APP_A_TABLES = ("tsdae-table5", "tsdae-table6", "tsdae-table7", "tsdae-app-a-tying")
@@ -58,7 +60,9 @@ def app_a_section(results: list[StoredResult], spec: TableSpec, ctx: PairingCont
     ordered = sorted(groups, key=lambda k: (_app_a_marks(settings_of[k]) != "", str(settings_of[k]["model"]),
                                             str(settings_of[k]["max_steps"]).zfill(12), str(settings_of[k]["corpus"]),
                                             tuple(str(settings_of[k][x]) for x in SEARCHED)))
-    cells = {key: Cell.from_stats(aggregate(groups[key], "spearman").scaled(100.0)) for key in groups}
+    resampler = Resampler()
+    cells = {key: with_interval(Cell.from_stats(aggregate(groups[key], "spearman").scaled(100.0)), groups[key],
+                                "spearman", resampler) for key in groups}
     rows: list[Row] = []
     ours: dict[int, dict[str, Any]] = {}
     found: dict[int, list[StoredResult]] = {}
@@ -86,7 +90,8 @@ def app_a_section(results: list[StoredResult], spec: TableSpec, ctx: PairingCont
                             groups[key], ctx))
     built = Built(name=spec.name, title=spec.title, caption=spec.caption, columns=(col,), rows=tuple(rows),
                   decimals=spec.decimals, notes=(spec.caption, "Split: dev (the best of the dev evaluations).",
+                                                 interval_note(cells.values(), resampler),
                                                  *_skeleton_notes("TSDAE App. A (Tables 5, 6, 7 and the tying "
-                                                                  "result)", missing)), split="dev")
+                                                                  "result)", missing)), split="dev", spread="ci")
     return Section(built, _comparison(built, ours, APP_A_TABLES, found, "dev", ctx),
                    _published(APP_A_TABLES, (col,), 2))

@@ -17,6 +17,8 @@ from usebench.scores.stats import SeedStats, aggregate, per_seed_average
 from usebench.scores.tables import COLUMNS, Column, TableSpec
 from usebench.report.tsdae_analyses.common import (USEB, _comparison, _marked, _published, _row_settings,
                                                    _skeleton_notes, _slot_row)
+from usebench.stats.intervals import Resampler
+from usebench.stats.table_cells import interval_note, with_interval
 from usebench.store import StoredResult
 
 def final_loss(result: StoredResult) -> float | None:
@@ -83,13 +85,15 @@ def table4_section(results: list[StoredResult], spec: TableSpec, ctx: PairingCon
     columns = tuple(COLUMNS[c] for c in spec.columns)  # each score, then its training loss
     slots = _row_settings("tsdae-table4")
     made: dict[Table4Key, tuple[dict[str, Cell], str]] = {}
+    resampler = Resampler()
     for key in sorted(by_key, key=lambda k: str(tuple(k))):  # the order the plain tuple keys had
         cells, losses, scores = {}, {}, {}
         for c in USEB:
             found = [r for r in by_key[key] if r.task == COLUMNS[c].task]
             scores[c] = aggregate(found, COLUMNS[c].metric).scaled(100.0) if found else SeedStats({})
             losses[c] = SeedStats({int(r.record["seed"]): v for r in found if (v := final_loss(r)) is not None})
-            cells[c], cells[f"{c}.loss"] = Cell.from_stats(scores[c]), Cell.from_stats(losses[c])
+            cells[c] = with_interval(Cell.from_stats(scores[c]), found, COLUMNS[c].metric or "", resampler)
+            cells[f"{c}.loss"] = Cell.from_stats(losses[c])
         cells["useb.avg"] = Cell.from_stats(per_seed_average(list(scores.values())))
         cells["useb.loss"] = Cell.from_stats(per_seed_average(list(losses.values())))
         decoder = key.decoder
@@ -126,7 +130,10 @@ def table4_section(results: list[StoredResult], spec: TableSpec, ctx: PairingCon
             f"TSDAE · {key.max_steps} steps" + NOT_IN_PAPER, None)
     built = Built(name=spec.name, title=spec.title, caption=spec.caption, columns=columns, rows=tuple(rows),
                   decimals=spec.decimals, notes=(spec.caption, "Split: test.",
-                                                 *_skeleton_notes("TSDAE Table 4", missing)), split="test")
+                                                 interval_note((c for m in made.values() for c in m[0].values()),
+                                                               resampler),
+                                                 *_skeleton_notes("TSDAE Table 4", missing)), split="test",
+                  spread="ci")
     published = [_table4_published(columns)]
     return Section(built, _comparison(built, ours, ("tsdae-table4",), found_by_row, "test", ctx), published)
 

@@ -1,0 +1,13 @@
+"""Item and seed statistics over the stored per-item outcomes (usebench/eval/items.py): bootstrap intervals of a
+metric, paired differences between two rows with their tests, Holm's correction, and `bench compare`.
+
+- :mod:`usebench.stats.resample`: resampled item counts and every metric's value under them, vectorised;
+- :mod:`usebench.stats.intervals`: a metric over seeds and items (:class:`Measurement`) and its interval;
+- :mod:`usebench.stats.paired`: B - A with its interval and a paired test over items, Holm's correction;
+- :mod:`usebench.stats.loading`: a stored result's items, checked against its record;
+- :mod:`usebench.stats.compare`: `bench compare A B` and ``usebench.compare``;
+- :mod:`usebench.stats.table_cells`: the report's cells (intervals, the best and the rows not worse than it).
+
+The seed statistics of the tables themselves (mean, std over seeds, the result index) are still in
+``usebench/scores`` (DESIGN.md moves them here).
+"""

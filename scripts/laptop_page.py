@@ -34,7 +34,7 @@ def generated(store: Path, out: Path) -> str:
 
 
 UNIT_FILES = ("config.json", "method.json", "stages.json", "usage.json")
-STORE_MARKER = "usebench-store.json"  # usebench.store.STORE_MARKER
+STORE_MARKER = ".usebench-store.json"  # usebench.store.STORE_MARKER
 STAGE_FILES = ("config.json", "log.jsonl", "checkpoint/method.json")
 
 

@@ -36,7 +36,7 @@ def generated(store: Path, out: Path) -> str:
 
 
 UNIT_FILES = ("config.json", "method.json", "stages.json", "usage.json")
-STORE_MARKER = "usebench-store.json"  # usebench.store.STORE_MARKER
+STORE_MARKER = ".usebench-store.json"  # usebench.store.STORE_MARKER
 RECORDS = ("test.json", "dev.json")  # <run>/<task>/<split>.json; other files there are their per-item outcomes
 STAGE_FILES = ("config.json", "log.jsonl", "checkpoint/method.json")
 

@@ -336,7 +336,7 @@ def _nested_hint(root: Path, parts: tuple[str, ...]) -> str:
 
 # --- what a store is: the marker at its root -----------------------------------------------------------------------
 
-STORE_MARKER = "usebench-store.json"  # at a store's root: {"usebench_store": 1, "committed": bool, "about": ...}
+STORE_MARKER = ".usebench-store.json"  # at a store's root: {"usebench_store": 1, "committed": bool, "about": ...}
 STORE_FORMAT = 1
 
 

@@ -51,6 +51,8 @@ run bench run --methods tsdae,simcse --tasks stsb --eval-tasks stsb --preset smo
 run bench run --methods ct --tasks stsb --eval-tasks stsb --preset smoke "${cut[@]}" --log-to tensorboard
 run bench report --table paper-table2,sts-table --format md,html
 run bench report
+run bench eval --model minilm --pooling cls --tasks stsb                       # the row the next command compares
+run bench compare "minilm (mean)" "minilm (cls)"
 run bench status --state failed,running
 run bench status
 run bench reproduce tsdae --dry-run
@@ -72,7 +74,11 @@ class MyModel:  # any encoder: here hashed bags of words (MiniLM was scored abov
 my_model = MyModel()
 frame = usebench.evaluate(lambda texts: my_model.encode(texts), ['stsb'], name='my-model')  # cut: the tour's twitterpara
 from usebench import useb
-print(frame[frame['main']].to_string())"
+print(frame[frame['main']].to_string())
+# bench run from Python: the tsdae unit trained above, found done (the same corpus sample, preset and cut)
+trained = usebench.train('tsdae', 'stsb', corpus='$corpus', corpus_size=64, preset='smoke', max_steps=2,
+                         train_batch_size=8, eval_tasks='stsb')
+print(trained[trained['main']][['run_id', 'task', 'value']].to_string())"
 # a fresh clone's committed stores are still the committed files, and nothing was written into them
 test -z "$(git status --porcelain -- results/laptop results/reference)" \
   || { git status --porcelain -- results/laptop results/reference; echo "[first-hour] FAILED: a committed store was written into"; exit 1; }

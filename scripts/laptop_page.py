@@ -36,6 +36,7 @@ def generated(store: Path, out: Path) -> str:
 
 
 UNIT_FILES = ("config.json", "method.json", "stages.json", "usage.json")
+STORE_MARKER = ".usebench-store.json"  # usebench.store.STORE_MARKER
 RECORDS = ("test.json", "dev.json")  # <run>/<task>/<split>.json; other files there are their per-item outcomes
 STAGE_FILES = ("config.json", "log.jsonl", "checkpoint/method.json")
 
@@ -47,7 +48,12 @@ def copy_store(source: Path, store: Path) -> int:
     units = [d for d in sorted(source.iterdir()) if not d.name.startswith(".") and any(d.glob("*/*.json"))]
     if not units:
         raise SystemExit(f"{source} holds no run directory (expected <run id>/<task>/<split>.json)")
+    marker = store / STORE_MARKER  # the committed store's marker (usebench/store.py) outlives the copy
+    kept = marker.read_bytes() if marker.is_file() else None
     shutil.rmtree(store, ignore_errors=True)
+    if kept is not None:
+        store.mkdir(parents=True)
+        marker.write_bytes(kept)
     _copy(source, store, (str(PREDICTION),))
     records = 0
     for unit in units:

@@ -9,6 +9,9 @@ from usebench.errors import BenchError
 T = TypeVar("T")
 
 
+LISTED_NAMES = 20  # an unknown name's error lists the known ones up to this many
+
+
 class UnknownNameError(BenchError, KeyError):
     """Raised for a name that is not registered; the message suggests close matches."""
 
@@ -89,9 +92,14 @@ class Registry(Generic[T]):
         return wrapped
 
     def unknown_message(self, name: str) -> str:
-        close = difflib.get_close_matches(name, self.names(), n=3, cutoff=0.5)
+        """The did-you-mean line; the known names listed only while they fit a line (108 tasks do not: the command
+        that lists them is named instead)."""
+        names = self.names()
+        close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
         hint = f"; did you mean {', '.join(repr(c) for c in close)}?" if close else ""
-        return f"unknown {self.kind} {name!r}{hint} (known: {', '.join(self.names())})"
+        if len(names) > LISTED_NAMES:
+            return f"unknown {self.kind} {name!r}{hint} ({len(names)} known: `bench {self.kind}s` lists them)"
+        return f"unknown {self.kind} {name!r}{hint} (known: {', '.join(names)})"
 
     def names(self) -> list[str]:
         wrapped = [p + n for p in self._wrappers for n in self._items if self._wrap(p + n) is not None]

@@ -295,11 +295,14 @@ MTEB_PREFIX, MTEB_META = "USEB-", "model_meta.json"  # mteb.evaluate's files in 
 
 def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
     """Every result file in the store; a corrupt file is an error naming it (never silently skipped). Hidden
-    folders (``.launch/``: the launchers' state) hold no results."""
+    folders (``.launch/``: the launchers' state) hold no results, nor does a store nested in this one (a folder
+    with its own :data:`STORE_MARKER`: ``results/laptop`` inside the default store ``results/``)."""
     root = Path(results_dir)
+    nested = nested_stores(root)
     for path in sorted(root.glob("*/*/*.json")):
         # hidden folders hold no results: .launch/ (launchers' state), a run's .dev_probe/ (an export mid-run)
-        if path.parent.name in MODEL_DIRS or any(p.startswith(".") for p in path.relative_to(root).parts[:2]):
+        parts = path.relative_to(root).parts
+        if path.parent.name in MODEL_DIRS or any(p.startswith(".") for p in parts[:2]) or parts[0] in nested:
             continue
         if path.name.startswith(MTEB_PREFIX) or (path.parent / MTEB_META).is_file():
             continue  # an MTEB model folder (usebench/mteb/results.py reads its files of the USEB tasks)
@@ -308,10 +311,87 @@ def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
         except json.JSONDecodeError as e:
             raise BenchError(f"{path}:{e.lineno}: corrupt result file ({e.msg}); delete it and re-run") from None
         if not isinstance(record, dict) or record.get("schema_version") != SCHEMA_VERSION:
-            raise BenchError(f"{path}: not a usebench result (schema_version {SCHEMA_VERSION} expected)")
+            raise BenchError(f"{path}: not a usebench result (schema_version {SCHEMA_VERSION} expected)"
+                             + _nested_hint(root, parts))
         try:
             check_finite_main_score(record)
         except NonFiniteScoreError:
             raise BenchError(f"{path}: stored main score {record.get('main_score')!r} is not a finite number "
                              "(written before usebench refused such results); delete it and re-run") from None
         yield StoredResult(path, record)
+
+
+RUN_FILES = frozenset({"config.json", "env.json", "method.json", "usage.json", "stages.json", "failed.json"})
+
+
+def _nested_hint(root: Path, parts: tuple[str, ...]) -> str:
+    """Where a run directory's own file sits where a result should: the folder above it is a store nested in
+    ``root`` without its marker (written before stores had one)."""
+    if parts[-1] not in RUN_FILES:
+        return ""
+    return (f"; {root / parts[0]} looks like a results store of its own (its folders are run directories): add its marker, "
+            f"{STORE_MARKER} holding {{\"usebench_store\": {STORE_FORMAT}, \"committed\": false}}, or move it out of "
+            f"{root}")
+
+
+# --- what a store is: the marker at its root -----------------------------------------------------------------------
+
+STORE_MARKER = ".usebench-store.json"  # at a store's root: {"usebench_store": 1, "committed": bool, "about": ...}
+STORE_FORMAT = 1
+
+
+def store_marker(root: str | Path) -> dict[str, Any] | None:
+    """The marker at ``root`` (None: ``root`` holds none, or one that is not a usebench store's)."""
+    marker = read_json(Path(root) / STORE_MARKER)
+    return marker if isinstance(marker, dict) and marker.get("usebench_store") == STORE_FORMAT else None
+
+
+def nested_stores(root: str | Path) -> frozenset[str]:
+    """The folders directly under ``root`` that are stores of their own (they hold a marker): never a run
+    directory of ``root``, never read as its results."""
+    root = Path(root)
+    if not root.is_dir():
+        return frozenset()
+    return frozenset(p.name for p in root.iterdir() if p.is_dir() and (p / STORE_MARKER).is_file())
+
+
+def committed_store(path: str | Path) -> Path | None:
+    """The committed store that ``path`` is, or lies in (its marker says ``committed``), else None."""
+    here = Path(path).resolve()
+    for folder in (here, *here.parents):
+        marker = store_marker(folder)
+        if marker is not None and marker.get("committed") is True:
+            return folder
+    return None
+
+
+def check_store_target(results_dir: str | Path, named: bool, command: str) -> Path:
+    """Before ``command`` writes into ``results_dir``: a committed store (or a folder inside one) is refused unless the
+    user named it (``--results-dir``). Nothing is written. Returns ``results_dir``."""
+    results_dir = Path(results_dir)
+    committed = committed_store(results_dir)
+    if committed is not None and not named:
+        about = (store_marker(committed) or {}).get("about", "")
+        raise BenchError(
+            f"{results_dir} is in the committed store {committed}" + (f" ({about})" if about else "") + f": {command} "
+            "does not write into it by default; write your results elsewhere (--results-dir DIR), or name the store "
+            "itself with --results-dir to write into it on purpose")
+    return results_dir
+
+
+def mark_store(results_dir: str | Path) -> None:
+    """Give a store without a marker an uncommitted one, so a store nested in another is told apart from a run
+    directory by content (a folder inside a committed store is that store's: it gets none)."""
+    results_dir = Path(results_dir)
+    if store_marker(results_dir) is None and committed_store(results_dir) is None:
+        write_json_atomic(results_dir / STORE_MARKER, {"usebench_store": STORE_FORMAT, "committed": False,
+                                                       "about": "a results store written by usebench"})
+
+
+def claim_store(results_dir: str | Path, named: bool, command: str) -> Path:
+    """:func:`check_store_target`, then the folder checked writable (an error naming ``--results-dir``) and marked
+    (:func:`mark_store`): for a command whose options are all checked and which writes next. Returns it."""
+    check_store_target(results_dir, named, command)
+    check_writable(results_dir, "results directory", "--results-dir")
+    mark_store(results_dir)
+    return Path(results_dir)

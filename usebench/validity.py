@@ -119,14 +119,10 @@ def _kind_name(kind: type | tuple[type, ...]) -> str:
 def stale_reason(record: Mapping[str, Any] | None, expected: Expected) -> str | None:
     """Why ``record`` does not hold for ``expected``, in words (None: it holds). None as ``record``: there is
     no stored result."""
-    if record is None:
-        return "no stored result"
-    bad = invalid_reason(record)
-    if bad:
-        return bad
+    stored = stored_reason(record, expected.task, expected.split, expected.config)
+    if stored is not None or record is None:
+        return stored
     task = record["task"]
-    if (task["name"], task["split"]) != (expected.task, expected.split):
-        return f"the stored result is of {task['name']}/{task['split']}, not {expected.task}/{expected.split}"
     version = str(task.get("version", "1"))  # records name the version since the first schema; "1" was the first
     if version != expected.version:
         return f"the task's protocol changed (task version {version} when stored, {expected.version} now)"
@@ -136,20 +132,41 @@ def stale_reason(record: Mapping[str, Any] | None, expected: Expected) -> str | 
     return _setting_reason(record, expected)
 
 
+def stored_reason(record: Mapping[str, Any] | None, task: str, split: str,
+                  config: Mapping[str, Any] | None = None) -> str | None:
+    """The part of :func:`stale_reason` that needs neither the task adapters nor the data root (`bench status`
+    reads the store alone, without importing torch): a record is there, well-formed, not edited, of ``task``/
+    ``split`` and (``config`` given) of that configuration."""
+    if record is None:
+        return "no stored result"
+    bad = invalid_reason(record)
+    if bad:
+        return bad
+    if (record["task"]["name"], record["task"]["split"]) != (task, split):
+        return f"the stored result is of {record['task']['name']}/{record['task']['split']}, not {task}/{split}"
+    if config is not None and record["config_hash"] != config_hash(dict(config)):
+        return "the stored result was made with another configuration"
+    return None
+
+
 def _setting_reason(record: Mapping[str, Any], expected: Expected) -> str | None:
-    """The data, configuration, precision and partial-data parts of :func:`stale_reason`."""
+    """The data, precision and partial-data parts of :func:`stale_reason`."""
     stored_sha = record["task"].get("data_sha256")
     if expected.data_sha256 is not None and stored_sha != expected.data_sha256:
         return (f"the task's data changed (sha256 {str(stored_sha)[:12]}... when stored, "
                 f"{expected.data_sha256[:12]}... now)")
-    if expected.config is not None and record["config_hash"] != config_hash(dict(expected.config)):
-        return "the stored result was made with another configuration"
     stored_precision = record["scorer"].get("dtype")
     if expected.precision is not None and stored_precision != expected.precision:
         return f"the stored result was computed in {stored_precision}, this run computes in {expected.precision}"
     if record["task"].get("partial") and not expected.allow_partial:
         return "the stored result was made with --allow-partial on data that is not the release"
     return None
+
+
+def gap_line(task: str, split: str, reason: str) -> str:
+    """One line for a result a unit must score (again): ``missing result: stsb/test`` when none is stored, else
+    ``stsb/test: <why it does not hold>`` (the plan, `bench status` and the run say it alike)."""
+    return f"missing result: {task}/{split}" if reason == "no stored result" else f"{task}/{split}: {reason}"
 
 
 def path_stale_reason(path: str | Path, expected: Expected) -> str | None:

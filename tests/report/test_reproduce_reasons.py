@@ -18,7 +18,7 @@ def test_an_empty_untrained_slot_names_the_model_it_waits_for():
     assert why == "no results of sentence-transformers/bert-base-nli-mean-tokens (base) in this store"
     assert not never
     assert _why_not(_entry("MLM", "bert-base-uncased", {"method": "mlm", "group": "unsupervised"}))[0] == \
-        "no results of mlm in the unsupervised setting in this store"
+        "no results of mlm on bert-base-uncased in the unsupervised setting in this store"  # issue 53: its backbone
 
 
 def test_a_filled_row_is_made_even_when_methods_did_not_name_it():

@@ -49,15 +49,21 @@ def _save(results: Path, run: str, method: dict, seed: int, tasks, split: str, c
             scorer={"kind": "dense"}, timings={}, config=config))
 
 
-def write_planned_results(rp, results: Path) -> None:
+def write_planned_results(rp, results: Path, stand_in: str = "") -> None:
     """One synthetic result per (unit or untrained row, evaluated task), with the unit's resolved config and the
-    record fields `bench run` writes (usebench/run/unit.py ``_evaluate_one``)."""
+    record fields `bench run` writes (usebench/run/unit.py ``_evaluate_one``). The tiny BERT the plan was made with
+    (``stand_in``) is recorded as the paper's backbone by name, with no fingerprint (as a store written before
+    fingerprints): these tests hold slots to the settings keys; the backbone by content is tests/report/
+    test_skeleton_backbone.py's."""
     from usebench.run.unit import stage_variant
+
+    def backbone(model: str) -> str:
+        return "bert-base-uncased" if stand_in and model == stand_in else model
 
     for plan in rp.plans.values():
         for u in plan.units:
             first = u.config["config"] if "config" in u.config else u.config["stages"][0]["config"]
-            method = {"name": u.label, "base_model": first["model"], "pooling": u.stages[-1].pooling,
+            method = {"name": u.label, "base_model": backbone(first["model"]), "pooling": u.stages[-1].pooling,
                       "max_length": 32, "preset": u.stages[0].preset,
                       "train_corpus": u.train_corpus or u.stages[0].data["label"]}
             if "setting" in u.config:
@@ -67,8 +73,8 @@ def write_planned_results(rp, results: Path) -> None:
             _save(results, u.run_id, method, u.seed, u.evals, plan.split, u.config)
         for b in plan.baselines:
             _save(results, f"{b.name}__{b.model.replace('/', '_')}__{b.pooling}",
-                  {"name": b.name, "base_model": b.model, "pooling": b.pooling or "", "max_length": 32}, 0, b.evals,
-                  plan.split, {})
+                  {"name": b.name, "base_model": backbone(b.model), "pooling": b.pooling or "", "max_length": 32}, 0,
+                  b.evals, plan.split, {})
 
 
 _STORES: dict[str, ResultIndex] = {}
@@ -89,7 +95,7 @@ def full_store(paper: str, root: Path, model: Path, tmp: Path) -> ResultIndex:
         # a machine without wordnet-base, as the README's base install is)
         with mock.patch("usebench.plan.requirements._wordnet_found", return_value=True):
             rp = build_plan(load_checked_recipe(paper), None, given, root)
-        write_planned_results(rp, tmp / paper)
+        write_planned_results(rp, tmp / paper, stand_in=str(model))
         _STORES[paper] = index_results(list(iter_results(tmp / paper)))
     return _STORES[paper]
 

@@ -12,7 +12,7 @@ from usebench.report.build import build_table
 from usebench.report.make import ReportOptions, make_report
 from usebench.report.reference import entries
 from usebench.scores.rows import LABELED_STAGES, index_results
-from usebench.report.skeleton import build_with_skeleton, table_status
+from usebench.report.skeleton import NOT_IN_PAPER, build_with_skeleton, table_status
 from usebench.scores.tables import TABLES
 from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, add_useb
@@ -39,7 +39,7 @@ def test_table2_is_laid_out_on_the_papers_rows_and_blocks(tmp_path):
     assert tsdae.key is not None and tsdae.cells["askubuntu"].mean == pytest.approx(60.0)
     mlm = next(r for r in slotted if r.label == "MLM" and r.block.startswith("Unsupervised"))
     assert mlm.key is None and all(c.missing for c in mlm.cells.values())
-    assert mlm.note == "no results of mlm in the unsupervised setting in this store"
+    assert mlm.note == "no results of mlm on bert-base-uncased in the unsupervised setting in this store"  # issue 53
     (extra,) = [r for r in built.rows if r.slot is None]
     assert extra.key.method == "consert" and extra.block.endswith("(not in the paper's table)")
     assert any("USE-large: cannot be made here" in n for n in built.notes)
@@ -174,7 +174,11 @@ def test_the_reasons_no_row_is_beside_the_paper_are_written(tmp_path):
     assert "Not beside the published numbers" in md and "No published neighbour for TSDAE" in md
     data = json.loads((tmp_path / "out/paper-table2.json").read_text())
     assert any(n.startswith("No published neighbour for TSDAE") for n in data["paper_notes"])
-    assert any(r.get("not_made") == "no results of mlm in the unsupervised setting in this store" for r in data["rows"])
+    assert any(r.get("not_made") == "no results of mlm on bert-base-uncased in the unsupervised setting in this store"
+               for r in data["rows"])  # issue 53: the reason names the backbone the slot waits for
+    # issue 53: a TSDAE run from MiniLM is no row of the paper's BERT-base block: it stands below, saying so
+    tsdae = next(r for r in data["rows"] if r["label"].startswith("TSDAE") and r.get("key"))
+    assert tsdae["block"] == "Unsupervised learning · on minilm, not bert-base-uncased (not in the paper's table)"
 
 
 def test_denosent_tables_have_their_published_numbers(tmp_path):
@@ -207,5 +211,9 @@ def test_untrained_rows_and_corpora_go_to_the_slot_of_their_kind(tmp_path):
     assert [r.key.corpus for r in tsdae] == ["file:wiki-sentences.txt"]
     assert any(r.key and r.key.corpus == "askubuntu" and r.slot is None for r in built.rows)
     deno = build_with_skeleton(TABLES.get("denosent-table1"), _index(root))
+    # issue 53: before, the tiny BERT stood in the BERT-base slot ("BERTbase (Mean) · tiny-bert"); a row stands in a
+    # paper's slot only when its backbone is the slot's, so the slot waits and the row is below, not the paper's
     mean = next(r for r in deno.rows if r.label.startswith("BERTbase (Mean)"))
-    assert mean.key is not None and mean.label == "BERTbase (Mean) · tiny-bert"  # the backbone, marked
+    assert mean.key is None and "ours: tiny-bert, below, not in the paper's table" in mean.note
+    (tiny,) = [r for r in deno.rows if r.key is not None and r.key.method == "base"]
+    assert tiny.slot is None and tiny.block.endswith(NOT_IN_PAPER)

@@ -79,7 +79,7 @@ def test_a_supervised_stage_keeps_the_pooling_it_starts_from(tiny_bert_dir, corp
 
 def test_pretraining_is_read_on_dev_and_twitterpara_on_test(tiny_bert_dir, corpus_file, grid_root):
     from usebench.registry import TASKS
-    from usebench.run.unit import task_split
+    from usebench.plan.specs import task_split
 
     plan = _plan(tiny_bert_dir, corpus_file, grid_root, tasks="twitterpara", labeled_sizes=(2,),
                  eval_tasks="stsb")

@@ -149,9 +149,12 @@ def test_reproduce_dry_run_estimates_gpu_hours_from_the_doctor_report(tmp_path, 
             "--data-root", str(root), "--results-dir", str(tmp_path / "r"), "--methods", "tsdae"]
     with_times = CliRunner().invoke(main, [*args, "--step-times", str(report)], catch_exceptions=False)
     assert with_times.exit_code == 0, with_times.output
-    cost = next(line for line in with_times.output.splitlines() if line.startswith("cost: "))
+    cost = next(line for line in with_times.output.splitlines() if line.startswith("cost"))
     assert "at the measured steps" in cost and "NVIDIA H200" in cost
-    assert "GPU-hours at the floor below; " in with_times.output and "at the measured steps)" in with_times.output
+    # issue 53: the per-table GPU-hours and the whole plan's other cost models only with -v
+    assert "GPU-hours at the floor below" not in with_times.output
+    verbose = CliRunner().invoke(main, [*args, "--step-times", str(report), "-v"], catch_exceptions=False)
+    assert "GPU-hours at the floor below; " in verbose.output and "at the measured steps)" in verbose.output
     without = CliRunner().invoke(main, args, catch_exceptions=False)
-    assert "assumed: training FLOPs" in next(line for line in without.output.splitlines()
-                                                 if line.startswith("cost: "))
+    assert "an assumed 10% utilisation" in next(line for line in without.output.splitlines()
+                                                if line.startswith("cost"))

@@ -40,7 +40,7 @@ def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, p
     """Evaluate an existing encoder (or a lexical baseline) and store one result per task."""
     from usebench.errors import NothingDoneError
     from usebench.run.evaluation import EvalOptions, evaluate_model, raise_unless_done
-    from usebench.store import result_path
+    from usebench.store import check_store_target, mark_store, result_path
     from usebench.tasks import expand_tasks
 
     opts = EvalOptions(model=model, pooling=pooling, max_length=max_length, batch_size=batch_size, device=device,
@@ -51,8 +51,11 @@ def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, p
     if not root.is_dir():
         raise NothingDoneError(f"data root {root} does not exist (set --data-root or $BENCH_DATA, or fetch the data "
                                "with `bench data download`); nothing was evaluated")
+    check_store_target(results, results_dir is not None, "bench eval")  # a committed store only when named
     outcome = evaluate_model(opts, task_spec, split, root, results, strict=strict, force=force,
                              log=lambda line: click.echo(line))
+    if outcome.evaluations:
+        mark_store(results)  # a store by content from its first result on
     print_summary(outcome, results)
     for task in outcome.records:  # the new results, where a script or a person finds them
         click.echo(f"wrote {result_path(results, outcome.run_id, task, split)}")

@@ -44,7 +44,10 @@ def run_planned(plan: Plan, opts: RunOptions, launch: Any) -> RunOutcome:
     from usebench.run.grid import run_benchmark
     from usebench.run.manifest import write_manifest
 
-    if int(os.environ.get("RANK", "0")) == 0 and plan.units:
+    main_rank = int(os.environ.get("RANK", "0")) == 0
+    if main_rank and (plan.units or plan.baselines):
+        launch.claim_store("bench run")  # a committed store is written into only when named (--results-dir)
+    if main_rank and plan.units:
         write_manifest(plan, launch.results_dir, launch.options.launcher)
     return run_benchmark(opts, launch.data_root, launch.results_dir, execute=launch.execute, plan=plan)
 

@@ -34,10 +34,21 @@ class BenchGroup(click.Group):
         except BenchError as e:
             click.secho(f"error: {e}", fg="red", err=True)
             sys.exit(e.exit_code)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as e:
             click.secho("interrupted: stopped before finishing; results already written are complete", fg="red",
                         err=True)
+            for note in getattr(e, "__notes__", ()):  # the training loop says where a stage resumes
+                click.secho(f"  {note}", fg="red", err=True)
+            click.secho(f"to resume: {resume_command(sys.argv)} (finished units and results are kept)", fg="red",
+                        err=True)
             sys.exit(EXIT_INTERRUPTED)
+
+
+def resume_command(argv: list[str]) -> str:
+    """The command that was interrupted, as the user runs it again (``bench ...``)."""
+    import shlex
+
+    return shlex.join(["bench", *argv[1:]]) if len(argv) > 1 else "the same command"
 
 
 @click.group(cls=BenchGroup)

@@ -11,21 +11,29 @@ import click
 from usebench.cli.dry_run import plan_out
 from usebench.cli.launching import print_failures
 from usebench.cli.help_sections import SectionedCommand
-from usebench.cli.run import GridArgs, grid_options, grid_sections, launch_prelude
+from usebench.cli.run import SEEDS_HELP, GridArgs, grid_options, grid_sections, launch_prelude
 
-PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.reproduce.recipes.PAPERS (checked by a test)
+from usebench.reproduce.recipes import PAPERS  # the packaged recipes (a light module: no torch, no plan)
 
 
-@click.command("reproduce", cls=SectionedCommand, sections=grid_sections(
+HELP = f"""Train, evaluate and write every table of PAPER's recipe ({", ".join(PAPERS)}), or of a recipe file of
+    your own (RECIPE.toml, in the packaged recipes' format: docs/reports.md), loaded as strictly.
+
+    Exit status: 0 when every table was written with every row the recipe can make here (rows that can never be
+    made, e.g. USE-large, are named and do not count); 1 otherwise, with the list; 2 on a usage error."""
+
+
+@click.command("reproduce", cls=SectionedCommand, help=HELP, sections=grid_sections(
     ("table_spec", "method_spec", "seeds", "preset", "labeled_sizes", "corpus_sizes", "glove", "inputs",
-     "allow_merged_runs", "out", "formats")))
+     "allow_merged_runs", "out", "formats"), plan=("verbose",)))
 @click.argument("paper", metavar="PAPER|RECIPE.toml")
 @click.option("--tables", "table_spec", default=None, metavar="T,...",
               help="Only these tables of the recipe (ids as `--dry-run` lists them: table2, table10, ...).")
 @click.option("--methods", "method_spec", default=None, metavar="M,...",
               help="Only the runs and rows of these methods (base, bm25, wordvec for the untrained rows): a smoke "
                    "check. Rows of other methods are listed as not selected.")
-@click.option("--seeds", default=None, metavar="N|S,S,...", help="Seeds of every run (default: the recipe's).")
+@click.option("--seeds", default=None, metavar="N|S,S,...",
+              help=f"Seeds of every run (default: the recipe's): {SEEDS_HELP}.")
 @click.option("--preset", default=None, help="Preset of every run (default: each run's, as the paper trained).")
 @click.option("--labeled-sizes", default=None, metavar="N,N,...",
               help="Replace the recipe's labeled-set sizes (Table 10, Fig. 2), e.g. for a check on small data.")
@@ -43,16 +51,15 @@ PAPERS = ("tsdae", "denosent", "paser", "thesis", "laptop")  # usebench.reproduc
               help="Let --set/--preset/--model/--corpus-sizes/--labeled-sizes merge runs the recipe lists as "
                    "distinct into one unit (a smoke check); without it such options are refused, naming the runs.")
 @click.option("--dry-run", is_flag=True, help="Print the whole plan (a summary per table, chain and setting; units "
-              "with --units; stages trained and reused, inputs present and missing, cost on this device); train "
-              "nothing.")
+              "with --units; stages trained and reused, inputs present and missing, and one estimate of the work that "
+              "remains on the device it will run on); train nothing.")
+@click.option("-v", "--verbose", is_flag=True, help="With --dry-run: also the whole plan's cost under every cost "
+              "model (this device's matmul rate, GPU-hours on an H200 and at the docs' A100 floor, the recipe's "
+              "measured units on all cores).")
 @grid_options
 def reproduce(paper, table_spec, method_spec, seeds, preset, labeled_sizes, corpus_sizes, glove, inputs, out,
-              formats, allow_merged_runs, dry_run, grid: GridArgs) -> None:
-    """Train, evaluate and write every table of PAPER's recipe (tsdae, denosent, paser, thesis), or of a recipe
-    file of your own (RECIPE.toml, in the packaged recipes' format: docs/reports.md), loaded as strictly.
-
-    Exit status: 0 when every table was written with every row the recipe can make here (rows that can never be
-    made, e.g. USE-large, are named and do not count); 1 otherwise, with the list; 2 on a usage error."""
+              formats, allow_merged_runs, dry_run, verbose, grid: GridArgs) -> None:
+    """`bench reproduce` (its help, :data:`HELP`, lists the packaged recipes)."""
     from usebench.cli.run import parse_seeds
     from usebench.reproduce.status import load_checked_recipe
     from usebench.reproduce.build import Given, build_plan
@@ -71,13 +78,15 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, labeled_sizes, corp
         click.secho(f"merged by the options (one unit, one number in their rows): {line}", fg="yellow", err=True)
     if dry_run:
         rows = print_reproduce_plan(rp, launch.results_dir, grid.device, measure=launch.options.launcher == "local",
-                                    step_times=grid.step_times, list_units=grid.list_units)
+                                    step_times=grid.step_times, list_units=grid.list_units,
+                                    data_root=launch.data_root, launcher=launch.options.launcher, verbose=verbose)
         plan_out(grid.plan_out_path, rows)
         refused = [r for r in rp.runs if r.error]
         if refused:  # a plan that passes --dry-run must not fail on configuration later
             click.secho(f"{len(refused)} run(s) cannot be planned here (see CANNOT PLAN above)", fg="red", err=True)
             raise SystemExit(1)
         return
+    launch.claim_store(f"bench reproduce {rp.recipe.paper}")  # a committed store only when named (--results-dir)
     _run_all(rp, given, launch.data_root, launch.results_dir, launch.execute, launch.options.launcher)
     _report(rp, given, launch.results_dir, out, tuple(_csv(formats)))
 
@@ -133,7 +142,8 @@ def _inputs(items: tuple[str, ...], glove: Path | None) -> dict[str, str]:
 
 
 def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: bool = True,
-                         step_times: Path | None = None, list_units: bool = False) -> list:
+                         step_times: Path | None = None, list_units: bool = False,
+                         data_root: Path | None = None, launcher: str = "local", verbose: bool = False) -> list:
     """`--dry-run`: each table's runs (planned, blocked with what provides the input, or left out), each split's
     merged plan as `bench run --dry-run` prints it (its summary per table, chain and setting), the inputs present and
     missing, and the cost (at the measured steps of ``step_times``, a doctor report, when given). Returns every
@@ -141,7 +151,7 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     from usebench.cli.dry_run import print_plan
     from usebench.reproduce.walk import reproduce_view
 
-    view = reproduce_view(rp, results_dir, device, measure, step_times)
+    view = reproduce_view(rp, results_dir, device, measure, step_times, data_root, launcher, verbose)
     echo = click.echo
     echo(f"bench reproduce {rp.recipe.paper}: {len(rp.tables)} table(s) from {rp.recipe.path}")
     for t in view.tables:
@@ -150,8 +160,8 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
         echo(f"\n{table.id}: {table.title}\n  writes: {', '.join(table.writes)}"
              + (f" (beside {table.reference})" if table.reference else "")
              + f"\n  {len(t.unit_ids)} unit(s) from {sum(bool(r.opts) for r in t.runs)} run(s): {c.stages:,} distinct "
-             f"stage(s), {c.steps:,} optimizer steps (about {c.gpu_floor_hours:,.1f} GPU-hours at the floor below"
-             f"{measured})")
+             f"stage(s), {c.steps:,} optimizer steps in all"
+             + (f" (about {c.gpu_floor_hours:,.1f} GPU-hours at the floor below{measured})" if verbose else ""))
         for r in t.runs:
             state = (f"left out: {r.excluded}" if r.excluded else f"BLOCKED: {r.blocked}" if r.blocked
                      else f"CANNOT PLAN: {r.error}" if r.error
@@ -167,9 +177,11 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     echo(f"\nall tables: {view.units} distinct unit(s); stages: {view.usage}")
     if view.shared:
         echo(f"shared by several tables (planned and trained once): {view.shared} unit(s)")
-    echo("cost: " + view.cost.text())
-    if view.cpu_cost is not None:  # a CPU-scale recipe's own measured units: the estimate that fits a CPU
-        echo("cost on this CPU (the recipe's measured units): " + view.cpu_cost)
+    echo(view.cost_line())  # what remains, on the device it will run on: one estimate with its basis and range
+    if verbose:  # the whole plan (done or not) under every cost model
+        echo("whole plan, every cost model (-v): " + view.cost.text())
+        if view.cpu_cost is not None:
+            echo("whole plan on this CPU, the recipe's measured units (-v): " + view.cpu_cost)
     for line in view.inputs:
         echo(line)
     for what, why in rp.recipe.elsewhere:

@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from usebench.run.grid import RunOutcome
 
 
+SEEDS_HELP = ("N: seeds 0..N-1; S,S,...: these seeds (1,7,42); one seed S: 'S,' (42,); 0: seed 0 alone (no run "
+              "has zero seeds, so 0 is a seed)")
 EVAL_BATCH = 64  # texts per evaluation batch unless --eval-batch-size says otherwise
 
 _GRID_OPTIONS = (
@@ -150,6 +152,13 @@ class Launch:
     results_dir: Path
     options: Any  # usebench.launch.LaunchOptions
     execute: Any = None
+    named_store: bool = False  # --results-dir given: a committed store named so may be written into
+
+    def claim_store(self, command: str) -> Path:
+        """The results store, checked before ``command`` writes into it (:func:`usebench.store.claim_store`)."""
+        from usebench.store import claim_store
+
+        return claim_store(self.results_dir, self.named_store, command)
 
 
 def launch_prelude(grid: GridArgs, here: bool) -> Launch:
@@ -170,7 +179,8 @@ def launch_prelude(grid: GridArgs, here: bool) -> Launch:
     check_device(grid.device, lopts)  # Ray / SLURM: the cluster's GPUs, not the driver's, decide
     _check_torchrun(lopts.launcher)
     return Launch(model, overrides, Path(grid.data_root or default_data_root()),
-                  Path(grid.results_dir or default_results_dir()), lopts, make_launcher(lopts) if here else None)
+                  Path(grid.results_dir or default_results_dir()), lopts, make_launcher(lopts) if here else None,
+                  named_store=grid.results_dir is not None)
 
 
 def _check_torchrun(launcher: str) -> None:
@@ -191,7 +201,7 @@ def _check_torchrun(launcher: str) -> None:
               "which are evaluated (e.g. useb, twitterpara).")
 @click.option("--eval-tasks", default=None, help="Extra tasks to evaluate each trained model on (e.g. stsb).")
 @click.option("--seeds", default="1", show_default=True, metavar="N|S,S,...",
-              help="Seeds 0..N-1 per unit, or a comma-separated list (the thesis: 1,7,42; one seed: '42,').")
+              help=f"Seeds per unit: {SEEDS_HELP}.")
 @click.option("--preset", default=None, help="paper | official | smoke (default: each method's default, paper).")
 @click.option("--corpus", "corpus", multiple=True, callback=lambda ctx, param, value: _corpus_args(value),
               help="Train on this file (one sentence per line) instead of the task corpus; repeat to concatenate. "
@@ -223,6 +233,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
     Exit status: 0 when every unit finished, 1 when some unit failed (each is listed with its log) or nothing
     was trained or evaluated, 2 on a usage or configuration error."""
     from usebench.cli.grid_steps import nothing_done, plan_grid, run_planned, unfinished
+    from usebench.errors import NothingDoneError
     from usebench.plan.specs import RunOptions
 
     seeds, seed_list = parse_seeds(seeds)
@@ -239,7 +250,11 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
         from usebench.cli.dry_run import plan_out, print_plan
         from usebench.run.plan_rows import plan_view
 
-        view = plan_view(plan, launch.results_dir)
+        if not plan.units and not plan.baselines:  # every unit skipped: no empty tables, and never exit 0
+            reasons = "; ".join(f"{w}: {r}" for w, r in dict.fromkeys(plan.skipped)) or "no unit or baseline"
+            raise NothingDoneError(f"nothing to plan: every unit was skipped ({reasons})")
+
+        view = plan_view(plan, launch.results_dir, data_root=launch.data_root)  # the run's own rule: a missing result
         print_plan(view, grid.list_units)
         plan_out(grid.plan_out_path, view.rows)
         return
@@ -284,17 +299,22 @@ def absolute_paths(model: str | None, overrides: tuple[str, ...]) -> tuple[str |
 
 
 def parse_seeds(spec: str) -> tuple[int, tuple[int, ...]]:
-    """``--seeds``: ``"5"`` -> (5, ()) (seeds 0..4); ``"1,7,42"`` or ``"42,"`` -> (count, the listed seeds)."""
+    """``--seeds``: ``"5"`` -> (5, ()) (seeds 0..4); ``"1,7,42"`` or ``"42,"`` -> (count, the listed seeds); ``"0"``
+    -> (1, (0,)): a count of no seed means nothing, so a lone 0 is the seed 0 (as ``"0,"`` and ``"1"`` are)."""
     from usebench.errors import ConfigError
 
     try:
         if "," not in spec:
+            if int(spec) == 0:
+                return 1, (0,)
             if int(spec) < 1:
                 raise ValueError
             return int(spec), ()
         listed = tuple(int(p) for p in spec.split(",") if p.strip())
+        if any(s < 0 for s in listed):
+            raise ValueError
     except ValueError:
-        raise ConfigError(f"--seeds {spec!r}: expected a count >= 1 or comma-separated seeds, e.g. 1,7,42") from None
+        raise ConfigError(f"--seeds {spec!r}: expected {SEEDS_HELP}") from None
     if not listed:
         raise ConfigError(f"--seeds {spec!r}: no seed listed")
     return len(listed), listed

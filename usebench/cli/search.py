@@ -37,9 +37,11 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
     from usebench.reproduce import config_search as cs
     from usebench.plan.specs import RunOptions
     from usebench.run.grid import run_benchmark
+    from usebench.store import claim_store
 
     from usebench import methods  # noqa: F401
 
+    named = results_dir is not None
     data_root, results_dir = Path(data_root or default_data_root()), Path(results_dir or default_results_dir())
     corpus_arg = Path(corpus) if corpus == cs.CORPUS else Path(corpus).resolve()
     if corpus != cs.CORPUS and not corpus_arg.is_file():
@@ -61,6 +63,7 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
             click.echo(f"  {setting}\n    {cmd}")
             if dry_run:
                 continue
+            claim_store(results_dir, named, "bench config-search")  # a committed store only when named
             opts = RunOptions(methods=(app_a.METHOD,), tasks=app_a.TASK, seeds=seeds, preset=preset, model=model,
                               corpus=(corpus_arg,), max_steps=max_steps, overrides=sets, split=app_a.SPLIT,
                               device=device)

@@ -16,7 +16,7 @@ from usebench.cli.options import RESULTS_DIR, WIDE, fits_terminal
 
 RUNNING = ("running",)
 FAILED = ("failed", "interrupted", "requeued")  # what a person looks at: it stopped, or will resume
-DETAILED = ("failed", "interrupted", "requeued", "running", "submitted", "missing")  # states with a detail line
+DETAILED = ("rescore", "failed", "interrupted", "requeued", "running", "submitted", "missing")  # with a detail line
 LISTED = 40  # a grid of at most this many units lists them all without --all: a screenful a person reads
 UNIT_COLUMNS = ("run_id", "label", "seed", "state", "stage", "step", "total_steps", "last_loss", "elapsed_s", "log",
                 "console", "detail", "warning")
@@ -25,8 +25,8 @@ UNIT_COLUMNS = ("run_id", "label", "seed", "state", "stage", "step", "total_step
 @click.command("status")
 @RESULTS_DIR
 @click.option("--state", "states", default=None, metavar="STATE,...",
-              help="Only units in these states (done, running, failed, interrupted, requeued, stopped, submitted, "
-                   "missing).")
+              help="Only units in these states (done, rescore: trained with a result missing or stale, running, "
+                   "failed, interrupted, requeued, stopped, submitted, missing).")
 @click.option("--all", "all_units", is_flag=True, help="List every unit (state, steps, last loss, elapsed, log) and "
               f"stage, not only the running and failed ones (a grid of up to {LISTED} units is listed anyway).")
 @click.option("--json", "as_json", is_flag=True, help="Print the counts, every unit and every stage as JSON.")
@@ -184,7 +184,7 @@ def _coloured(state: str) -> Any:
     """The state in its colour, the word alone (a rich Text)."""
     from rich.text import Text
 
-    colour = {"done": "green", "running": "cyan", "failed": "red", "interrupted": "red", "stopped": "yellow",
+    colour = {"done": "green", "rescore": "yellow", "running": "cyan", "failed": "red", "interrupted": "red", "stopped": "yellow",
               "requeued": "blue", "submitted": "blue"}.get(state)
     return Text.assemble((state, colour)) if colour else Text(state)
 

@@ -282,17 +282,24 @@ def backbone_fingerprint(path: str | Path) -> dict:
     path = Path(path)
     if not (path / "config.json").is_file():
         raise BenchError(f"{path}: no config.json, so no backbone fingerprint (expected a local model directory)")
-    weights = {}
-    for f in sorted(path.iterdir()):
-        if f.is_file() and f.suffix in WEIGHT_SUFFIXES and not f.name.startswith(("training_args", "optimizer")):
-            stat = f.stat()
-            weights[f.name] = _file_sha256(str(f), stat.st_size, stat.st_mtime_ns)
+    weights = weights_sha256(path)
     config = _read_json(path / "config.json")
     kind = None if config.get("model_type") else type_from_path(path.resolve())
     positions = config.get("max_position_embeddings")
     return {"fingerprint_version": FINGERPRINT_VERSION, "config_sha256": architecture_sha256(config, kind),
             "weights_sha256": weights,
             "tokenizer": tokenizer_identity(path, positions if isinstance(positions, int) else None)}
+
+
+def weights_sha256(path: str | Path) -> dict[str, str]:
+    """``{weight file: sha256 of its bytes}`` of a local model directory (memoised per file while its size and mtime
+    stay the same)."""
+    weights = {}
+    for f in sorted(Path(path).iterdir()):
+        if f.is_file() and f.suffix in WEIGHT_SUFFIXES and not f.name.startswith(("training_args", "optimizer")):
+            stat = f.stat()
+            weights[f.name] = _file_sha256(str(f), stat.st_size, stat.st_mtime_ns)
+    return weights
 
 
 @lru_cache(maxsize=16)

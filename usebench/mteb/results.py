@@ -20,8 +20,8 @@ from typing import Any
 
 from usebench.errors import BenchError
 from usebench.eval.models import model_slug
-from usebench.store import MTEB_PREFIX, StoredResult, check_writable, iter_results, make_record, result_path, run_id, \
-    save_result
+from usebench.store import MTEB_PREFIX, StoredResult, check_writable, iter_results, make_record, nested_stores, \
+    result_path, run_id, save_result
 
 TASK_PREFIX = MTEB_PREFIX
 AVERAGE_FILE = "USEB-Average.json"
@@ -43,7 +43,9 @@ def result_files(folder: str | Path) -> list[Path]:
     # MTEB's layout has a fixed depth: a bounded glob, never a walk through a results store's checkpoints (bench
     # report and load_results look here in every store)
     found = (p for depth in range(MAX_DEPTH + 1) for p in root.glob("*/" * depth + f"{TASK_PREFIX}*.json"))
-    return sorted(p for p in found if p.stem in KNOWN and "remote" not in p.relative_to(root).parts)
+    nested = nested_stores(root)  # a store nested in this one (results/laptop in results/) is read on its own
+    return sorted(p for p in found if p.stem in KNOWN and "remote" not in p.relative_to(root).parts
+                  and p.relative_to(root).parts[0] not in nested)
 
 
 def model_info(path: Path) -> dict[str, Any]:

@@ -25,6 +25,9 @@ TOKENS_PER_SENTENCE = 32  # a typical in-domain sentence after tokenisation (USE
 # warm-ups, collate and the final read-back on the clock, toy-length sentences; issue 36), before BertAdam's
 # multi-tensor path and before the fast path: a pessimistic figure
 UTILISATION = {"fp32": 0.10, "bf16": 0.01, "fp16": 0.01}
+# The spread behind those figures, for an estimate's range: the same table's 3-24% of the fp32 rate; under 2% of bf16
+# (the assumed 1% is its pessimistic end)
+UTILISATION_RANGE = {"fp32": (0.03, 0.24), "bf16": (0.01, 0.02), "fp16": (0.01, 0.02)}
 ASSUMED = ("assumed: training FLOPs at the matmul rate x a fixed utilisation (fp32 10%, bf16/fp16 1%: the old "
            "doctor method's H200 table); give --step-times doctor.json (`bench doctor --device cuda --json "
            "doctor.json` on the GPU) for measured steps")

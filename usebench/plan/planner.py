@@ -35,7 +35,7 @@ from usebench.plan.settings import (
 from usebench.plan.stage_data import checked_data
 from usebench.plan.variants import TARGET, stage_variant, target_corpus, target_dev, unit_variant, with_eval_pooling
 from usebench.plan.specs import BaselineSpec, Plan, RunOptions, StageSpec, UnitSpec
-from usebench.plan.stage_ids import shared_home, stage_id, stage_identity
+from usebench.plan.stage_ids import identity_config, shared_home, stage_id, stage_identity
 from usebench.train.config import config_to_dict, parse_overrides
 from usebench.train.plugin import TrainingData
 
@@ -331,7 +331,7 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
     data, steps = checked_data(method, cfg, k, task, corpus, labeled_size, seed, data_root)
     if dev_corpus is not None:  # the validation sentences select the checkpoint: their content is the identity
         data = {**data, "dev_corpus_sha256": dev_corpus}
-    cfg_dict = config_to_dict(cfg)
+    cfg_dict = identity_config(method, preset, config_to_dict(cfg))  # bookkeeping at the preset's values
     if k > 0:
         cfg_dict["model"] = f"stage:{k}"  # the previous stage's export (its path is no part of the identity)
     variant = stage_variant(method, preset, cfg, derived, task)

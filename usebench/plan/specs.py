@@ -106,3 +106,12 @@ class Plan:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (what, why)
     notes: list[str] = field(default_factory=list)  # things worth printing before work starts
     split: str = "test"  # the split the units and baselines evaluate
+
+
+def task_split(spec: UnitSpec, task: Any) -> str:
+    """The split ``task`` is evaluated on: the unit's, or test for a task without a dev split where dev was the
+    default (``--labeled-sizes``: the paper scores Fig. 2 on the dev sets and TwitterPara, which has none, on
+    test)."""
+    if spec.split not in task.splits and spec.test_where_no_dev and "test" in task.splits:
+        return "test"
+    return spec.split

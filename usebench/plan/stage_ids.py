@@ -10,8 +10,20 @@ from __future__ import annotations
 from typing import Any
 
 from usebench.store import config_hash
+from usebench.train.config import BOOKKEEPING_KEYS
 
 STAGES_HOME = ".stages"
+
+
+def identity_config(method: Any, preset: str, config: dict[str, Any]) -> dict[str, Any]:
+    """``config`` (a stage's resolved config) as its identity holds it: the bookkeeping keys (logging and checkpoint
+    cadence, :data:`usebench.train.config.BOOKKEEPING_KEYS`) at ``preset``'s values, whatever the user set, so they
+    never change a run id or stage id; with the preset's own values the identity is the one stored before."""
+    import dataclasses
+
+    defaults = {f.name: f.default for f in dataclasses.fields(method.Config) if f.name in BOOKKEEPING_KEYS}
+    preset_values = {**defaults, **{k: v for k, v in method.presets.get(preset, {}).items() if k in defaults}}
+    return {**config, **{k: v for k, v in preset_values.items() if k in config}}
 
 
 def stage_identity(method: str, preset: str, config: dict[str, Any], data: dict[str, Any], seed: int,

@@ -13,7 +13,7 @@ from typing import Any
 
 from usebench.errors import ConfigError
 from usebench.plan.specs import StageSpec
-from usebench.train.config import config_to_dict
+from usebench.train.config import BOOKKEEPING_KEYS, config_to_dict
 
 TARGET = "target"  # a config's dev_task "target" means the unit's own target task
 
@@ -33,7 +33,7 @@ def target_dev(method: str, task: str, notes: list[str]) -> dict[str, Any]:
 
 # Keys that never name a variant: the backbone and the labeled-set size are row fields of their own, and the
 # validation file is identified by its content (dev_corpus_sha256), not by its path.
-NOT_A_VARIANT = frozenset({"model", "labeled_size", "dev_corpus"})
+NOT_A_VARIANT = frozenset({"model", "labeled_size", "dev_corpus", *BOOKKEEPING_KEYS})  # bookkeeping: no new result
 
 
 def stage_variant(method: Any, preset: str, cfg: Any, derived: dict[str, Any], task: str) -> str:

@@ -26,7 +26,7 @@ from usebench.stats.paired import BOOTSTRAP_P, holm
 from usebench.stats.table_cells import TableStats
 from usebench.report.tsdae_analyses import SECTION_BUILDERS
 from usebench.mteb.results import all_results
-from usebench.store import StoredResult, write_json_atomic
+from usebench.store import StoredResult, nested_stores, write_json_atomic
 
 Format = Literal["md", "tex", "csv", "html"]
 FORMATS: tuple[Format, ...] = ("md", "tex", "csv", "html")
@@ -142,7 +142,10 @@ def make_report(opts: ReportOptions) -> Report:
     """Build and write the report; returns what was written."""
     results = all_results(opts.results_dir)  # the store's results and MTEB's files of the USEB tasks under it
     if not results:
-        raise BenchError(f"no results in {opts.results_dir}; run `bench eval` or `bench run` first")
+        nested = sorted(nested_stores(opts.results_dir))  # e.g. a fresh clone's results/laptop, results/reference
+        hint = (f" (it holds the store(s) {', '.join(str(opts.results_dir / n) for n in nested)} of their own: "
+                f"`bench report --results-dir {opts.results_dir / nested[0]}`)") if nested else ""
+        raise BenchError(f"no results in {opts.results_dir}{hint}; run `bench eval` or `bench run` first")
     for f in opts.formats:
         if f not in FORMATS:
             raise BenchError(f"unknown format {f!r} (known: {', '.join(FORMATS)})")

@@ -164,23 +164,31 @@ def _settings_of(table_id: str, position: int) -> tuple[dict[str, Any], ...]:
     return tuple(slot_settings(entries(table_id)[position]))
 
 
-def table_backbones(slots: Sequence[RefEntry]) -> frozenset[str]:
-    """The backbones the published table's trained rows start from (bert-base-uncased): an untrained row of that
-    model is "the backbone", which a run's own backbone (--model) stands in for, marked in its label."""
-    return frozenset(str(e.model) for e in slots if e.match and e.match.get("method") not in UNTRAINED and e.model)
+def backbone_fits(slot: RefEntry, key: RowKey, backbones: Sequence[Mapping[str, Any] | None]) -> bool:
+    """Whether our row's backbone is the slot's, by content: each result's recorded fingerprint (config, weights,
+    tokenizer: ``backbones``, one per result) against the published backbone's (``published_backbones.json``). A
+    slot whose backbone has no fingerprint recorded here, or results that record none (an old store), are held to
+    the backbone's name. BM25 and word-vector rows have no backbone."""
+    from usebench.report.pairing import backbone_gaps, published_backbones
+
+    model = str((slot.match or {}).get("model") or slot.model or "")
+    if not model or key.method in ("bm25", "wordvec"):
+        return True
+    recorded = [b for b in backbones if b and b.get("config_sha256")]
+    if recorded and (published_backbones().get(model) or {}).get("config_sha256"):
+        return all(not backbone_gaps(b, model)[0] for b in recorded)
+    return same_model(key.model, model)
 
 
 def fits(slot: RefEntry, key: RowKey, wanted: Mapping[str, Any], configs: Sequence[Mapping[str, Any]],
-         backbones: frozenset[str] = frozenset(), settings: Sequence[Mapping[str, Any]] = ()) -> bool:
-    """Whether our row is the slot's kind of row: its method, block, pooling and kind of data, the values the table's
-    rows of one method differ in (``wanted``), and every key that tells the paper's rows apart (``settings``, one
-    alternative per preset: :func:`slot_settings`), read from each result's resolved config. A slot that names no
-    block holds the unsupervised rows of a trained method (the STS tables list methods, not settings)."""
-    if not slot.match or not matches(slot, key):
-        return False
-    model = slot.match.get("model")
-    if key.method in UNTRAINED and model and model not in backbones and not same_model(key.model, model):
-        return False  # an untrained row of a published checkpoint is that checkpoint: a tiny BERT is no SBERT row
+         backbones: Sequence[Mapping[str, Any] | None] = (), settings: Sequence[Mapping[str, Any]] = ()) -> bool:
+    """Whether our row is the slot's kind of row: its method, block, backbone by content (:func:`backbone_fits`;
+    ``backbones``: each result's recorded fingerprint), pooling and kind of data, the values the table's rows of one
+    method differ in (``wanted``), and every key that tells the paper's rows apart (``settings``, one alternative per
+    preset: :func:`slot_settings`), read from each result's resolved config. A slot that names no block holds the
+    unsupervised rows of a trained method (the STS tables list methods, not settings)."""
+    if not slot.match or not matches(slot, key) or not backbone_fits(slot, key, backbones):
+        return False  # MiniLM is no BERT-base row, untrained or trained from
     if "group" not in slot.match and key.method not in UNTRAINED and key.group != "unsupervised":
         return False
     if not _data_kind_fits((slot.settings or {}).get("train_data"), key):
@@ -221,16 +229,43 @@ def slot_label(slot: RefEntry, key: RowKey) -> str:
 CANNOT = "cannot be made here"  # the reason's head of a slot no run here can fill
 
 
-def _why_not(slot: RefEntry) -> tuple[str, bool]:
-    """(reason, never) for an empty slot."""
+def _why_not(slot: RefEntry, elsewhere: Sequence[str] = ()) -> tuple[str, bool]:
+    """(reason, never) for an empty slot; ``elsewhere``: the backbones of our rows of the slot's kind on another
+    backbone (listed below the skeleton)."""
     if not slot.match:
         note = (slot.settings or {}).get("note") or slot.note or "no counterpart in the suite"
         return f"{CANNOT}: {note}", True
     where = f" in the {slot.match['group']} setting" if "group" in slot.match else ""
     method = slot.match.get("method")
+    verb = ":" if method in UNTRAINED else " on"
+    others = (f" (ours{verb} {', '.join(elsewhere)}, below, not in the paper's table)") if elsewhere else ""
     if method in UNTRAINED and slot.model:  # "no results of base" read as if no untrained row existed at all
-        return f"no results of {slot.model} ({method}){where} in this store", False
-    return f"no results of {method}{where} in this store", False
+        return f"no results of {slot.model} ({method}){where} in this store{others}", False
+    on = f" on {slot.model}" if slot.model and method not in ("bm25", "wordvec") else ""
+    return f"no results of {method}{on}{where} in this store{others}", False
+
+
+def _elsewhere(slot: RefEntry, rows: Sequence[Row], placed: set[int]) -> list[str]:
+    """The backbones of our unplaced rows that are the slot's method and block but not its backbone."""
+    if not slot.match:
+        return []
+    return sorted({_short_model(r.key.model) for n, r in enumerate(rows) if n not in placed and r.key is not None
+                   and matches(slot, r.key) and not same_model(r.key.model, str(slot.model or ""))})
+
+
+def _short_model(model: str) -> str:
+    return model.rstrip("/").rsplit("/", 1)[-1]
+
+
+def _own_block(row: Row, slots: Sequence[RefEntry]) -> str:
+    """The block of a row that fits no slot: its own, marked as not the paper's; a row whose method and setting the
+    paper has, on another backbone, says which (a reader must not take MiniLM's CT for BERT-base's)."""
+    if row.key is None or row.key.method in UNTRAINED:  # an untrained row's label names its model already
+        return row.block + NOT_IN_PAPER
+    backbone = next((s.model for s in sorted(slots, key=lambda s: s.block != row.block) if s.match
+                     and matches(s, row.key) and s.model and not same_model(row.key.model, s.model)), None)
+    on = f" · on {_short_model(row.key.model)}, not {backbone}" if backbone else ""
+    return row.block + on + NOT_IN_PAPER
 
 
 def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:
@@ -239,25 +274,27 @@ def apply_skeleton(built: Built, spec: TableSpec, index: ResultIndex) -> Built:
     if not spec.skeleton:
         return built
     slots = entries(spec.skeleton)
-    wanted, backbones = distinguishing_keys(slots), table_backbones(slots)
+    wanted = distinguishing_keys(slots)
     settings = {i: _settings_of(spec.skeleton, i) for i, s in enumerate(slots) if s.match}
     configs = {r.key: _row_configs(index, r.key) for r in built.rows if r.key is not None}
+    backbones = {r.key: [res.record["method"].get("backbone") for results in index.rows.get(r.key, {}).values()
+                         for res in results] for r in built.rows if r.key is not None}
     placed: set[int] = set()
     rows: list[Row] = []
     missing_notes = []
     for i, slot in enumerate(slots):
         mine = [(n, r) for n, r in enumerate(built.rows) if n not in placed and r.key is not None
-                and fits(slot, r.key, wanted.get(i, {}), configs[r.key], backbones, settings.get(i, ()))]
+                and fits(slot, r.key, wanted.get(i, {}), configs[r.key], backbones[r.key], settings.get(i, ()))]
         for n, r in mine:
             placed.add(n)
             mark = f" · {r.not_release}" if r.not_release else ""  # data that is not the release says so
             rows.append(replace(r, label=slot_label(slot, r.key) + mark, block=slot.block, slot=i))
         if not mine:
-            reason, _ = _why_not(slot)
+            reason, _ = _why_not(slot, _elsewhere(slot, built.rows, placed))
             rows.append(Row(label=slot.label, block=slot.block, cells={c.id: Cell(None, n=0) for c in built.columns},
                             slot=i, note=reason))
             missing_notes.append(f"— {slot.block + ' / ' if slot.block else ''}{slot.label}: {reason}.")
-    rows += [replace(r, block=r.block + NOT_IN_PAPER) for n, r in enumerate(built.rows) if n not in placed]
+    rows += [replace(r, block=_own_block(r, slots)) for n, r in enumerate(built.rows) if n not in placed]
     source = slots[0].source if slots else spec.skeleton
     notes = list(built.notes) + [f"Rows and blocks in the order of {source}; a row of ours carries the paper's "
                                  "label and our marks (backbone, corpus, variant) where it differs."]

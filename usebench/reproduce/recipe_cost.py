@@ -21,6 +21,7 @@ from usebench.errors import ConfigError
 
 COST_KEYS = ("measured_on", "matmul_gflops_one_thread", "speedup_all_cores", "step_cpu_s", "eval_cpu_s",
              "unit_overhead_cpu_s")
+OPTIONAL_KEYS = ("speedup_range",)  # [slowest, fastest] CPU seconds per wall second the recipe's units were seen at
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class CpuProfile:
     step_cpu_s: Mapping[str, float]  # method -> CPU s per optimizer step at its recipe preset
     eval_cpu_s: Mapping[str, float]  # task -> CPU s of one evaluation (test split)
     unit_overhead_cpu_s: float  # per unit: loading, export, bookkeeping
+    speedup_range: tuple[float, float] | None = None  # the spread of ``speedup`` seen in the recipe's own runs
 
 
 def parse_profile(value: Any, where: str) -> CpuProfile | None:
@@ -41,7 +43,7 @@ def parse_profile(value: Any, where: str) -> CpuProfile | None:
         return None
     if not isinstance(value, dict):
         raise ConfigError(f"{where}: must be a table")
-    unknown = sorted(set(value) - set(COST_KEYS))
+    unknown = sorted(set(value) - set(COST_KEYS) - set(OPTIONAL_KEYS))
     missing = sorted(set(COST_KEYS) - set(value))
     if unknown or missing:
         raise ConfigError(f"{where}: " + "; ".join(
@@ -59,7 +61,18 @@ def parse_profile(value: Any, where: str) -> CpuProfile | None:
             raise ConfigError(f"{where}.{key}: expected a positive number, got {v!r}")
     return CpuProfile(value["measured_on"], float(value["matmul_gflops_one_thread"]),
                       float(value["speedup_all_cores"]), dict(value["step_cpu_s"]), dict(value["eval_cpu_s"]),
-                      float(value["unit_overhead_cpu_s"]))
+                      float(value["unit_overhead_cpu_s"]), _speedup_range(value.get("speedup_range"), where))
+
+
+def _speedup_range(value: Any, where: str) -> tuple[float, float] | None:
+    """``speedup_range = [slowest, fastest]``, two positive numbers in order, or None when not given."""
+    if value is None:
+        return None
+    ok = isinstance(value, list) and len(value) == 2 and all(
+        isinstance(v, (int, float)) and not isinstance(v, bool) and v > 0 for v in value) and value[0] <= value[1]
+    if not ok:
+        raise ConfigError(f"{where}.speedup_range: expected [slowest, fastest], two positive numbers, got {value!r}")
+    return float(value[0]), float(value[1])
 
 
 def one_thread_matmul_gflops(seconds: float = 0.1, tries: int = 5) -> float:
@@ -110,13 +123,29 @@ class ProfileCost:
         return cpu * self.scale / self.profile.speedup / 3600
 
     def text(self) -> str:
+        return f"about {self.hours:.1f} hours on all cores: {self.basis()}"
+
+    def basis(self) -> str:
+        """Where the hours come from: the CPU seconds by kind, the machine factor and the all-core speedup."""
         here = (f"this CPU's one-thread matmul {self.here_gflops:.0f} GFLOP/s against {self.profile.matmul_gflops:.0f}"
                 if self.here_gflops else "not measured here")
         gaps = f"; no figure for {', '.join(self.unknown)} (not counted)" if self.unknown else ""
-        return (f"about {self.hours:.1f} hours on all cores: {self.train_cpu_s / 3600:.2f} h of training, "
-                f"{self.eval_cpu_s / 3600:.2f} h of evaluation and {self.overhead_cpu_s / 3600:.2f} h of set-up at one "
-                f"thread as measured on {self.profile.measured_on}, x{self.scale:.2f} ({here}), / "
-                f"{self.profile.speedup:g} for all cores{gaps}")
+        return (f"{self.train_cpu_s / 3600:.2f} h of training, {self.eval_cpu_s / 3600:.2f} h of evaluation and "
+                f"{self.overhead_cpu_s / 3600:.2f} h of set-up at one thread as measured on {self.profile.measured_on}, "
+                f"x{self.scale:.2f} ({here}), / {self.profile.speedup:g} for all cores{gaps}")
+
+
+def work_cost(profile: CpuProfile, stages: Sequence[Any], unit_evals: Sequence[Sequence[str]],
+              baseline_evals: Sequence[Sequence[str]], units: int, here_gflops: float | None) -> ProfileCost:
+    """The cost at ``profile``'s figures of a given piece of work: these stages' steps (each once), these
+    evaluations, a set-up per unit that runs; ``here_gflops``: this machine's one-thread rate (None: the profile's)."""
+    cost = ProfileCost(profile, here_gflops=here_gflops)
+    for stage in stages:
+        cost.train_cpu_s += (stage.steps or 0) * _figure(profile.step_cpu_s, stage.method, cost.unknown)
+    for tasks in (*unit_evals, *baseline_evals):
+        cost.eval_cpu_s += sum(_figure(profile.eval_cpu_s, t, cost.unknown) for t in tasks)
+    cost.overhead_cpu_s = units * profile.unit_overhead_cpu_s
+    return cost
 
 
 def profile_cost(profile: CpuProfile, units: Sequence[Any], baselines: Sequence[Any],

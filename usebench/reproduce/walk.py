@@ -12,6 +12,7 @@ from usebench.plan.cost import Cost, plan_cost
 from usebench.plan.step_times import step_times_from
 from usebench.reproduce.build import PlannedRun, ReproducePlan
 from usebench.reproduce.recipe_cost import profile_cost, record_prediction
+from usebench.reproduce.remaining import Estimate, Remaining, estimate, remaining_work
 from usebench.run.grid import Execution, run_plan
 from usebench.run.manifest import write_manifest
 from usebench.run.plan_rows import PlanView, plan_view
@@ -38,15 +39,34 @@ class ReproduceView:
     usage: str  # stages to train, reuse within the plan, and find done in the store (one line)
     units: int
     shared: int  # units more than one table uses (planned and trained once)
-    cost: Cost
-    cpu_cost: str | None  # a CPU-scale recipe's estimate from its own measured units
+    cost: Cost  # the whole plan's training, every cost model (printed with -v)
+    cpu_cost: str | None  # a CPU-scale recipe's whole plan from its own measured units (printed with -v)
     inputs: list[str]  # "input glove: present (...)" / "MISSING: ...", "data missing: ..."
+    baselines: int = 0  # untrained rows of the plan (every split)
+    remaining: Remaining | None = None  # what is left to do in the store (None: no data root to tell)
+    estimate: Estimate | None = None  # its time on the device it will run on (None: nothing remains)
+
+    def cost_line(self) -> str:
+        """The dry run's one cost line: what remains and its time here, or that nothing remains."""
+        if self.remaining is None:
+            return "cost: " + self.cost.text()
+        if self.estimate is None and not self.units and not self.baselines:
+            return "cost: nothing to train and nothing to evaluate: no unit or baseline could be planned here (see the " \
+                   "lines above on missing data and blocked runs)"
+        if self.estimate is None:
+            return "cost: nothing to train and nothing to evaluate (every unit and baseline of the plan holds in the " \
+                   "store); a run writes the tables only"
+        return f"cost of what remains ({self.remaining.text()}) {self.estimate.text()}"
 
 
 def reproduce_view(rp: ReproducePlan, results_dir: Path, device: str | None, measure: bool = True,
-                   step_times: Path | None = None) -> ReproduceView:
+                   step_times: Path | None = None, data_root: Path | None = None,
+                   launcher: str = "local", verbose: bool = True) -> ReproduceView:
     """The dry run's view of ``rp`` against the store at ``results_dir`` (nothing is trained or written);
-    ``step_times``: a doctor report whose measured steps price the stages."""
+    ``step_times``: a doctor report whose measured steps price the stages; ``data_root``: a trained unit with a
+    result missing or stale is shown to be scored again (the run's rule), and the work that remains is priced on the
+    device the units will run on (``device``, under ``launcher``); ``verbose``: the whole plan's other cost models
+    are measured too (printed with -v)."""
     times = step_times_from(step_times)
     tables = []
     for table in rp.tables:
@@ -57,11 +77,17 @@ def reproduce_view(rp: ReproducePlan, results_dir: Path, device: str | None, mea
     cpu = None
     if rp.recipe.cost is not None:
         baselines = [b for plan in rp.plans.values() for b in plan.baselines]
-        cpu = profile_cost(rp.recipe.cost, rp.units, baselines, measure=measure).text()
-    splits = {split: plan_view(plan, results_dir, rp.unit_tables) for split, plan in rp.plans.items()}
-    return ReproduceView(tables, splits, usage_totals(stage_usage(rp.units, results_dir)), len(rp.units),
-                    sum(len(t) > 1 for t in rp.unit_tables.values()),
-                    plan_cost(rp.units, device, measure, step_times=times), cpu, input_lines(rp))
+        cpu = profile_cost(rp.recipe.cost, rp.units, baselines, measure=measure and verbose).text()
+    splits = {split: plan_view(plan, results_dir, rp.unit_tables, data_root) for split, plan in rp.plans.items()}
+    view = ReproduceView(tables, splits, usage_totals(stage_usage(rp.units, results_dir)), len(rp.units),
+                         sum(len(t) > 1 for t in rp.unit_tables.values()),
+                         plan_cost(rp.units, device, measure and verbose, step_times=times), cpu, input_lines(rp))
+    baselines = [(b, split) for split, plan in rp.plans.items() for b in plan.baselines]
+    view.baselines = len(baselines)
+    if data_root is not None:
+        view.remaining = remaining_work(rp.units, baselines, results_dir, data_root)
+        view.estimate = estimate(view.remaining, rp.recipe.cost, device, launcher, times, measure)
+    return view
 
 
 def input_lines(rp: ReproducePlan) -> list[str]:

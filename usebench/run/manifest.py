@@ -41,6 +41,8 @@ class PlannedUnit:
     task: str
     grid: str  # the manifest it comes from
     stages: tuple[dict[str, Any], ...] = ()  # {"method", "home"} per stage
+    results: tuple[str, ...] = ()  # "task/split" of each result the unit writes (() in manifests written before)
+    argv: tuple[str, ...] = ()  # the command that planned it
 
 
 def launch_dir(results_dir: str | Path) -> Path:
@@ -69,8 +71,17 @@ def write_manifest(plan: Plan, results_dir: str | Path, launcher: str, argv: lis
 
 def _unit_entry(unit: UnitSpec, tables: list[str] | None = None) -> dict[str, Any]:
     return {"run_id": unit.run_id, "label": unit.label, "seed": unit.seed, "task": unit.task,
-            "evals": list(unit.evals), "stages": [{"method": s.method, "home": s.home} for s in unit.stages],
+            "evals": list(unit.evals), "results": unit_results(unit),
+            "stages": [{"method": s.method, "home": s.home} for s in unit.stages],
             **({"tables": list(tables)} if tables else {})}
+
+
+def unit_results(unit: UnitSpec) -> list[str]:
+    """``task/split`` of every result ``unit`` writes: `bench status` asks each whether it still holds."""
+    from usebench.registry import TASKS
+    from usebench.plan.specs import task_split
+
+    return [f"{t}/{task_split(unit, TASKS.get(t))}" for t in unit.evals]
 
 
 def unit_grid(results_dir: str | Path, run_id: str) -> dict[str, Any]:
@@ -99,7 +110,8 @@ def planned_units(results_dir: str | Path) -> list[PlannedUnit]:
     for _, name, data in sorted(manifests):
         for u in data.get("units", []):
             out.setdefault(u["run_id"], PlannedUnit(u["run_id"], u.get("label", ""), int(u.get("seed", 0)),
-                                                    u.get("task", ""), name, tuple(u.get("stages", ()))))
+                                                    u.get("task", ""), name, tuple(u.get("stages", ())),
+                                                    tuple(u.get("results", ())), tuple(data.get("argv") or ())))
     return list(out.values())
 
 

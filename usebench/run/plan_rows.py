@@ -69,29 +69,52 @@ class PlanView:
     skipped: tuple[tuple[str, str], ...] = ()  # (what, why): data missing here
 
 
-def plan_view(plan: Any, results_dir: Path, groups: dict[str, Sequence[str]] | None = None) -> PlanView:
+def plan_view(plan: Any, results_dir: Path, groups: dict[str, Sequence[str]] | None = None,
+              data_root: Path | None = None) -> PlanView:
     """The rows of ``plan`` (a :class:`usebench.plan.specs.Plan`) against the store at ``results_dir``; ``groups``
-    maps a run id to the tables it serves."""
+    maps a run id to the tables it serves. With ``data_root`` a trained unit is ``done`` only when every result it
+    evaluates holds (:func:`usebench.run.unit.unit_gaps`, the run's own rule), else ``rescore``, with a line per
+    result to score again."""
     results_dir = Path(results_dir)
     forced = force_plan([u for u in plan.units if u.force], results_dir)  # what --force would reset and keep
     usage = stage_usage(plan.units, results_dir, forced.reset)
     number: dict[str, int] = {}
     for i, u in enumerate(plan.units, 1):
         number.setdefault(u.run_id, i)  # a stage is reused from the first unit that trains it
-    rows = [_unit_row(i, u, uses, number, results_dir, forced, tuple((groups or {}).get(u.run_id, ())))
+    gaps: dict[str, list[str]] = {}  # run id -> results to score again
+    hashes: dict = {}  # the data's sha256 per (task, split), hashed once for the view
+    rows = [_unit_row(i, u, uses, number, results_dir, forced, tuple((groups or {}).get(u.run_id, ())),
+                      _gaps(u, data_root, results_dir, hashes, gaps))
             for i, (u, uses) in enumerate(zip(plan.units, usage), 1)]
     rows += [PlanRow(0, f"{b.name} ({b.model})", b.name, "baselines", None, ",".join(b.evals), "-", "-",
                      plan.split, (PlanStage(b.name, "evaluate", "", "", None, b.pooling or "-", "-", "-"),))
              for b in plan.baselines]
-    return PlanView(rows, forced, usage_totals(usage), len(plan.units), len(plan.baselines), tuple(plan.notes),
-                    tuple(plan.skipped))
+    lines = [f"{run}: trained; {line}: running this command without --dry-run scores it from the finished checkpoint "
+             "(nothing is retrained)" for run, found in gaps.items() for line in found]
+    return PlanView(rows, forced, usage_totals(usage), len(plan.units), len(plan.baselines),
+                    (*plan.notes, *lines), tuple(plan.skipped))
+
+
+def _gaps(unit: Any, data_root: Path | None, results_dir: Path, hashes: dict, found: dict[str, list[str]]) -> bool:
+    """Whether a trained ``unit`` has results to score again (:func:`usebench.run.unit.unit_gaps`, the run's own
+    rule), each kept in ``found``; False when not asked (no ``data_root``) or forced."""
+    if data_root is None or unit.force or not (results_dir / unit.run_id / "method.json").is_file():
+        return False
+    from usebench.run.unit import unit_gaps
+
+    _done, lines = unit_gaps(unit, data_root, results_dir, hashes)
+    if lines:
+        found[unit.run_id] = lines
+    return bool(lines)
 
 
 def _unit_row(i: int, u: Any, uses: list[StageUse], number: dict[str, int], results_dir: Path, forced: ForcePlan,
-              groups: tuple[str, ...]) -> PlanRow:
+              groups: tuple[str, ...], rescore: bool = False) -> PlanRow:
     stages = tuple(PlanStage(x.method, x.action, x.source, x.home, s.steps, s.pooling, str(s.data["label"]),
                              x.text(number)) for s, x in zip(u.stages, uses))
     now = "forced" if u.run_id in forced.reset else unit_state(results_dir / u.run_id).state
+    if now == "done" and rescore:
+        now = "rescore"  # trained; some result missing or stale: scored again from the checkpoint, not retrained
     return PlanRow(i, u.run_id, u.label, str(u.config.get("setting", "unsupervised")), u.seed, evaluated_splits(u),
                    now, u.variant or "-", u.split, stages, groups)
 
@@ -100,7 +123,7 @@ def evaluated_splits(unit: Any) -> str:
     """``twitterpara (test), askubuntu (dev)``: the split each task is read on, as the unit will read it (a task
     without a dev split is read on test where dev was only the default)."""
     from usebench.registry import TASKS
-    from usebench.run.unit import task_split
+    from usebench.plan.specs import task_split
 
     splits = [(t, task_split(unit, TASKS.get(t))) for t in unit.evals]
     if len({s for _, s in splits}) == 1:

@@ -62,11 +62,56 @@ def final_metrics(record: dict[str, Any]) -> dict[str, float]:
 
 
 def grid_command(results_dir: Path, run_id: str) -> str | None:
-    """The `bench` command of the newest grid that lists ``run_id`` (its driver's command line, from the folder it was
-    given in), or None."""
+    """The `bench` command of the newest grid that lists ``run_id`` (its driver's command line), shareable
+    (:func:`shareable_command`), or None."""
     grid = unit_grid(results_dir, run_id)
     argv = grid.get("argv") or []
     if len(argv) < 2:
         return None
-    command = "bench " + " ".join(shlex.quote(str(a)) for a in argv[1:])
-    return f"cd {shlex.quote(grid['cwd'])} && {command}" if grid.get("cwd") else command  # relative paths in argv
+    return shareable_command([str(a) for a in argv[1:]], Path(grid["cwd"]) if grid.get("cwd") else None)
+
+
+def shareable_command(args: list[str], cwd: Path | None) -> str:
+    """``bench ARGS`` as another machine can run it: a path under the data root becomes ``$BENCH_DATA/...`` (and
+    ``--data-root`` itself goes: ``$BENCH_DATA`` is its default), one under the folder the command ran in becomes
+    relative to it (the repository's root, where `bench` is run), and any other absolute path relative to that folder
+    too; no ``cd`` to this machine's folders."""
+    import os
+
+    root = _data_root(args)
+    out: list[str] = []
+    skip = False
+    for i, arg in enumerate(args):
+        if skip:
+            skip = False
+            continue
+        if arg == "--data-root" and i + 1 < len(args):
+            skip = True
+            continue
+        key, sep, value = arg.partition("=")
+        if sep and not key.startswith("/") and value.startswith("/"):  # --set model=/x, --input NAME=/x, --opt=/x
+            shown = _portable(value, root, cwd, os.path.relpath)
+            out.append(f"{key}={shown}" if not shown.startswith("$") else f"{key}=${{BENCH_DATA}}{shown[11:]}")
+        else:
+            out.append(_portable(arg, root, cwd, os.path.relpath) if arg.startswith("/") else arg)
+    return "bench " + " ".join(f'"{a}"' if a.startswith("$BENCH_DATA") else shlex.quote(a) for a in out)
+
+
+def _data_root(args: list[str]) -> Path | None:
+    """The data root the command read: its ``--data-root``, else ``$BENCH_DATA``."""
+    import os
+
+    for i, arg in enumerate(args):
+        if arg == "--data-root" and i + 1 < len(args):
+            return Path(args[i + 1]).resolve()
+        if arg.startswith("--data-root="):
+            return Path(arg.split("=", 1)[1]).resolve()
+    return Path(os.environ["BENCH_DATA"]).expanduser().resolve() if os.environ.get("BENCH_DATA") else None
+
+
+def _portable(value: str, root: Path | None, cwd: Path | None, relpath: Any) -> str:
+    path = Path(value).resolve()
+    if root is not None and path.is_relative_to(root):
+        rel = path.relative_to(root)
+        return "$BENCH_DATA" + ("" if str(rel) == "." else f"/{rel}")
+    return relpath(path, cwd) if cwd is not None else path.name

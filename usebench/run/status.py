@@ -12,19 +12,21 @@ A lock of another host counts as live while its heartbeat is recent on the store
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from usebench.store import result_path
 from usebench.run.console import UNIT_LOG
 from usebench.run.lock import LOCK_FILE, owner_alive, read_owner, store_clock
 from usebench.run.manifest import LAUNCH_DIR, planned_units, read_job
 from usebench.plan.stage_ids import STAGES_HOME
-from usebench.run.stages import STAGE_LOCK_DIR, finished
+from usebench.run.stages import STAGE_LOCK_DIR, finished, store_users
 from usebench.run.unit_files import FAILED_FILE, STAGES_DIR, STAGES_FILE
 
 
-STATES = ("done", "running", "failed", "interrupted", "requeued", "stopped", "submitted", "missing")
+STATES = ("done", "rescore", "running", "failed", "interrupted", "requeued", "stopped", "submitted", "missing")
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,8 @@ def grid_status(results_dir: Path) -> list[UnitState]:
         state = unit_state(results_dir / planned.run_id, now)
         if state.state == "missing":
             state = _submitted(state, read_job(results_dir, planned.run_id))
+        elif state.state == "done":
+            state = _rescore(state, results_dir / planned.run_id, planned)
         out.append(replace(state, label=state.label or planned.label,
                            seed=planned.seed if state.seed is None else state.seed))
     # a single method's stage lives in the run directory its own unit would have; where no such unit was
@@ -90,6 +94,37 @@ def grid_status(results_dir: Path) -> list[UnitState]:
                     and p.name != LAUNCH_DIR and p.name not in stage_homes) if results_dir.is_dir() else []
     out += [unit_state(p, now) for p in others if _read(p / "config.json").get("run_id") == p.name]
     return out
+
+
+def _rescore(state: UnitState, run_dir: Path, planned: Any) -> UnitState:
+    """A trained unit one of whose results is missing or no longer holds (:mod:`usebench.validity`, the rule the
+    plan and the run ask, in its part that reads the store alone) is ``rescore``: the command that planned it
+    scores those again from the finished checkpoint, training nothing."""
+    gaps = result_gaps(run_dir, planned.results)
+    if not gaps:
+        return state
+    command = shlex.join(["bench", *planned.argv[1:]]) if planned.argv else "the command that planned it"
+    return replace(state, state="rescore", detail=f"{'; '.join(gaps)}: `{command}` scores it again from its "
+                                                  "finished checkpoint (nothing is retrained)")
+
+
+def result_gaps(run_dir: Path, results: tuple[str, ...]) -> list[str]:
+    """One line per result of ``results`` ("task/split") stored in ``run_dir`` that does not hold for the unit's
+    config (``config.json``): :func:`usebench.validity.stored_reason`, the part of the rule that reads the store
+    alone (the task's version and data are the plan's and the run's to compare: they need the adapters and the
+    data root, and status imports neither)."""
+    from usebench.validity import gap_line, read_record, stored_reason
+
+    config = {k: v for k, v in _read(run_dir / "config.json").items() if k not in ("seed", "run_id")}
+    gaps = []
+    for entry in results:
+        task, _, split = entry.partition("/")
+        record, unreadable = read_record(result_path(run_dir.parent, run_dir.name, task, split))
+        reason = unreadable if record is None and unreadable != "no stored result" else \
+            stored_reason(record, task, split, config or None)
+        if reason is not None:
+            gaps.append(gap_line(task, split, reason))
+    return gaps
 
 
 def _submitted(state: UnitState, job: dict[str, Any] | None) -> UnitState:
@@ -158,17 +193,20 @@ class StageState:
 def stage_states(results_dir: Path) -> list[StageState]:
     """Every stage the grid manifests name (shared ones once) and every home under ``.stages/``."""
     results_dir = Path(results_dir)
-    users: dict[str, list[str]] = {}
+    users: dict[str, set[str]] = {}
     methods: dict[str, str] = {}
     for planned in planned_units(results_dir):
         for entry in _stage_entries(results_dir, planned):
-            users.setdefault(entry["home"], []).append(planned.run_id)
+            users.setdefault(entry["home"], set()).add(planned.run_id)
             methods[entry["home"]] = entry.get("method", "")
     hidden = results_dir / STAGES_HOME
     for path in sorted(hidden.iterdir()) if hidden.is_dir() else []:
         home = f"{STAGES_HOME}/{path.name}"
-        users.setdefault(home, [])
+        users.setdefault(home, set())
         methods.setdefault(home, path.name.split("__", 1)[0])
+    for home, ids in store_users(results_dir).items():  # units that ran (their stages.json), planned here or not
+        if home in users:
+            users[home] |= ids
     return [_stage_state(results_dir, home, methods[home], len(ids)) for home, ids in users.items()]
 
 

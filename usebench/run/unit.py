@@ -28,13 +28,13 @@ from typing import Any
 
 from usebench.errors import BenchError, MissingDataError
 from usebench.store import now_iso, result_path, save_result, write_json_atomic
-from usebench.validity import expected_result, path_stale_reason
+from usebench.validity import expected_result, gap_line, path_stale_reason
 from usebench.run.console import UNIT_LOG, unit_console
 from usebench.run.curve import curve_evaluator  # the learning curve's scorer (a reading, never a selection)
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
 from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
-from usebench.plan.specs import StageSpec, UnitSpec
+from usebench.plan.specs import StageSpec, UnitSpec, task_split
 from usebench.run.result_hooks import result_saved
 from usebench.plan.stage_ids import STAGES_HOME, stage_id
 from usebench.run.stages import finished, stage_lock
@@ -129,21 +129,30 @@ def unit_gaps(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
     it evaluates still holds (:mod:`usebench.validity`); else (None, one line per task to score again from the
     finished checkpoint; empty when the unit must run anyway: forced, not trained, failed or held). A task whose data are not in the data root counts as done until they appear
     (its skip is in the outcome, with the command that fetches them)."""
+    result, stale = stale_results(spec, data_root, results_dir, data_hashes)
+    gaps = [gap_line(name, split, reason) for name, split, reason in stale]
+    return (None, gaps) if gaps or result is None else (result, [])
+
+
+def stale_results(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
+                  data_hashes: DataHashes | None = None) -> tuple[UnitResult | None, list[tuple[str, str, str]]]:
+    """(the unit's stored outcome so far, (task, split, why) of each result to score again); (None, []) when the
+    unit must run anyway (forced, not trained, failed or held). :func:`unit_gaps` in words."""
     run_dir = Path(results_dir) / spec.run_id
     if _run_gap(spec, run_dir):
         return None, []
     result = UnitResult(spec.run_id, run_dir, spec.row, training=["done earlier"], log=run_dir / UNIT_LOG)
     hashes = {} if data_hashes is None else data_hashes
-    gaps = []
+    stale = []
     for name, split, sha in _eval_targets(spec, Path(data_root), result, hashes):
         path = result_path(results_dir, spec.run_id, name, split)
         reason = "its data are missing (--strict)" if sha is None else path_stale_reason(
             path, _expected(spec, name, split, sha))
         if reason is not None:
-            gaps.append(f"{name}/{split}: {reason}")
+            stale.append((name, split, reason))
         else:
             result.results.append((name, path))
-    return (None, gaps) if gaps else (result, [])
+    return result, stale
 
 
 def _run_gap(spec: UnitSpec, run_dir: Path) -> str | None:
@@ -188,15 +197,6 @@ def _eval_targets(spec: UnitSpec, data_root: Path, result: UnitResult, hashes: D
 def _expected(spec: UnitSpec, task: str, split: str, sha: str | None):
     """What a result of the unit must match (:mod:`usebench.validity`): the task now, the unit's config."""
     return expected_result(task, split, sha, config=spec.config)
-
-
-def task_split(spec: UnitSpec, task: Any) -> str:
-    """The split ``task`` is evaluated on: the unit's, or test for a task without a dev split where dev was the
-    default (``--labeled-sizes``: the paper scores Fig. 2 on the dev sets and TwitterPara, which has none, on
-    test)."""
-    if spec.split not in task.splits and spec.test_where_no_dev and "test" in task.splits:
-        return "test"
-    return spec.split
 
 
 def evaluable_split(spec: UnitSpec, name: str, task: Any, result: UnitResult) -> str | None:

@@ -65,8 +65,8 @@ class TrainConfig:
     pooling: str = "mean"  # the exported encoder's pooling (see usebench.eval.pooling.POOLERS)
     dropout: bool = True  # False: every dropout rate is 0, from the config on (plugin.load_backbone)
     max_chars: int = 4000  # longer corpus lines are clipped (tokenizers truncate at max_length anyway)
-    log_every: int = 50  # steps per log.jsonl line
-    save_every: int = 1000  # steps per resumable train-state checkpoint (0: only at the end)
+    log_every: int = 50  # steps per log.jsonl line (bookkeeping: BOOKKEEPING_KEYS)
+    save_every: int = 1000  # steps per resumable train-state checkpoint (0: only at the end; bookkeeping)
     dev_task: str | None = None  # task whose dev split selects the best checkpoint (e.g. stsb; "stsb,sickr": the
     # mean of their main scores, DenoSent's official selection); None: the last checkpoint
     dev_every: int = 0  # steps between dev evaluations (0: never)
@@ -267,6 +267,13 @@ def parse_overrides(cls: type, items: Sequence[str]) -> dict[str, Any]:
 
 
 # --- presets ---------------------------------------------------------------------------------------------------
+
+# Keys that never change the trained weights nor any score: how often the loss is logged and a resumable train state
+# is saved (tests/train/test_bookkeeping.py trains twice with other values and compares the weights bit for bit).
+# A run's identity holds them at its preset's values whatever was set (usebench.plan.stage_ids.identity_config), so
+# `--set log_every=5` finds the run the preset made, and run ids stored before keep their names.
+BOOKKEEPING_KEYS = ("log_every", "save_every")
+
 
 def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset: str | None,
                  overrides: Mapping[str, Any] | None = None) -> C:

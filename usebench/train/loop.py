@@ -237,6 +237,17 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
                        run.dev_best, log.lines, run.module, run.step_path.record())
 
 
+def interrupted_note(method: str, out_dir: Path, reached: int, total: int, saved: int, save_every: int) -> str:
+    """Where a stage stopped by Ctrl-C after ``reached`` steps resumes: its last train state, step ``saved`` (written
+    every ``save_every`` steps; the state it started from when none was written since), and the steps trained again
+    (at most ``save_every - 1``)."""
+    again = f"; steps {saved + 1}-{reached} are trained again" if reached > saved else ""
+    state = f"its last train state is step {saved}" if saved else "no train state was saved yet"
+    cadence = f"every {save_every} steps" if save_every else "only at the end (save_every=0)"
+    return (f"{method} ({out_dir}) stopped after step {reached} of {total}; {state} (saved {cadence}): running the same "
+            f"command again resumes it from step {saved}{again}")
+
+
 def first_batch_init(run: RunState) -> None:
     """A run that stops at step 0 trains nothing; a module that initialises itself from its first batch
     (``Method.first_batch_init``: BERT-flow's ActNorm) sees step 0's batch once, without an update, so the export is
@@ -270,9 +281,11 @@ def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: d
                        start, run.total)
     data.static_shapes = run.step_path.static_shapes
     batches = step_batches(data, run.workers, pin=run.device.type == "cuda")
+    reached = saved = start  # steps trained, and the step of the last train state written
     try:
         for step, batch in batches:
             pending.append(one_step(run, step, batch))
+            reached = step + 1  # trained (its train state, if due, is saved below)
             if run.step_path.fast:
                 note_fallbacks(run, step + 1, log)  # a part that failed in this step: recorded now, never silently
             lr = pending[-1].lr
@@ -293,8 +306,12 @@ def _loop(run: RunState, start: int, log: TrainLog, out_dir: Path, run_config: d
                     log.write(line)
             if save_due:
                 save_state(run, step + 1)
+                saved = step + 1
             if on_step is not None:
                 on_step(step + 1)
+    except KeyboardInterrupt as e:  # Ctrl-C: say where the run resumes (the CLI prints the note)
+        e.add_note(interrupted_note(run.method.name, out_dir, reached, run.total, saved, cfg.save_every))
+        raise
     finally:
         batches.close()  # stops the collate workers
     bar.close()

@@ -7,9 +7,12 @@ Details, Framework Versions); ``SentenceTransformer(path)`` reads it back as the
 model is saved again. Ours has the same header, written by ``huggingface_hub.ModelCardData`` (the Hub's own
 serializer), and the same sections, filled from the checkpoint's ``method.json`` (method, resolved config, training
 data and its sha256, steps, seed, pooling, precision, step path, versions) and from the results the store holds for
-it. The store's results are listed in ``usebench_card.json`` beside the card (paths relative to the checkpoint, and
-the command that trained it): :func:`add_result` adds one and rewrites the card, so a later evaluation (`bench eval
---model <checkpoint>`, a re-scored result) shows in it. Nothing here loads the model.
+it. The store's results are listed in ``usebench_card.json`` beside the card: the sha256 of the weights they scored,
+one result per (task, split) (paths relative to the checkpoint), and the provenance recorded with the first result of
+these weights (the command that trained them, made shareable by the caller: no path of this machine; the suite's
+version and git commit). :func:`add_result` adds one and rewrites the card, so a later evaluation (`bench eval
+--model <checkpoint>`, a re-scored result) shows in it, replacing an earlier result of the same task and split, never
+the provenance; new weights in the folder (a retrained unit) start a new list. Nothing here loads the model.
 """
 from __future__ import annotations
 
@@ -32,25 +35,54 @@ _HUB_ID = re.compile(r"^[A-Za-z0-9][\w.-]*(/[\w.-]+)?$")
 
 
 def read_index(checkpoint: Path) -> dict[str, Any]:
-    """``usebench_card.json``: {"results": [paths relative to the checkpoint], "command": str | None}."""
+    """``usebench_card.json``: {"weights_sha256", "results": [paths relative to the checkpoint], "command",
+    "git_sha", "suite_version"} (an index written before the weights' sha256 has results and command only)."""
     data = read_json(Path(checkpoint) / CARD_INDEX)
     return data if isinstance(data, dict) else {}
 
 
 def card_results(checkpoint: Path) -> list[dict[str, Any]]:
-    """The result records the card lists, read from the store now (a file gone from the store is left out)."""
+    """The result records the card lists, read from the store now (a file gone from the store is left out), one per
+    (task, split): the latest listed."""
     records = (read_json(Path(checkpoint) / rel) for rel in read_index(checkpoint).get("results", []))
-    return [r for r in records if r is not None]
+    latest = {_key(r): r for r in records if isinstance(r, dict) and _key(r) is not None}
+    return list(latest.values())
+
+
+def _key(record: dict[str, Any] | None) -> tuple[str, str] | None:
+    task = (record or {}).get("task") or {}
+    return (str(task["name"]), str(task["split"])) if "name" in task and "split" in task else None
+
+
+def weights_digest(checkpoint: Path) -> str | None:
+    """sha256 over the checkpoint's weight files' sha256 (the weights the card's results scored); None: none here."""
+    import hashlib
+
+    from usebench.eval.models import weights_sha256
+
+    files = weights_sha256(checkpoint)
+    return hashlib.sha256("\n".join(f"{n} {h}" for n, h in sorted(files.items())).encode()).hexdigest() \
+        if files else None
 
 
 def add_result(checkpoint: str | Path, result: str | Path, command: str | None = None) -> Path:
-    """List the stored result file ``result`` in ``checkpoint``'s card (once) and rewrite the card; ``command`` (the
-    grid command that trained it) is kept for later refreshes."""
+    """List the stored result file ``result`` in ``checkpoint``'s card (one result per task and split: it replaces an
+    earlier one of its task and split) and rewrite the card. The provenance (``command``: the grid command that
+    trained it, with the suite's version and git commit) is recorded with the first result of these weights and kept;
+    other weights in the folder than the index names start a new index."""
+    from usebench import __version__
+    from usebench.store import git_sha
+
     checkpoint = Path(checkpoint)
-    index = read_index(checkpoint)
+    index, digest = read_index(checkpoint), weights_digest(checkpoint)
+    if index.get("weights_sha256", digest) != digest:
+        index = {}  # retrained in place: the listed results scored other weights
     rel = os.path.relpath(Path(result).resolve(), checkpoint.resolve())
-    results = [r for r in index.get("results", []) if r != rel] + [rel]
-    write_json_atomic(checkpoint / CARD_INDEX, {"results": results, "command": command or index.get("command")})
+    key = _key(read_json(Path(result)))
+    results = [r for r in index.get("results", []) if r != rel and _key(read_json(checkpoint / r)) != key] + [rel]
+    provenance = {k: index.get(k) for k in ("command", "git_sha", "suite_version")} if index.get("command") else \
+        {"command": command, "git_sha": git_sha(), "suite_version": __version__}
+    write_json_atomic(checkpoint / CARD_INDEX, {"weights_sha256": digest, "results": results, **provenance})
     return write_card(checkpoint)
 
 
@@ -142,7 +174,7 @@ def training_data(meta: dict[str, Any]) -> dict[str, Any]:
 def card_body(checkpoint: Path, meta: dict[str, Any], results: list[dict[str, Any]]) -> str:
     """The card's Markdown below the YAML header."""
     parts = [f"# {_title(meta)}\n", _intro(checkpoint, meta), _details(checkpoint, meta), _usage(checkpoint),
-             _evaluation(results), _training(meta), _reproduce(checkpoint, meta), _versions(meta)]
+             _evaluation(results), _training(meta), _reproduce(checkpoint, meta, results), _versions(meta)]
     return "\n".join(p for p in parts if p)
 
 
@@ -196,10 +228,20 @@ def _architecture(checkpoint: Path) -> str:
     return "SentenceTransformer(\n" + "\n".join(lines) + "\n)"
 
 
+def _shown_path(checkpoint: Path) -> str:
+    """The checkpoint as a reader of the card names it: relative to where the command runs when under it, else its
+    run folder and name (never this machine's absolute path; an export being written is shown at its final name)."""
+    path = checkpoint.with_name("checkpoint") if ".tmp-" in checkpoint.name else checkpoint
+    try:
+        return str(path.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return f"{path.parent.name}/{path.name}"
+
+
 def _usage(checkpoint: Path) -> str:
     return ("## Usage\n\n### Direct Usage (Sentence Transformers)\n\n```python\n"
             "from sentence_transformers import SentenceTransformer\n\n"
-            f"model = SentenceTransformer({str(checkpoint)!r})\n"
+            f"model = SentenceTransformer({_shown_path(checkpoint)!r})\n"
             "embeddings = model.encode([\"How do I mount a USB drive?\", \"Mounting a flash drive in Ubuntu\"])\n"
             "print(embeddings.shape)\n```\n")
 
@@ -238,12 +280,45 @@ def _training(meta: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def _reproduce(checkpoint: Path, meta: dict[str, Any]) -> str:
-    command = read_index(checkpoint).get("command")
+def _reproduce(checkpoint: Path, meta: dict[str, Any], results: list[dict[str, Any]]) -> str:
+    """The code (suite version, git commit), the data (each by its release and sha256) and the command."""
+    index = read_index(checkpoint)
+    command = index.get("command")
     if not command:
         return ""
-    return ("### Reproduce\n\nThe command that trained it (finished units are reused, so running it again trains "
-            f"only what is missing):\n\n```bash\n{command}\n```\n")
+    sha, version = index.get("git_sha"), index.get("suite_version") or (meta.get("versions") or {}).get("usebench")
+    code = f"usebench {version}" + (f" at commit `{sha}` (`git checkout {sha}`)" if sha else
+                                    " (no git commit recorded: not run from a clone)")
+    data = training_data(meta)
+    lines = [f"- training data: {data.get('label', 'its corpus')}, sha256 `{data.get('sha256', 'not recorded')}`"
+             + _release_of_training(data.get("sha256"))]
+    lines += [f"- {r['task']['name']}/{r['task']['split']}: sha256 `{r['task'].get('data_sha256', 'not recorded')}`"
+              + _release_of(r["task"]["name"], r["task"]["split"], r["task"].get("data_sha256")) for r in results]
+    return ("### Reproduce\n\n" + f"Code: {code}. Data (the data root, `$BENCH_DATA`, holds them; `bench data "
+            "download` fetches each release with its checksums):\n\n" + "\n".join(lines) + "\n\nThe command that "
+            "trained it, run from the repository's root (finished units are reused, so running it again trains only "
+            f"what is missing):\n\n```bash\n{command}\n```\n")
+
+
+def _release_of(task: str, split: str, sha: str | None) -> str:
+    """Whether ``sha`` is the release the package pins for ``task``/``split``, and which components hold it."""
+    from usebench.data.releases import load_releases
+
+    entry = (load_releases().evaluation.get(task) or {}).get(split) or {}
+    pinned = entry.get("sha256")
+    parts = ", ".join(entry.get("components") or entry.get("files") or [])
+    if pinned and pinned == sha:
+        return " (the pinned release)"
+    if pinned:
+        return f" (not the pinned release, `{pinned[:12]}…`)"
+    return f" (release {parts}: no sha256 pinned)" if parts else " (no release pinned for it)"
+
+
+def _release_of_training(sha: str | None) -> str:
+    from usebench.data.releases import load_releases
+
+    names = [n for n, e in load_releases().training.items() if sha and e.get("sha256") == sha]
+    return f" (the pinned release {names[0]})" if names else ""
 
 
 def _versions(meta: dict[str, Any]) -> str:

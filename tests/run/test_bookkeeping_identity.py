@@ -75,3 +75,24 @@ def test_the_committed_laptop_store_is_found_done(real_data, tmp_path):
     rows = [r for r in csv.DictReader((tmp_path / "plan.csv").open(encoding="utf-8")) if r["number"]]
     assert len(rows) == 24 and {r["now"] for r in rows} == {"done"}, {r["run_id"]: r["now"] for r in rows}
     assert {r["run_id"] for r in rows} <= {p.name for p in (REPO / "results" / "laptop").iterdir()}
+
+
+def test_keys_configs_gained_later_leave_the_identity_at_their_neutral_values(tiny_bert_dir, corpus_file):
+    """stop_at_step, curve_task and curve_steps (issue 55) joined every config after stores were written: at their
+    neutral values the identity is the one stored before (no such key in it), so no earlier run id changes; set, they
+    name another run."""
+    from usebench.plan.stage_ids import identity_config
+    from usebench.registry import METHODS
+    from usebench.train.config import LATER_KEYS, config_to_dict
+
+    method = METHODS.get("simcse")
+    full = config_to_dict(method.config("smoke", {}))
+    assert set(LATER_KEYS) <= set(full)  # every config has them ...
+    held = identity_config(method, "smoke", full)
+    assert not set(LATER_KEYS) & set(held)  # ... and none of them is in the identity at its neutral value
+    assert held == {k: v for k, v in full.items() if k not in LATER_KEYS}
+    plain = _plan(tiny_bert_dir, corpus_file)
+    assert "stop_at_step" not in plain.units[0].stages[0].identity["config"]
+    cut = _plan(tiny_bert_dir, corpus_file, "stop_at_step=1")
+    assert cut.units[0].run_id != plain.units[0].run_id
+    assert cut.units[0].stages[0].identity["config"]["stop_at_step"] == 1

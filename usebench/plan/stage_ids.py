@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from usebench.store import config_hash
-from usebench.train.config import BOOKKEEPING_KEYS
+from usebench.train.config import BOOKKEEPING_KEYS, LATER_KEYS
 
 STAGES_HOME = ".stages"
 
@@ -18,12 +18,23 @@ STAGES_HOME = ".stages"
 def identity_config(method: Any, preset: str, config: dict[str, Any]) -> dict[str, Any]:
     """``config`` (a stage's resolved config) as its identity holds it: the bookkeeping keys (logging and checkpoint
     cadence, :data:`usebench.train.config.BOOKKEEPING_KEYS`) at ``preset``'s values, whatever the user set, so they
-    never change a run id or stage id; with the preset's own values the identity is the one stored before."""
+    never change a run id or stage id; with the preset's own values the identity is the one stored before. The keys
+    configs gained later (:data:`usebench.train.config.LATER_KEYS`) are left out at their neutral values, for the same
+    reason."""
     import dataclasses
 
     defaults = {f.name: f.default for f in dataclasses.fields(method.Config) if f.name in BOOKKEEPING_KEYS}
     preset_values = {**defaults, **{k: v for k, v in method.presets.get(preset, {}).items() if k in defaults}}
-    return {**config, **{k: v for k, v in preset_values.items() if k in config}}
+    held = {**config, **{k: v for k, v in preset_values.items() if k in config}}
+    return {k: v for k, v in held.items() if not _neutral(k, v)}
+
+
+def _neutral(key: str, value: Any) -> bool:
+    """``value`` of ``key`` is the neutral value of a key configs gained later (a tuple is a list in a config dict)."""
+    if key not in LATER_KEYS:
+        return False
+    neutral = LATER_KEYS[key]
+    return value == neutral or (isinstance(value, list) and tuple(value) == neutral)
 
 
 def stage_identity(method: str, preset: str, config: dict[str, Any], data: dict[str, Any], seed: int,

@@ -273,6 +273,10 @@ def parse_overrides(cls: type, items: Sequence[str]) -> dict[str, Any]:
 # A run's identity holds them at its preset's values whatever was set (usebench.plan.stage_ids.identity_config), so
 # `--set log_every=5` finds the run the preset made, and run ids stored before keep their names.
 BOOKKEEPING_KEYS = ("log_every", "save_every")
+# Keys every config gained after stores were written (the truncation point and the learning curve, issue 55): at
+# these values a run is the one it was before they existed, so its identity leaves them out and the run ids stored
+# before keep their names (usebench.plan.stage_ids.identity_config; tests/run/test_bookkeeping_identity.py).
+LATER_KEYS: dict[str, Any] = {"stop_at_step": None, "curve_task": None, "curve_steps": ()}
 
 
 def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset: str | None,

@@ -51,7 +51,7 @@ def test_bench_eval_without_a_terminal_prints_progress_lines_and_the_files_it_wr
                                     "4", "--data-root", str(root), "--results-dir", str(tmp_path / "r")])
     assert res.exit_code == 0, res.output  # CliRunner's streams are no terminal: the bar hides itself
     progress = [ln for ln in res.output.splitlines() if ln.startswith("encode ")]
-    assert progress and all(re.fullmatch(r"encode \S+: \d+/\d+ texts \(\d+%\), \d+ texts/s, ETA \d+s", ln)
+    assert progress and all(re.fullmatch(r"encode \S+: [\d,]+/[\d,]+ texts \(\d+%\), [\d,]+ texts/s, ETA \d+s", ln)
                             for ln in progress), progress
     wrote = [Path(ln.removeprefix("wrote ")) for ln in res.output.splitlines() if ln.startswith("wrote ")]
     assert sorted(p.parent.name for p in wrote) == ["sts12", "stsb"] and all(p.is_file() for p in wrote)

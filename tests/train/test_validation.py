@@ -97,7 +97,8 @@ def test_the_dev_evaluator_reads_the_named_metric(monkeypatch, tmp_path):
 
 def test_seeds_as_a_count_or_a_list(tiny_bert_dir, tmp_path):
     assert parse_seeds("3") == (3, ()) and parse_seeds("1,7,42") == (3, (1, 7, 42)) and parse_seeds("42,") == (1, (42,))
-    for bad in ("0", "a,b", ",", "-1"):
+    assert parse_seeds("0") == (1, (0,))  # no count means nothing: a lone 0 is the seed 0 (issue 53, item 7)
+    for bad in ("a,b", ",", "-1"):
         with pytest.raises(ConfigError):
             parse_seeds(bad)
     corpus = tmp_path / "c.txt"

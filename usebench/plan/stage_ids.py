@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from usebench.store import config_hash
-from usebench.train.config import BOOKKEEPING_KEYS, LATER_KEYS
+from usebench.train.config import BOOKKEEPING_KEYS, without_neutral_later_keys
 
 STAGES_HOME = ".stages"
 
@@ -26,15 +26,7 @@ def identity_config(method: Any, preset: str, config: dict[str, Any]) -> dict[st
     defaults = {f.name: f.default for f in dataclasses.fields(method.Config) if f.name in BOOKKEEPING_KEYS}
     preset_values = {**defaults, **{k: v for k, v in method.presets.get(preset, {}).items() if k in defaults}}
     held = {**config, **{k: v for k, v in preset_values.items() if k in config}}
-    return {k: v for k, v in held.items() if not _neutral(k, v)}
-
-
-def _neutral(key: str, value: Any) -> bool:
-    """``value`` of ``key`` is the neutral value of a key configs gained later (a tuple is a list in a config dict)."""
-    if key not in LATER_KEYS:
-        return False
-    neutral = LATER_KEYS[key]
-    return value == neutral or (isinstance(value, list) and tuple(value) == neutral)
+    return without_neutral_later_keys(held)
 
 
 def stage_identity(method: str, preset: str, config: dict[str, Any], data: dict[str, Any], seed: int,

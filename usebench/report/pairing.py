@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError
+from usebench.train.config import without_neutral_later_keys
 from usebench.report.pairing_data import (DEFAULT_SPLIT, corpus_gaps, dev_gaps, evaluation_gaps, labeled_gaps,
                                           published_untrained, untrained_setting)
 
@@ -177,7 +178,10 @@ def _same(a: Any, b: Any) -> bool:
 
 
 def config_gaps(ours: Mapping[str, Any], paper: Mapping[str, Any], prefix: str = "") -> list[str]:
-    """Every key whose value differs, as "key: ours X, paper Y" (a key one side lacks: "not recorded")."""
+    """Every key whose value differs, as "key: ours X, paper Y" (a key one side lacks: "not recorded"). A key configs
+    gained later is no gap where one side lacks it and the other holds its neutral value (usebench.train.config.
+    LATER_KEYS: a run stored before it existed)."""
+    ours, paper = without_neutral_later_keys(ours), without_neutral_later_keys(paper)
     gaps = []
     for key in sorted(set(ours) | set(paper)):
         a, b = ours.get(key, "not recorded"), paper.get(key, "not recorded")

@@ -279,6 +279,17 @@ BOOKKEEPING_KEYS = ("log_every", "save_every")
 LATER_KEYS: dict[str, Any] = {"stop_at_step": None, "curve_task": None, "curve_steps": ()}
 
 
+def without_neutral_later_keys(config: Mapping[str, Any]) -> dict[str, Any]:
+    """``config`` without the :data:`LATER_KEYS` at their neutral values (a tuple is a list in a config dict): the
+    form a run's identity and a published row's resolved config are compared in."""
+    def neutral(key: str, value: Any) -> bool:
+        if key not in LATER_KEYS:
+            return False
+        return value == LATER_KEYS[key] or (isinstance(value, list) and tuple(value) == LATER_KEYS[key])
+
+    return {k: v for k, v in config.items() if not neutral(k, v)}
+
+
 def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset: str | None,
                  overrides: Mapping[str, Any] | None = None) -> C:
     """``cls(**presets[preset], **overrides)``; unknown presets and keys are ConfigErrors."""

@@ -47,6 +47,7 @@ run bench report --list
 run bench data status
 # the README's quick tour (and getting-started's first evaluation and training run), in its order
 run bench eval --model minilm --tasks stsb                                     # cut: the tour's useb,sts
+run bench eval --model minilm --tasks stsb --limit 500                         # cut: the tour's quick twitterpara
 run bench run --methods tsdae,simcse --tasks stsb --eval-tasks stsb --preset smoke "${cut[@]}"  # cut: twitterpara
 run bench run --methods ct --tasks stsb --eval-tasks stsb --preset smoke "${cut[@]}" --log-to tensorboard
 run bench report --table paper-table2,sts-table --format md,html

@@ -3,8 +3,10 @@
 A stored result of (run, task, split) holds when it is a well-formed record (the shape :func:`usebench.store.
 make_record` writes, not edited since: its digest), has a finite main score equal to its main metric, was scored
 under the task's current protocol (its ``version``) with every metric the task computes now, on the data in the
-data root now, with the same scorer configuration and precision, and on the full release unless partial data
-were allowed. :func:`stale_reason` says which of these fails, in words, or None.
+data root now, with the same scorer configuration and precision, on the full release unless partial data
+were allowed, and over the same items: every item of the split, or the same `--limit` subsample (a quick
+evaluation's result is never taken for a full one, nor a full one for it). :func:`stale_reason` says which of
+these fails, in words, or None.
 
 Every path asks it: the launchers' "already done" (usebench/run/unit.py ``finished_unit``, also for units another
 process held), a running unit's evaluation, `bench eval` and the baseline rows (usebench/run/evaluation.py), the
@@ -45,14 +47,16 @@ class Expected:
     config: Mapping[str, Any] | None = None  # the run's config (its hash is the record's); None: not compared
     precision: str | None = None  # the scorer's dtype ("float32"...); None: no precision to compare (BM25)
     allow_partial: bool = False  # a result on data that is not the release may stand
+    limit: Mapping[str, Any] | None = None  # the --limit subsample asked for (n, seed, rule); None: every item
 
 
 def expected_result(task: str, split: str, data_sha256: str | None, *, config: Mapping[str, Any] | None = None,
-                    precision: str | None = None, allow_partial: bool = False) -> Expected:
+                    precision: str | None = None, allow_partial: bool = False,
+                    limit: Mapping[str, Any] | None = None) -> Expected:
     """:class:`Expected` of a registered task (its version and metric names read from the registry)."""
     adapter = TASKS.get(task)
     return Expected(task, split, str(adapter.version), tuple(adapter.metric_names), data_sha256, config, precision,
-                    allow_partial)
+                    allow_partial, limit)
 
 
 def read_record(path: str | Path) -> tuple[dict[str, Any] | None, str | None]:
@@ -160,7 +164,28 @@ def _setting_reason(record: Mapping[str, Any], expected: Expected) -> str | None
         return f"the stored result was computed in {stored_precision}, this run computes in {expected.precision}"
     if record["task"].get("partial") and not expected.allow_partial:
         return "the stored result was made with --allow-partial on data that is not the release"
-    return None
+    return limit_reason(record["task"].get("limit"), expected.limit)
+
+
+LIMIT_KEYS = ("n", "seed", "rule")  # what makes two --limit subsamples of one split the same items
+
+
+def limit_text(limit: Mapping[str, Any] | None) -> str:
+    """A result's items in words: "every item" or "a --limit subsample (200 per subset, seed 0)"."""
+    if not limit:
+        return "every item"
+    return f"a --limit subsample ({limit.get('n')} per subset, seed {limit.get('seed')})"
+
+
+def limit_reason(stored: Any, expected: Mapping[str, Any] | None) -> str | None:
+    """Why a result over ``stored``'s items does not stand for one over ``expected``'s (None: the same items): a
+    quick evaluation's subsample is never a full result, a full result never a subsample, two subsamples differ by
+    their size, seed or rule."""
+    have = {k: stored.get(k) for k in LIMIT_KEYS} if isinstance(stored, Mapping) else None
+    want = {k: expected.get(k) for k in LIMIT_KEYS} if expected else None
+    if have == want:
+        return None
+    return f"the stored result is over {limit_text(have)}, this evaluation is over {limit_text(want)}"
 
 
 def gap_line(task: str, split: str, reason: str) -> str:
@@ -215,6 +240,7 @@ def seed_mismatches(a: Mapping[str, Any], b: Mapping[str, Any]) -> list[tuple[st
         ("data", f"sha256 {str(ta.get('data_sha256'))[:12]}", f"sha256 {str(tb.get('data_sha256'))[:12]}"),
         ("scorers", scorer_identity(a), scorer_identity(b)),
         ("training step paths", path_text(training_path(a)), path_text(training_path(b))),
+        ("evaluated items", limit_text(ta.get("limit")), limit_text(tb.get("limit"))),
     )
     out = []
     for what, x, y in checks:

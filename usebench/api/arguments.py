@@ -22,6 +22,7 @@ CLI_WORDS = (("use --device cpu or leave --device out", "use device='cpu' or lea
              ("--max-length", "max_length="),
              ("--precision", "precision="), ("--results-dir", "results_dir="), ("--data-root", "data_root="),
              ("--allow-partial", "allow_partial=True"), ("--force re-runs", "reuse=False re-runs"),
+             ("--limit-seed", "limit_seed="), ("--limit", "limit="),
              ("--pooling", "pooling="))
 
 
@@ -83,6 +84,15 @@ def check_count(value: Any, keyword: str) -> int | None:
     if value < 1:
         raise BenchValueError(f"{keyword} must be a positive integer or None, got {value!r}")
     return value
+
+
+def check_limit(limit: Any, seed: Any) -> int | None:
+    """``limit=`` (a positive integer or None) and ``limit_seed=`` (an integer >= 0) of a quick evaluation."""
+    limit = check_count(limit, "limit")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise (BenchTypeError if not isinstance(seed, int) else BenchValueError)(
+            f"limit_seed must be an integer >= 0, got {type(seed).__name__} {seed!r}")
+    return limit
 
 
 def check_split(split: Any, names: list[str]) -> str:

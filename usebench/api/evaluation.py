@@ -40,7 +40,8 @@ def evaluate(model: Any, tasks: Any, *, split: str = "test", data_root: str | Pa
              device: str | None = None, batch_size: int | None = None, pooling: str | None = None,
              show_progress: bool = True, max_length: int | None = None, precision: str = "fp32",
              cache: bool = False, reuse: bool | None = None, overwrite: bool = False, allow_partial: bool = False,
-             strict: bool = False, force: bool = False) -> pd.DataFrame:
+             strict: bool = False, force: bool = False, limit: int | None = None,
+             limit_seed: int = 0) -> pd.DataFrame:
     """Evaluate ``model`` on ``tasks`` and return one row per metric (see usebench/api/frames.py).
 
     :param model: anything `bench eval --model` accepts (``"minilm"``, an HF id, a checkpoint directory,
@@ -70,13 +71,18 @@ def evaluate(model: Any, tasks: Any, *, split: str = "test", data_root: str | Pa
     :param allow_partial: evaluate data that is not the full release (recorded in each result).
     :param strict: a task with missing data is an error instead of a skip (a warning).
     :param force: the earlier spelling of ``reuse=False``.
+    :param limit: a quick evaluation (`bench eval --limit`): a fixed, seeded subsample of at most this many items
+        per subset (pairs, or queries with their candidates), filed apart and never reused as or paired with a full
+        result; the frame gets ``ci_low``/``ci_high`` (95% bootstrap over the subsample) and ``attrs["limit"]``.
+    :param limit_seed: which seeded subsample ``limit`` takes.
     :return: a long DataFrame: model, revision, task, split, subset ("" for the task's own metrics), metric,
         value (0-1), main (the task's main metric), run_id.
     """
     options = EvaluateOptions(split=split, data_root=data_root, results_dir=results_dir, name=name,
                               revision=revision, device=device, batch_size=batch_size, pooling=pooling,
                               show_progress=show_progress, max_length=max_length, precision=precision, cache=cache,
-                              reuse=reuse, overwrite=overwrite, allow_partial=allow_partial, strict=strict, force=force)
+                              reuse=reuse, overwrite=overwrite, allow_partial=allow_partial, strict=strict, force=force,
+                              limit=limit, limit_seed=limit_seed)
     try:
         frame = _evaluate(model, tasks, options)
     except BenchError as e:  # raised here, at the call: the engine's frames say nothing to the caller
@@ -114,10 +120,12 @@ class EvaluateOptions:
     allow_partial: bool = False
     strict: bool = False
     force: bool = False
+    limit: int | None = None
+    limit_seed: int = 0
 
     def checked(self, names: list[str]) -> EvaluateOptions:
         """The options checked for the tasks ``names``: a wrong type or value is a BenchError naming the keyword."""
-        from usebench.api.arguments import check_count, check_device, check_split, check_text
+        from usebench.api.arguments import check_count, check_device, check_limit, check_split, check_text
 
         split = check_split(self.split, names)
         batch_size, max_length = check_count(self.batch_size, "batch_size"), check_count(self.max_length, "max_length")
@@ -127,9 +135,10 @@ class EvaluateOptions:
                                   f"got {self.precision!r}")
         if self.reuse and self.results_dir is None:
             raise BenchValueError("reuse=True reads stored results: pass the store as results_dir=")
+        limit = check_limit(self.limit, self.limit_seed)
         root = _data_root(self.data_root)  # in this order: the first wrong keyword is the one reported
         return replace(self, split=split, batch_size=batch_size, max_length=max_length, name=name, revision=revision,
-                       data_root=root, device=check_device(self.device))
+                       data_root=root, device=check_device(self.device), limit=limit)
 
     @property
     def results(self) -> Path | None:
@@ -151,7 +160,8 @@ def _evaluate(model: Any, tasks: Any, options: EvaluateOptions) -> pd.DataFrame:
                                   "under that name and its weights' fingerprint")
         opts = EvalOptions(model=str(model), pooling=o.pooling, max_length=o.max_length, batch_size=o.batch_size or 64,
                            device=o.device, cache_dir=default_cache_dir() if o.cache else None, precision=o.precision,
-                           allow_partial=o.allow_partial, show_progress=o.show_progress)
+                           allow_partial=o.allow_partial, show_progress=o.show_progress, limit=o.limit,
+                           limit_seed=o.limit_seed)
         keep = (o.reuse is not False) and not o.force
         return _stored(lambda store: _run_name(opts, names, o.split, o.data_root, store, o.strict, not keep,
                                                o.show_progress), o.results)
@@ -295,16 +305,15 @@ def _run_name(opts: EvalOptions, names: list[str], split: str, root: Path, resul
 def _run_in_memory(prebuilt: Prebuilt, names: list[str], o: EvaluateOptions) -> pd.DataFrame:
     """The runner on an in-memory model, one task at a time, into a staging store; then its new records into
     ``results`` (usebench/api/staging.py: no silent overwrite) and the frame."""
-    from usebench.eval.models import model_slug
     from usebench.api.staging import publish, seed_staging
-    from usebench.run.evaluation import EvalOptions, evaluate_model
-    from usebench.store import check_writable, run_id
+    from usebench.run.evaluation import EvalOptions, eval_run_id, evaluate_model
+    from usebench.store import check_writable
 
-    run = run_id(model_slug(prebuilt.method["name"]), model_slug(prebuilt.model), prebuilt.config, 0)
     split, results, reuse = o.split, o.results, bool(o.reuse) and not o.force
     if results is not None:
         check_writable(results, "results directory", "results_dir=")
-    opts = EvalOptions(model="<in-memory>", allow_partial=o.allow_partial)
+    opts = EvalOptions(model="<in-memory>", allow_partial=o.allow_partial, limit=o.limit, limit_seed=o.limit_seed)
+    run, _ = eval_run_id(prebuilt.method["name"], prebuilt.model, prebuilt.config, 0, opts.subsample)
     with tempfile.TemporaryDirectory(prefix="usebench-staging-") as tmp:
         staging = Path(tmp)
         if results is not None and reuse:
@@ -350,6 +359,7 @@ def _frame(outcome: EvalOutcome, results: Path, names: list[str]) -> pd.DataFram
     import json
 
     from usebench.api.frames import eval_frame
+    from usebench.api.limited import with_intervals
     from usebench.store import result_path
 
     def record(task: str) -> dict[str, Any]:
@@ -358,7 +368,8 @@ def _frame(outcome: EvalOutcome, results: Path, names: list[str]) -> pd.DataFram
         return json.loads(result_path(results, outcome.run_id, task, outcome.split).read_text(encoding="utf-8"))
 
     done = {ev.task for ev in outcome.evaluations} | set(outcome.reused)
-    return eval_frame([record(t) for t in names if t in done])
+    records = [record(t) for t in names if t in done]
+    return with_intervals(eval_frame(records), results, records)
 
 
 def _progress_log() -> Callable[[str], None]:

@@ -6,9 +6,10 @@ naming it), and MTEB's result files of the USEB tasks in place (:func:`usebench.
 record's config hash, its config identity (the hash without the seed: equal for the seed repeats of one
 experiment) and its data sha256. The report's row of each record (:func:`usebench.scores.rows.row_key`) is
 spelled out in the columns ``setting``, ``method``, ``base_model``, ``pooling``, ``corpus``, ``corpus_size``,
-``labeled_size`` and ``variant``, so ``aggregate`` groups exactly as the report tables do; ``model`` and
-``revision`` (usebench/api/frames.py) keep apart models that share a report row. ``table`` turns any of these frames
-into one row per model and one column per task without averaging two models into one cell.
+``labeled_size``, ``variant`` and ``limit`` (a `--limit` subsample, "" for every item), so ``aggregate`` groups
+exactly as the report tables do; ``model`` and ``revision`` (usebench/api/frames.py) keep apart models that share a
+report row. ``table`` turns any of these frames into one row per model and one column per task without averaging
+two models into one cell.
 """
 from __future__ import annotations
 
@@ -22,7 +23,8 @@ if TYPE_CHECKING:
     import pandas as pd
 
 # The report's row (RowKey without its --split-configs field), as frame columns.
-ROW_COLUMNS = ("setting", "method", "base_model", "pooling", "corpus", "corpus_size", "labeled_size", "variant")
+ROW_COLUMNS = ("setting", "method", "base_model", "pooling", "corpus", "corpus_size", "labeled_size", "variant",
+               "limit")
 CELL_COLUMNS = ("task", "split", "subset", "metric")
 RESULT_COLUMNS = ("run_id", "chain", *ROW_COLUMNS, "model", "revision", "seed", *CELL_COLUMNS, "value", "main",
                   "config_hash", "config_identity", "data_sha256", "task_version", "scorer", "step_path", "partial", "path")
@@ -111,7 +113,7 @@ def _row_fields(record: dict[str, Any]) -> dict[str, Any]:
     key = row_key(record)
     return {"setting": key.group, "method": key.method, "base_model": key.model, "pooling": key.pooling,
             "corpus": key.corpus, "corpus_size": key.corpus_size, "labeled_size": key.labeled_size,
-            "variant": key.variant}
+            "variant": key.variant, "limit": key.limit}
 
 
 def aggregate(frame: pd.DataFrame, averages: bool = True) -> pd.DataFrame:

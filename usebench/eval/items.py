@@ -179,9 +179,10 @@ def items_sha256(data: bytes) -> str:
 # --- building tables ------------------------------------------------------------------------------------------
 
 def pair_table(sets: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray | None]],
-               recipes: Mapping[str, Recipe]) -> ItemTable:
+               recipes: Mapping[str, Recipe], ids: Mapping[str, np.ndarray] | None = None) -> ItemTable:
     """Items of a pair task: ``{subset: (score, gold, label or None)}`` in subset order; an item's id is its
-    position in its subset (the order the task reads its file in)."""
+    position in its subset (the order the task reads its file in), or ``ids[subset]`` where given (a subsample's
+    pairs keep their positions in the whole file)."""
     names = tuple(sets)
     score = np.concatenate([np.asarray(s, np.float64) for s, _, _ in sets.values()])
     gold = np.concatenate([np.asarray(g, np.float64) for _, g, _ in sets.values()])
@@ -192,8 +193,9 @@ def pair_table(sets: Mapping[str, tuple[np.ndarray, np.ndarray, np.ndarray | Non
             raise ItemsError("either every subset of a pair task has binary labels or none has")
         columns["label"] = np.concatenate([np.asarray(lab, np.int64) for lab in labels])
     subset = np.concatenate([np.full(len(s), i, np.int64) for i, (s, _, _) in enumerate(sets.values())])
-    ids = np.concatenate([np.arange(len(s), dtype=np.int64) for s, _, _ in sets.values()])
-    return ItemTable("pairs", names, subset, ids, columns, dict(recipes))
+    item_ids = np.concatenate([np.arange(len(s), dtype=np.int64) if ids is None else np.asarray(ids[name], np.int64)
+                               for name, (s, _, _) in sets.items()])
+    return ItemTable("pairs", names, subset, item_ids, columns, dict(recipes))
 
 
 def query_table(parts: Mapping[str, tuple[Sequence[str], Mapping[str, Sequence[float]]]],

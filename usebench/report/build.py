@@ -137,6 +137,10 @@ def build_table(spec: TableSpec, index: ResultIndex, split: str | None = None, d
         notes.append("Rows marked \"eval data not a release\" were scored on data that is not the tasks' release (test "
                      "fixtures, a subset, --allow-partial, other files): their cells are no test-set scores, never "
                      "bold, and never beside a published number.")
+    if any(r.key is not None and r.key.limit for r in rows):
+        notes.append("Rows marked \"limit N\" are quick evaluations (--limit): scored on a seeded subsample of at most "
+                     "N test items per subset, so each cell is an estimate (its interval is over those items); never "
+                     "bold, never beside a published number, never averaged with a full result.")
     if len(trained_models) == 1:
         notes.append(f"Trained rows start from {next(iter(trained_models))}.")
     notes.append(f"Split: {split}.")
@@ -228,8 +232,10 @@ def _bold(rows: list[Row], columns: tuple[Column, ...], decimals: int,
 
 
 def _competes(row: Row, column_id: str) -> bool:
-    """Whether the row's cell counts for the column's best (not an upper bound, on the release, not missing)."""
-    return not row.upper_bound and not row.not_release and not row.cells[column_id].missing
+    """Whether the row's cell counts for the column's best (not an upper bound, on the release, over every test item
+    rather than a --limit subsample, not missing)."""
+    limited = row.key is not None and bool(row.key.limit)
+    return not row.upper_bound and not row.not_release and not limited and not row.cells[column_id].missing
 
 
 def _intervals_and_marks(rows: list[Row], columns: tuple[Column, ...], spec: TableSpec, stats: TableStats,

@@ -85,6 +85,7 @@ def evaluation_gaps(record: Mapping[str, Any], split: str, data_root: Path | Non
     name, ours_split = str(task["name"]), str(task.get("split", DEFAULT_SPLIT))
     gaps = [] if ours_split == split else [f"split: ours {ours_split}, paper {split}"]
     gaps += version_gaps(name, str(task.get("version", "1")))
+    gaps += limit_gaps(task)
     if task.get("partial"):
         return gaps + ["evaluation data: ours --allow-partial (not the release), paper the release"], []
     ident = evaluation_identity(name, ours_split, data_root)
@@ -97,6 +98,19 @@ def evaluation_gaps(record: Mapping[str, Any], split: str, data_root: Path | Non
                        f"{short(ident.sha256)} ({ident.how})"], []
     notes = [f"{name} ({ours_split}) evaluated on {ident.also[ours]}"] if ours in ident.also else []
     return gaps, notes
+
+
+def limit_gaps(task: Mapping[str, Any]) -> list[str]:
+    """A quick evaluation's result (`--limit`) is scored on a subsample of the test items: never the published
+    number's test set, whatever else it shares with it."""
+    from usebench.validity import limit_text
+
+    limit = task.get("limit")
+    if not limit:
+        return []
+    n, of = (f"{v:,}" if isinstance(v, int) else "?" for v in (limit.get("items"), limit.get("of")))
+    return [f"evaluation items: ours {limit_text(limit)}, {n} of {of} items, paper every test item (a quick "
+            "evaluation is never compared with a published number)"]
 
 
 # --- what a stage trained on ------------------------------------------------------------------------------------

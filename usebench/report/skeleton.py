@@ -189,6 +189,8 @@ def fits(slot: RefEntry, key: RowKey, wanted: Mapping[str, Any], configs: Sequen
     unsupervised rows of a trained method (the STS tables list methods, not settings)."""
     if not slot.match or not matches(slot, key) or not backbone_fits(slot, key, backbones):
         return False  # MiniLM is no BERT-base row, untrained or trained from
+    if key.limit:
+        return False  # a --limit subsample's estimate is no published row's test set (listed below the skeleton)
     if "group" not in slot.match and key.method not in UNTRAINED and key.group != "unsupervised":
         return False
     if not _data_kind_fits((slot.settings or {}).get("train_data"), key):

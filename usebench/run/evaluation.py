@@ -6,6 +6,10 @@ the task's version and metrics, the same configuration, precision and data, a va
 score); otherwise the line says why and the task is evaluated again.
 The model is loaded only when some task is left to evaluate. ``log`` gets one line per task as it starts and
 ends (task, split, items, seconds, main score), whether or not stdout is a terminal.
+
+A quick evaluation (``EvalOptions.limit``: a seeded subsample of each subset's items, usebench/eval/subsample.py)
+has its own run id (the subsample is part of its configuration, and its model slug says ``-limit<N>``): it never
+overwrites a full result, and the validity rule never reuses one for the other.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from typing import Any
 from usebench.errors import MissingDataError, NonFiniteScoreError
 from usebench.eval.evaluate import Evaluation, evaluate, items_bytes, to_record
 from usebench.eval.scorer import DenseScorer, Scorer
+from usebench.eval.subsample import Limit
 from usebench.run.result_hooks import result_saved
 from usebench.store import check_writable, result_path, run_id, save_result, stored_form
 from usebench.validity import expected_result, path_stale_reason
@@ -38,6 +43,8 @@ class EvalOptions:
     precision: str = "fp32"  # fp32 on every device; "bf16" (autocast) only when asked for
     allow_partial: bool = False  # evaluate data that is not the full release (recorded in each result)
     show_progress: bool = True  # the encoder's progress bar (usebench.evaluate(show_progress=False) turns it off)
+    limit: int | None = None  # a quick evaluation: at most this many items per subset (None: every item)
+    limit_seed: int = 0  # which seeded subsample
 
     def __post_init__(self) -> None:
         from usebench.eval.encoder import check_positive, check_precision
@@ -45,6 +52,12 @@ class EvalOptions:
         check_positive(self.batch_size, "--batch-size")
         check_positive(self.max_length, "--max-length")
         check_precision(self.precision)
+        self.subsample  # noqa: B018  (a bad --limit or --limit-seed fails here, before any work)
+
+    @property
+    def subsample(self) -> Limit | None:
+        """The :class:`~usebench.eval.subsample.Limit` asked for, None for a full evaluation."""
+        return None if self.limit is None else Limit(self.limit, self.limit_seed)
 
 
 @dataclass
@@ -130,6 +143,7 @@ class ReuseKey:
     config: dict[str, Any]
     precision: str | None  # None: the scorer has no precision (BM25)
     allow_partial: bool = False
+    limit: dict[str, Any] | None = None  # the subsample's config (usebench/eval/subsample.py), None: every item
 
 
 def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Path, results_dir: Path,
@@ -138,25 +152,26 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
     """Evaluate on every task of ``task_spec``; a task with missing data is skipped (or an error if strict).
 
     ``prebuilt`` (the Python API, usebench/api/evaluation.py) replaces the model that ``opts.model`` names: its scorer,
-    method and config are used as they are; ``opts`` then only carries ``allow_partial``.
+    method and config are used as they are; ``opts`` then only carries ``allow_partial`` and the ``limit``.
     """
     from usebench import tasks  # noqa: F401  (enrols the adapters)
-    from usebench.eval.models import model_slug
     from usebench.tasks import expand_tasks
 
     say = log or (lambda _line: None)
     names = expand_tasks(task_spec)
+    check_limit(names, opts, prebuilt is not None)
     check_writable(results_dir, "results directory", "--results-dir")
     if prebuilt is not None:
         method, config, precision, model = prebuilt.method, prebuilt.config, prebuilt.precision, prebuilt.model
     else:
         (method, config, precision), model = describe_model(opts), opts.model
-    # The method name comes from a checkpoint's method.json: slug it so the run id is always a safe folder name.
-    outcome = EvalOutcome(run_id=run_id(model_slug(method["name"]), model_slug(model), config, seed), split=split)
-    todo = _plan(names, split, data_root, results_dir, outcome, ReuseKey(config, precision, opts.allow_partial),
+    run, config = eval_run_id(method["name"], model, config, seed, opts.subsample)
+    outcome = EvalOutcome(run_id=run, split=split)
+    limit = None if opts.subsample is None else opts.subsample.config()
+    todo = _plan(names, split, data_root, results_dir, outcome, ReuseKey(config, precision, opts.allow_partial, limit),
                  strict, force, say)
     if todo:
-        scorer, method, config = (prebuilt.scorer, method, config) if prebuilt is not None else build_scorer(opts)
+        scorer, method, _ = (prebuilt.scorer, method, config) if prebuilt is not None else build_scorer(opts)
         for i, name in enumerate(todo, 1):
             try:
                 _evaluate_one(name, f"[{i}/{len(todo)}]", scorer, method, config, opts, split, data_root,
@@ -167,6 +182,39 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
                 outcome.skipped.append((name, str(e)))
                 say(f"{name} ({split}): skipped: {e}")
     return outcome
+
+
+def eval_run_id(method_name: str, model: str, config: dict[str, Any], seed: int,
+                limit: Limit | None) -> tuple[str, dict[str, Any]]:
+    """(run id, config) of an evaluation: a ``limit``ed one has the subsample in its config and ``-limit<N>`` in its
+    model slug, so it is filed apart from the full results of the same model."""
+    from usebench.eval.models import model_slug
+
+    slug = model_slug(model)
+    if limit is not None:
+        config, slug = {**config, "limit": limit.config()}, f"{slug}-limit{limit.n}"
+    # The method name comes from a checkpoint's method.json: slug it so the run id is always a safe folder name.
+    return run_id(model_slug(method_name), slug, config, seed), config
+
+
+def check_limit(names: list[str], opts: EvalOptions, prebuilt: bool = False) -> None:
+    """A ``--limit`` on tasks that offer no quick evaluation, or with BM25, is refused before anything is loaded."""
+    from usebench.errors import BenchValueError
+    from usebench.eval.bm25 import MODEL_NAMES
+    from usebench.registry import TASKS
+
+    if opts.subsample is None:
+        return
+    if not prebuilt and opts.model in MODEL_NAMES:
+        raise BenchValueError(f"--limit is not offered for {opts.model}: BM25 takes its statistics from the texts it "
+                              "scores, so a subsample would change every item's score (and BM25 needs no quick "
+                              "evaluation: it encodes nothing)")
+    refused = [n for n in names if TASKS.get(n).limit_unit is None]
+    if refused:
+        raise BenchValueError(f"--limit is not offered for {', '.join(refused)}: a quick evaluation subsamples the "
+                              "items of the pair, re-ranking and retrieval tasks whose per-item outcomes the suite "
+                              "stores (not MTEB's own tasks or the BM25 rescoring wrappers); leave those tasks out "
+                              "or evaluate them in full")
 
 
 def _plan(names: list[str], split: str, data_root: Path, results_dir: Path, outcome: EvalOutcome,
@@ -192,7 +240,7 @@ def _plan(names: list[str], split: str, data_root: Path, results_dir: Path, outc
         path = result_path(results_dir, outcome.run_id, name, split)
         if path.is_file() and not force:
             expected = expected_result(name, split, sha, config=key.config, precision=key.precision,
-                                       allow_partial=key.allow_partial)
+                                       allow_partial=key.allow_partial, limit=key.limit)
             reason = path_stale_reason(path, expected)
             if reason is None:
                 outcome.reused.append(name)
@@ -212,7 +260,7 @@ def _evaluate_one(name: str, counter: str, scorer: Scorer, method: dict[str, Any
     say(f"{counter} {name} ({split}): evaluating ...")
     t0 = time.perf_counter()
     try:
-        ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial)
+        ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial, limit=opts.subsample)
         items = items_bytes(ev)
         record = stored_form(to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
                                        config=config, items=items))
@@ -226,7 +274,9 @@ def _evaluate_one(name: str, counter: str, scorer: Scorer, method: dict[str, Any
     outcome.records[name] = record
     unit = "pairs" if TASKS.get(name).family == "pairs" else "queries"
     partial = "  [partial data: --allow-partial]" if ev.partial else ""
-    say(f"{counter} {name} ({split}): {ev.n_queries} {unit}, {time.perf_counter() - t0:.1f} s, "
+    limited = (f" (--limit {ev.limit['n']} per subset, seed {ev.limit['seed']}: {ev.limit['items']:,} of "
+               f"{ev.limit['of']:,} items)") if ev.limit else ""
+    say(f"{counter} {name} ({split}): {ev.n_queries} {unit}{limited}, {time.perf_counter() - t0:.1f} s, "
         f"{ev.main_metric} {ev.main_score * 100:.2f}{partial}")
 
 
@@ -253,5 +303,5 @@ def raise_unless_done(outcome: EvalOutcome, n_tasks: int, failure_detail: str) -
         raise BenchError(f"{len(outcome.failed)} task(s) failed and stored nothing: {failure_detail}")
 
 
-__all__ = ["EvalOptions", "EvalOutcome", "Prebuilt", "ReuseKey", "build_scorer", "describe_model", "evaluate_model",
-           "nothing_evaluated_reason", "raise_unless_done"]
+__all__ = ["EvalOptions", "EvalOutcome", "Prebuilt", "ReuseKey", "build_scorer", "check_limit", "describe_model",
+           "eval_run_id", "evaluate_model", "nothing_evaluated_reason", "raise_unless_done"]

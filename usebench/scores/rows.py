@@ -1,6 +1,7 @@
 """Group stored results into table rows and compute each cell's seed statistics.
 
-A row is one experiment repeated over seeds: (setting group, method, base model, pooling, corpus size). Its
+A row is one experiment repeated over seeds: (setting group, method, base model, pooling, corpus size; a quick
+evaluation's subsample, so a `--limit` result is a row of its own, never a seed of the full one's). Its
 cells aggregate the row's results per (task, split) with :func:`usebench.scores.stats.aggregate`, which refuses
 to average results whose data or configuration differ.
 """
@@ -11,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from usebench.eval.subsample import limit_of
 from usebench.scores.tables import COLUMNS, Column
 from usebench.store import StoredResult
 from usebench.scores.stats import MixedRunsError, SeedStats, aggregate, config_identity, per_seed_average
@@ -63,16 +65,17 @@ class RowKey:
     config: str = ""  # config identity prefix, only with --split-configs
     labeled_size: int | None = None  # --labeled-sizes: the supervised stage's labeled-set size
     variant: str = ""  # a non-default preset and the overrides of the run (e.g. "thesis loss=bce"), "" for none
+    limit: str = ""  # a --limit subsample's label ("limit 200"), "" for results over every test item
 
     def sort_key(self) -> tuple:
         order = METHOD_ORDER.index(self.method) if self.method in METHOD_ORDER else len(METHOD_ORDER)
         return (order, self.method, self.model, self.pooling, self.corpus, self.corpus_size or 0,
-                self.labeled_size or 0, self.config, self.variant)
+                self.labeled_size or 0, self.config, self.variant, self.limit)
 
     def same_experiment(self, other: RowKey) -> bool:
         """Same block, base model, corpus and size: rows whose seeds may be paired (dagger, --compare)."""
-        return (self.group, self.model, self.corpus, self.corpus_size, self.labeled_size, self.config) == (
-            other.group, other.model, other.corpus, other.corpus_size, other.labeled_size, other.config)
+        return (self.group, self.model, self.corpus, self.corpus_size, self.labeled_size, self.config, self.limit) == (
+            other.group, other.model, other.corpus, other.corpus_size, other.labeled_size, other.config, other.limit)
 
 
 def find_key(config: Any, key: str) -> Any:
@@ -152,7 +155,14 @@ def row_key(record: dict[str, Any], split_configs: bool = False) -> RowKey:
                   pooling=str(method.get("pooling") or ""), corpus_size=int(size) if size else None,
                   corpus=row_corpus(record, group),
                   config=config_identity(config)[:8] if split_configs else "",
-                  labeled_size=int(labeled) if labeled else None, variant=str(method.get("variant") or ""))
+                  labeled_size=int(labeled) if labeled else None, variant=str(method.get("variant") or ""),
+                  limit=limit_label(record))
+
+
+def limit_label(record: dict[str, Any]) -> str:
+    """"limit 200" (with " seed 3" when not 0) for a result over a --limit subsample, "" otherwise."""
+    limit = limit_of(record["task"].get("limit"))
+    return "" if limit is None else limit.label()
 
 
 @dataclass
@@ -231,6 +241,8 @@ def row_marks(key: RowKey) -> str:
         marks.append(key.variant)
     if key.config:
         marks.append(f"cfg {key.config}")
+    if key.limit:
+        marks.append(key.limit)
     return "".join(f" · {m}" for m in marks)
 
 

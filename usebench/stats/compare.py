@@ -6,6 +6,8 @@ only. A name that fits several rows is refused with the rows it fits. Per task b
 main metric's (or ``metric``'s) B - A, its paired bootstrap interval, a paired permutation test over items, and
 Holm's correction over the tasks compared. Two sides are paired only on the same items: the same data (sha256),
 task version and item ids; otherwise the task is refused with the reason, as is a side without per-item outcomes.
+A quick evaluation's results (`--limit`) say so beside their side's name, and pair only with results over the same
+subsample.
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from usebench.stats.intervals import NotPairableError, Resampler
 from usebench.stats.loading import NoItemsError, measurement_of
 from usebench.stats.paired import Paired, holm, paired, verdict
 from usebench.store import StoredResult
+from usebench.validity import limit_text
 
 
 @dataclass(frozen=True)
@@ -34,6 +37,17 @@ class Side:
     @property
     def seeds(self) -> list[int]:
         return sorted({int(r.record["seed"]) for r in self.results})
+
+    @property
+    def limited(self) -> str:
+        """"" when every result is over every test item, else the --limit subsamples its results are over."""
+        return "; ".join(sorted({limit_text(r.record["task"]["limit"]) for r in self.results
+                                 if r.record["task"].get("limit")}))
+
+    def heading(self) -> str:
+        """How the comparison names the side: label, how it was read, its seeds, and a --limit mark."""
+        mark = f"; limited: {self.limited}" if self.limited else ""
+        return f"{self.label} ({self.how}; seeds {', '.join(map(str, self.seeds))}{mark})"
 
 
 @dataclass(frozen=True)
@@ -78,6 +92,10 @@ class Comparison:
                f"p < {1 - self.resampler.level:g} and the {self.resampler.level:.0%} interval excludes 0."]
         if self.only_one_side:
             out.append(f"Not compared (results on one side only): {', '.join(self.only_one_side)}.")
+        for name, side in (("A", self.a), ("B", self.b)):
+            if side.limited:
+                out.append(f"{name} is a quick evaluation over {side.limited} (--limit): its scores are estimates "
+                           "on those items, compared only with results over the same subsample.")
         return out
 
 
@@ -150,6 +168,10 @@ def _one(task: str, split: str, a: list[StoredResult], b: list[StoredResult], me
     if missing:
         return TaskComparison(task, split, metric, reason=f"not compared: no result of {' or '.join(missing)} on "
                                                           f"{task}/{split}")
+    items_a, items_b = (sorted({limit_text(r.record["task"].get("limit")) for r in side}) for side in (a, b))
+    if items_a != items_b:
+        return TaskComparison(task, split, metric, reason=f"not compared: A is over {', '.join(items_a)}, B over "
+                                                          f"{', '.join(items_b)} (not the same test items)")
     try:
         check_comparable(a)
         check_comparable(b)
@@ -162,8 +184,7 @@ def _one(task: str, split: str, a: list[StoredResult], b: list[StoredResult], me
 
 def comparison_lines(comp: Comparison) -> list[str]:
     """The comparison as text: who A and B are, one line per task and its verdict, then the notes."""
-    out = [f"A: {comp.a.label} ({comp.a.how}; seeds {', '.join(map(str, comp.a.seeds))})",
-           f"B: {comp.b.label} ({comp.b.how}; seeds {', '.join(map(str, comp.b.seeds))})", ""]
+    out = [f"A: {comp.a.heading()}", f"B: {comp.b.heading()}", ""]
     for t in comp.tasks:
         if t.result is None:
             out.append(f"{t.task}/{t.split} {t.metric}: {t.reason}")

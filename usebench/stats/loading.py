@@ -11,7 +11,7 @@ from collections.abc import Sequence
 
 from usebench.errors import BenchError
 from usebench.eval.items import ItemsError, ItemTable
-from usebench.stats.intervals import Measurement, measurement
+from usebench.stats.intervals import Interval, Measurement, Resampler, measurement
 from usebench.store import StoredResult, items_path
 from usebench.validity import items_reason
 
@@ -59,3 +59,13 @@ def measurement_of(results: Sequence[StoredResult]) -> Measurement:
                              f"{results[0].path}")
     return measurement(first["name"], first["split"], str(first.get("data_sha256")), str(first.get("version", "1")),
                        [(int(r.record["seed"]), load_items(r)) for r in results])
+
+
+def result_intervals(result: StoredResult, metrics: Sequence[str] | None = None,
+                     resampler: Resampler | None = None) -> dict[str, Interval]:
+    """One stored result's bootstrap interval of each of ``metrics`` (default: every metric its items give) over
+    the items its per-item file holds: a `--limit` result's subsample, a full result's whole test set."""
+    m = measurement_of([result])
+    resampler = resampler or Resampler()
+    names = list(m.tables[0].recipes) if metrics is None else list(metrics)
+    return {metric: resampler.interval(m, metric) for metric in names}

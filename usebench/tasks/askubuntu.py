@@ -16,7 +16,7 @@ A line whose similar ids are all outside its candidates is an error here; the re
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +26,7 @@ from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.eval.metrics import average_precision_at_ranks, precision_at, reciprocal_rank
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
+from usebench.eval.subsample import Limit, picked
 from usebench.tasks.base import Task, parse_float, split_fields
 from usebench.data.corpus import read_lines
 from usebench.tasks.release import Count
@@ -109,6 +110,7 @@ class AskUbuntu(Task):
     name = "askubuntu"
     group = "useb"
     family = "rerank"
+    limit_unit = "queries"
     main_metric = "map"
     metric_names = ("map", "p@1", "p@5", "mrr")
     splits = ("dev", "test")
@@ -129,6 +131,10 @@ class AskUbuntu(Task):
     def release_counts(self, split: str, data: AskUbuntuData) -> list[Count]:
         return [Count(f"{ROOT}/{split}.txt", "lines", len(data.queries) + data.n_skipped, RELEASE_LINES,
                       "AskUbuntu release (Lei et al. 2016; TSDAE paper Table 1)")]
+
+    def limited(self, data: AskUbuntuData, limit: Limit) -> AskUbuntuData:
+        """At most ``limit.n`` of the evaluated queries, each with its 20 candidates."""
+        return replace(data, queries=picked(data.queries, limit.pick(self.name, self.name, len(data.queries))))
 
     def texts(self, data: AskUbuntuData) -> list[str]:
         return rerank_texts(data.queries)

@@ -13,9 +13,10 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Sequence
 
 from usebench.data.corpus import read_corpus
-from usebench.errors import BenchError, DataFormatError, MissingDataError
+from usebench.errors import BenchError, BenchValueError, DataFormatError, MissingDataError
 from usebench.eval.items import ItemTable, Outcomes
 from usebench.eval.scorer import Scorer
+from usebench.eval.subsample import Limit
 from usebench.tasks.release import Count, check_release
 
 Family = Literal["rerank", "retrieval", "pairs", "classification"]  # classification: MTEB tasks only
@@ -34,6 +35,8 @@ class Task(ABC):
     dataset: ClassVar[str]  # the `bench data download <dataset>` target that fetches this task's files
     description: ClassVar[str] = ""
     extras: ClassVar[tuple[str, ...]] = ()  # optional extras the task needs (pyproject), checked when a run is planned
+    # What `--limit N` subsamples, N of each subset ("pairs", "queries"); None: the task offers no quick evaluation
+    limit_unit: ClassVar[str | None] = None
 
     # --- files -------------------------------------------------------------------------------------------
     @abstractmethod
@@ -106,6 +109,17 @@ class Task(ABC):
     @abstractmethod
     def n_queries(self, data: Any) -> int:
         """How many queries (or pairs) the metrics are computed over."""
+
+    def limited(self, data: Any, limit: Limit) -> Any:
+        """``data`` cut to the seeded subsample ``limit`` (:mod:`usebench.eval.subsample`): at most ``limit.n`` items
+        of each subset, everything else of the protocol (candidates, retrieval pools) kept whole."""
+        raise BenchValueError(f"task {self.name!r} offers no --limit (a quick evaluation is offered for the pair, "
+                              "re-ranking and retrieval tasks whose items the suite stores)")
+
+    def n_items(self, data: Any) -> int:
+        """How many items the per-item outcomes hold (every pair of a pair task, even those AP leaves out; every
+        evaluated query of a ranking task): what a --limit subsample is counted against."""
+        return self.n_queries(data)
 
     def subsets(self, data: Any, scores: Any) -> dict[str, dict[str, float]]:
         """Per-subset metrics (per forum, per STS subset...), if the task has subsets."""

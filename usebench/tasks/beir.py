@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import ClassVar
 
@@ -34,6 +34,7 @@ from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.eval.metrics import mean_measure, trec_eval
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
+from usebench.eval.subsample import Limit, picked
 from usebench.tasks.base import Family, Task, split_fields
 from usebench.data.corpus import read_lines
 from usebench.tasks.release import Count
@@ -56,6 +57,13 @@ class BeirData:
     doc_ids: tuple[str, ...]
     doc_texts: tuple[str, ...]
     qrels: dict[str, dict[str, int]]
+
+
+def limited_queries(data: BeirData, rows: np.ndarray) -> BeirData:
+    """``data`` with the queries at ``rows`` only (their judgements and the whole corpus kept)."""
+    qids = picked(data.query_ids, rows)
+    return replace(data, query_ids=qids, query_texts=picked(data.query_texts, rows),
+                   qrels={q: data.qrels[q] for q in qids})
 
 
 def read_jsonl(path: Path, fields: tuple[str, ...], optional: tuple[str, ...] = ()) -> list[dict[str, str]]:
@@ -175,6 +183,7 @@ class BeirTask(Task):
 
     group: ClassVar[str] = "beir"
     family: ClassVar[Family] = "retrieval"
+    limit_unit: ClassVar[str | None] = "queries"
     version: ClassVar[str] = "2"  # 2: recall@k and P@k at k = 1..1000, depth 1000
     main_metric: ClassVar[str] = "ndcg@10"
     metric_names: ClassVar[tuple[str, ...]] = tuple(MEASURES)
@@ -267,6 +276,10 @@ class BeirTask(Task):
             out.append(Count(f"{root}/qrels/{split}.tsv", "judged queries", len(data.query_ids),
                              self.release_queries[split], self.release_source))
         return out
+
+    def limited(self, data: BeirData, limit: Limit) -> BeirData:
+        """At most ``limit.n`` judged queries; the corpus stays whole."""
+        return limited_queries(data, limit.pick(self.name, self.name, len(data.query_ids)))
 
     def texts(self, data: BeirData) -> list[str]:
         return list(dict.fromkeys((*data.query_texts, *data.doc_texts)))

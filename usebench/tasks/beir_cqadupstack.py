@@ -24,8 +24,10 @@ import numpy as np
 from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
+from usebench.eval.subsample import Limit
 from usebench.tasks.base import Family, Task
-from usebench.tasks.beir import MEASURES, BeirData, BeirTask, beir_per_query, per_query_columns, per_query_means
+from usebench.tasks.beir import (MEASURES, BeirData, BeirTask, beir_per_query, limited_queries, per_query_columns,
+                                 per_query_means)
 from usebench.tasks.release import Count
 
 SOURCE = "BEIR cqadupstack release (Thakur et al. 2021); per forum as MTEB's CQADupstack*Retrieval metadata"
@@ -64,6 +66,7 @@ class BeirCQADupStack(Task):
     name = "beir-cqadupstack"
     group = "beir"
     family: ClassVar[Family] = "retrieval"
+    limit_unit: ClassVar[str | None] = "queries"
     version = "2"  # as BeirTask: recall@k / P@k at k 1-1000
     main_metric = "ndcg@10"
     metric_names = tuple(MEASURES)
@@ -96,6 +99,10 @@ class BeirCQADupStack(Task):
 
     def release_counts(self, split: str, data: dict[str, BeirData]) -> list[Count]:
         return [c for forum, task in FORUM_TASKS.items() for c in task.release_counts(split, data[forum])]
+
+    def limited(self, data: dict[str, BeirData], limit: Limit) -> dict[str, BeirData]:
+        """At most ``limit.n`` queries of each forum; every forum's corpus stays whole."""
+        return {forum: limited_queries(d, limit.pick(self.name, forum, len(d.query_ids))) for forum, d in data.items()}
 
     def texts(self, data: dict[str, BeirData]) -> list[str]:
         out: dict[str, None] = {}

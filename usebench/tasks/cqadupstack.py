@@ -20,7 +20,7 @@ keep the lower pool (corpus) index. sklearn's AP is invariant to the order insid
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import numpy as np
@@ -30,6 +30,7 @@ from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.eval.metrics import ndcg_at, truncated_average_precision
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
+from usebench.eval.subsample import Limit, picked
 from usebench.tasks.base import Task
 from usebench.tasks.release import Count
 from usebench.tasks.rerank import expect_type, read_json
@@ -130,6 +131,7 @@ class CQADupStack(Task):
     name = "cqadupstack"
     group = "useb"
     family = "retrieval"
+    limit_unit = "queries"
     main_metric = "map@100"
     metric_names = ("map@100", "ndcg@10")
     splits = ("dev", "test")
@@ -156,6 +158,16 @@ class CQADupStack(Task):
     def release_counts(self, split: str, data: tuple[ForumData, ...]) -> list[Count]:
         return [Count(f"{ROOT}/corpus.json", "forums", len(data), RELEASE_FORUMS,
                       "CQADupStack (Hoogeveen et al. 2015; TSDAE paper Table 1)")]
+
+    def limited(self, data: tuple[ForumData, ...], limit: Limit) -> tuple[ForumData, ...]:
+        """At most ``limit.n`` queries of each forum; each forum's pool stays whole (without *every* query of the
+        split, as the protocol removes them), so a kept query retrieves exactly as in the full evaluation."""
+        out = []
+        for forum in data:
+            rows = limit.pick(self.name, forum.name, len(forum.query_ids))
+            out.append(replace(forum, query_ids=picked(forum.query_ids, rows),
+                               query_texts=picked(forum.query_texts, rows), relevant=picked(forum.relevant, rows)))
+        return tuple(out)
 
     def texts(self, data: tuple[ForumData, ...]) -> list[str]:
         texts: dict[str, None] = {}

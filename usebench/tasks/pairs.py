@@ -19,6 +19,7 @@ from usebench.errors import DataFormatError
 from usebench.eval.items import ItemTable, Recipe, pair_table
 from usebench.eval.metrics import binary_average_precision, pearson, spearman
 from usebench.eval.scorer import Scorer
+from usebench.eval.subsample import Limit, picked
 from usebench.tasks.base import Family, Task
 
 UNLABELLED = -1  # binary label of a pair that AP ignores (e.g. 3 of 6 annotators said "paraphrase")
@@ -33,6 +34,7 @@ class PairSet:
     s2: tuple[str, ...]
     gold: np.ndarray  # (n,) float64 graded score
     label: np.ndarray | None = None  # (n,) int64: 1 positive, 0 negative, UNLABELLED dropped from AP
+    positions: np.ndarray | None = None  # (n,) each pair's position in its file's pairs; None: 0..n-1 (all of them)
 
     def __len__(self) -> int:
         return len(self.s1)
@@ -41,6 +43,17 @@ class PairSet:
     def n_labelled(self) -> int:
         """Pairs that carry a binary label (the ones average precision is computed over)."""
         return 0 if self.label is None else int((self.label != UNLABELLED).sum())
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Each pair's position among its file's pairs: its item id, also in a subsample."""
+        return np.arange(len(self), dtype=np.int64) if self.positions is None else self.positions
+
+    def take(self, rows: np.ndarray) -> PairSet:
+        """The pairs at ``rows`` (sorted positions in this set), each keeping its id."""
+        label = None if self.label is None else self.label[rows]
+        return PairSet(self.name, picked(self.s1, rows), picked(self.s2, rows), self.gold[rows], label,
+                       self.ids[rows])
 
 
 def make_pairset(name: str, rows: Sequence[tuple[str, str, float]], labels: Sequence[int] | None = None) -> PairSet:
@@ -102,6 +115,7 @@ class PairTask(Task):
     """Base of pair tasks: ``load`` returns ``{subset name: PairSet}``; scoring and texts are shared."""
 
     family: ClassVar[Family] = "pairs"
+    limit_unit: ClassVar[str | None] = "pairs"
     # True where the subsets are independent datasets (TwitterPara: Twitter URL and PIT-2015), each with its own
     # BM25 statistics; False where they are parts of one evaluation (STS12-16 "all": one pooled Spearman).
     separate_collections: ClassVar[bool] = False
@@ -115,11 +129,19 @@ class PairTask(Task):
     def n_queries(self, data: Mapping[str, PairSet]) -> int:
         return sum(len(ps) for ps in data.values())
 
+    def n_items(self, data: Mapping[str, PairSet]) -> int:
+        return sum(len(ps) for ps in data.values())
+
+    def limited(self, data: Mapping[str, PairSet], limit: Limit) -> dict[str, PairSet]:
+        """At most ``limit.n`` pairs of each subset (labelled or not: AP is over the labelled ones among them)."""
+        return {name: ps.take(limit.pick(self.name, name, len(ps))) for name, ps in data.items()}
+
     @abstractmethod
     def item_recipes(self, data: Mapping[str, PairSet]) -> dict[str, Recipe]:
         """How each metric is computed from the pairs (:class:`usebench.eval.items.Recipe`)."""
 
     def items(self, data: Mapping[str, PairSet], scores: Mapping[str, np.ndarray]) -> ItemTable:
-        """Each pair's similarity, graded gold score and binary label (if any), by subset, in file order."""
+        """Each pair's similarity, graded gold score and binary label (if any), by subset, in file order; a pair's
+        id is its position in its file (also in a subsample)."""
         return pair_table({name: (scores[name], ps.gold, ps.label) for name, ps in data.items()},
-                          self.item_recipes(data))
+                          self.item_recipes(data), ids={name: ps.ids for name, ps in data.items()})

@@ -17,7 +17,7 @@ Protocol (UKPLab/useb ``unsupse_benchmark/evaluators/scidocs.py``, cosine varian
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from usebench.eval.items import ItemTable, Outcomes, mean_recipes, query_table
 from usebench.eval.metrics import mean_measure, trec_eval
 from usebench.registry import TASKS
 from usebench.eval.scorer import Scorer
+from usebench.eval.subsample import Limit, picked
 from usebench.tasks.base import Task
 from usebench.tasks.rerank import (
     RerankQuery,
@@ -116,6 +117,7 @@ class SciDocs(Task):
     name = "scidocs"
     group = "useb"
     family = "rerank"
+    limit_unit = "queries"
     main_metric = "map_avg"
     metric_names = tuple(f"{m}_{s}" for m in ("map", "ndcg") for s in (*SUBTASKS, "avg"))
     splits = ("dev", "test")
@@ -135,6 +137,11 @@ class SciDocs(Task):
             if not evaluated:
                 raise DataFormatError(path, None, f"at least one {subtask!r} query with a title in the corpus")
         return SciDocsData(split, queries, {s: qrels[s] for s in SUBTASKS})
+
+    def limited(self, data: SciDocsData, limit: Limit) -> SciDocsData:
+        """At most ``limit.n`` queries of each subtask, each with all its candidates (the qrels stay whole: a
+        query's values are those of the full evaluation)."""
+        return replace(data, queries={s: picked(q, limit.pick(self.name, s, len(q))) for s, q in data.queries.items()})
 
     def texts(self, data: SciDocsData) -> list[str]:
         return rerank_texts([q for s in SUBTASKS for q in data.queries[s]])

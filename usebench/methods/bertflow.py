@@ -25,14 +25,10 @@ from usebench.methods.parts.laptop_setup import BATCH8_CURVE, BATCH8_STEPS, lapt
 from usebench.train.checkpoint import STWriter, builtin_writer
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    shuffled_batch,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.sampling import shuffled_batch
+from usebench.train.tokenization import tokenize
 from usebench.eval.pooling import POOLERS, PoolFn
 from usebench.registry import METHODS
 from usebench.store import write_json_atomic

@@ -37,14 +37,10 @@ import torch.nn.functional as F
 from usebench.methods.parts.laptop_setup import fraction_curve, laptop_note, laptop_preset
 from usebench.train.config import Optimizer, Scheduler, TrainConfig
 from usebench.errors import ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    epoch_permutation,
-    load_backbone,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.sampling import epoch_permutation
+from usebench.train.tokenization import tokenize
 from usebench.eval.pooling import POOLERS, needs_all_layers
 from usebench.registry import METHODS
 from usebench.methods.parts.augment import (

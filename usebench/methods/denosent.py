@@ -43,13 +43,9 @@ from usebench.train.checkpoint import STWriter, builtin_writer
 from usebench.train.config import TrainConfig
 from usebench.eval.encoder import truncate_texts
 from usebench.errors import BenchError, ConfigError, DataFormatError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.store import write_json_atomic
 from usebench.methods.parts.heads import HeadInit, label_positions, labelled_ce, mlm_head

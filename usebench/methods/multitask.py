@@ -24,7 +24,8 @@ import torch
 from usebench.eval.models import resolve_model
 from usebench.registry import METHODS
 from usebench.train.config import TrainConfig
-from usebench.train.plugin import Method, SentenceEncoder, TrainModule, load_backbone
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
 from usebench.methods.consert import THESIS_CONSERT, Consert, ConsertConfig, ConsertModule
 from usebench.methods.parts.autoencoders import (
     Autoencoder,

@@ -48,13 +48,9 @@ from torch import nn
 from usebench.methods.parts.laptop_setup import fraction_curve, laptop_note, laptop_preset
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.train.static_shapes import natural_width
 from usebench.methods.parts.heads import HeadInit, label_positions, labelled_ce, mlm_head

@@ -37,13 +37,9 @@ from usebench.eval.pooling import PoolFn
 from usebench.store import write_json_atomic
 from usebench.train.checkpoint import STWriter, builtin_writer, pooling_entry
 from usebench.train.config import TrainConfig
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.methods.parts.losses import CONTRASTIVE_LOSSES, ContrastiveLoss
 from usebench.methods.parts.thesis_setup import TABLE_5_3, THESIS_NOTE

@@ -30,8 +30,10 @@ from usebench.data.labeled import labeled_subset
 from usebench.errors import BenchError, ConfigError
 from usebench.registry import METHODS
 from usebench.train.config import TrainConfig
-from usebench.train.plugin import Method, SentenceEncoder, TrainingData, TrainModule, batches_per_epoch, \
-    epoch_batch, load_backbone, set_dropout, tokenize
+from usebench.train.backbone import SentenceEncoder, load_backbone, set_dropout
+from usebench.train.plugin import Method, TrainingData, TrainModule
+from usebench.train.sampling import batches_per_epoch, keeps_partial
+from usebench.train.tokenization import tokenize
 from usebench.methods.parts.labeled_data import Census, Kind, census_labeled, load_labeled
 
 CITATION = ("@inproceedings{reimers-2019-sentence-bert, title={Sentence-BERT: Sentence Embeddings using Siamese "
@@ -217,7 +219,7 @@ class SupervisedMethod(Method):
         """Fewer than ``min_examples`` (a batch per process) is an error, unless the reference trains a partial
         batch (one process)."""
         world = max(1, min_examples // self.sentences_per_step(cfg))
-        if self.keeps_partial(cfg) and world == 1:
+        if keeps_partial(self, cfg) and world == 1:
             min_examples = 1  # the reference's DataLoader trains on a partial batch
         if n < min_examples:
             raise BenchError(f"{self.name}: {n} labeled examples, fewer than one batch ({min_examples}); "
@@ -250,17 +252,7 @@ class SupervisedMethod(Method):
         return batch
 
     def steps_per_epoch(self, cfg: SupervisedConfig, n: int, world: int = 1) -> int:
-        return batches_per_epoch(n, cfg.batch_size, world, self.keeps_partial(cfg))
-
-    def total_steps(self, cfg: SupervisedConfig, n: int, world: int = 1) -> int:  # type: ignore[override]
-        if cfg.epochs is None:
-            return int(cfg.max_steps)  # type: ignore[arg-type]
-        steps = math.ceil(cfg.epochs * self.steps_per_epoch(cfg, n, world))
-        return min(steps, cfg.max_steps) if cfg.max_steps else steps
-
-    def batch_indices(self, cfg: SupervisedConfig, n: int, step: int, seed: int, rank: int = 0,  # type: ignore[override]
-                      world: int = 1) -> list[int]:
-        return epoch_batch(n, cfg.batch_size, step, seed, rank, world, self.keeps_partial(cfg))
+        return batches_per_epoch(n, cfg.batch_size, world, keeps_partial(self, cfg))
 
     def dev_due(self, cfg: SupervisedConfig, step: int, n: int, world: int = 1) -> bool:  # type: ignore[override]
         """As [ST v0.3.8] ``fit``: every ``evaluation_steps`` steps *of an epoch* (``dev_every`` steps, or

@@ -32,14 +32,9 @@ from torch import nn
 
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    set_dropout,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone, set_dropout
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.methods.parts.heads import label_positions, labelled_ce, lm_head_of
 from usebench.methods.parts.seq2seq_denoiser import (

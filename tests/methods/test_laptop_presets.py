@@ -1,4 +1,4 @@
-"""The laptop recipe's one policy (usebench/methods/parts/laptop_setup.py): each method's ``laptop`` preset is its
+"""The laptop recipe's one policy (usebench/recipes/laptop_presets.py): each method's ``laptop`` preset is its
 paper preset on the packaged MiniLM, truncated. Checked against the paper presets themselves: the same resolved
 config but for what the policy names, and the same learning rate at every step the laptop run takes."""
 from __future__ import annotations

@@ -93,3 +93,15 @@ def test_the_method_contract_reads_in_one_screen():
         assert doc.startswith("Default") and "override" in doc.lower(), (name, doc)
     lines, _ = inspect.getsourcelines(Method)
     assert len(lines) <= 110, len(lines)
+
+
+def test_the_extending_page_names_every_hook_of_the_contract():
+    """docs/extending.md's contract table stays the code's: every hook of Method has its row."""
+    import inspect
+    from pathlib import Path
+
+    from usebench.train.plugin import Method
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "extending.md").read_text(encoding="utf-8")
+    hooks = [n for n, f in vars(Method).items() if inspect.isfunction(f) and not n.startswith("_") and n != "config"]
+    assert [h for h in hooks if f"`{h}" not in page] == []

@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, BATCH8_STEPS, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import BATCH8_CURVE, BATCH8_STEPS, laptop_note, laptop_preset
 from usebench.train.checkpoint import STWriter, builtin_writer
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError

@@ -35,7 +35,7 @@ from usebench.methods.parts.autoencoders import (
     autoencoder_batch,
     check_autoencoder_fields,
 )
-from usebench.methods.parts.thesis_setup import TABLE_5_3, THESIS_NOTE
+from usebench.recipes.thesis_presets import TABLE_5_3, THESIS_NOTE
 from usebench.methods.simcse import SimCSE, SimCSEConfig, SimCSEModule
 
 CITATION = ("@mastersthesis{wang2022improving, title={Improving Unsupervised Contrastive Learning for Sentence "

@@ -31,7 +31,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import fraction_curve, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import fraction_curve, laptop_note, laptop_preset
 from usebench.errors import BenchError, ConfigError
 from usebench.eval.pooling import PoolFn
 from usebench.store import write_json_atomic
@@ -42,7 +42,7 @@ from usebench.train.plugin import Method, TrainModule
 from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.methods.parts.losses import CONTRASTIVE_LOSSES, ContrastiveLoss
-from usebench.methods.parts.thesis_setup import TABLE_5_3, THESIS_NOTE
+from usebench.recipes.thesis_presets import TABLE_5_3, THESIS_NOTE
 
 CITATION = ("@inproceedings{gao2021simcse, title={SimCSE: Simple Contrastive Learning of Sentence Embeddings}, "
             "author={Gao, Tianyu and Yao, Xingcheng and Chen, Danqi}, booktitle={EMNLP}, year={2021}}")

@@ -41,7 +41,7 @@ from usebench.methods.parts.seq2seq_denoiser import (
     checkpoint_is_encoder_decoder, load_seq2seq, reconstruction_loss, seq2seq_label_positions,
 )
 from usebench.methods.parts.word_noise import NoiseType, add_noise, vocabulary_words
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, LONG_STEPS, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import BATCH8_CURVE, LONG_STEPS, laptop_note, laptop_preset
 
 CITATION = ("@inproceedings{wang-2021-TSDAE, title={TSDAE: Using Transformer-based Sequential Denoising "
             "Auto-Encoder for Unsupervised Sentence Embedding Learning}, author={Wang, Kexin and Reimers, Nils "

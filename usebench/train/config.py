@@ -294,6 +294,21 @@ def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset:
     return cls(**values)
 
 
+def preset_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset: str | None,
+                  overrides: Mapping[str, Any] | Sequence[str] | None, values: Mapping[str, Any]) -> C:
+    """:func:`build_config` with ``overrides`` as a dict or ``["k=v"]`` strings (parsed by the field types), then
+    ``values`` (what ``Method.config`` takes)."""
+    merged: dict[str, Any] = {}
+    if overrides is not None:
+        merged.update(parse_overrides(cls, list(overrides)) if _is_str_seq(overrides) else overrides)
+    merged.update(values)
+    return build_config(cls, presets, preset, merged)
+
+
+def _is_str_seq(x: Any) -> bool:
+    return isinstance(x, (list, tuple)) and all(isinstance(i, str) for i in x)
+
+
 def config_to_dict(cfg: Any) -> dict[str, Any]:
     """JSON-able dict of a config (tuples become lists)."""
     values = {f.name: getattr(cfg, f.name) for f in dataclasses.fields(cfg)}

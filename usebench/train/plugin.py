@@ -7,7 +7,8 @@ one only where its reference departs from it. The loop in :mod:`usebench.train.l
 ``tests/methods/test_contract.py`` checks every plugin against this contract. What plugins build from lives beside
 it: :mod:`usebench.train.backbone` (loading a backbone, :class:`~usebench.train.backbone.SentenceEncoder`),
 :mod:`usebench.train.tokenization`, :mod:`usebench.train.sampling` (batches and step budgets),
-:mod:`usebench.train.presets` and :mod:`usebench.train.catalog_text` (`bench methods`).
+:mod:`usebench.train.presets` (the presets every method declares) and :mod:`usebench.train.catalog_text`
+(`bench methods`).
 """
 from __future__ import annotations
 
@@ -24,8 +25,7 @@ from torch import nn
 from usebench.errors import ConfigError
 from usebench.train.backbone import SentenceEncoder
 from usebench.train.checkpoint import STWriter, builtin_writer
-from usebench.train.config import TrainConfig
-from usebench.train.presets import method_config
+from usebench.train.config import TrainConfig, preset_config
 from usebench.train.sampling import epoch_batch, epoch_steps, keeps_partial
 
 # What a method trains on: unlabeled sentences (given to it by the run grid: a task's in-domain corpus or
@@ -102,11 +102,13 @@ class Method(ABC):
     def batch_indices(self, cfg: TrainConfig, n: int, step: int, seed: int, rank: int = 0,
                       world: int = 1) -> list[int]:
         """Default: seeded epoch shuffles cut into batches. Override when the reference samples otherwise."""
-        return epoch_batch(n, self.sentences_per_step(cfg), step, seed, rank, world, keeps_partial(self, cfg))
+        partial = keeps_partial(cfg, self.keep_partial_batch)
+        return epoch_batch(n, self.sentences_per_step(cfg), step, seed, rank, world, partial)
 
     def total_steps(self, cfg: TrainConfig, n: int, world: int = 1) -> int:
         """Default: ``max_steps``, or ``epochs`` of batches. Override when the reference counts its budget otherwise."""
-        return epoch_steps(cfg, n, self.sentences_per_step(cfg), world, keeps_partial(self, cfg))
+        return epoch_steps(cfg, n, self.sentences_per_step(cfg), world,
+                           keeps_partial(cfg, self.keep_partial_batch))
 
     def dev_due(self, cfg: TrainConfig, step: int, n: int, world: int = 1) -> bool:
         """Default: every ``dev_every`` steps. Override for the reference's evaluation schedule (epoch ends)."""
@@ -162,6 +164,6 @@ class Method(ABC):
 
     def config(self, preset: str | None = None, overrides: Mapping[str, Any] | Sequence[str] | None = None,
                **kwargs: Any) -> TrainConfig:
-        """Not a hook: ``Config`` from a preset (default ``default_preset``) plus overrides (a dict, ``["k=v"]``
-        strings or keywords); see :func:`usebench.train.presets.method_config`."""
-        return method_config(self, preset, overrides, kwargs)
+        """Not a hook: ``Config`` from a preset (default ``default_preset``) plus overrides: a dict, ``["k=v"]``
+        strings, or keywords. Unknown preset names and keys raise ConfigError."""
+        return preset_config(self.Config, self.presets, preset or self.default_preset, overrides, kwargs)

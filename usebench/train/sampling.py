@@ -7,16 +7,13 @@ or fewer where ``stop_at_step`` cuts it.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
 from usebench.data.memo import in_session, remember
 from usebench.errors import BenchError
 from usebench.train.config import TrainConfig
-
-if TYPE_CHECKING:
-    from usebench.train.plugin import Method
 
 
 def shuffled_batch(n: int, batch_size: int, step: int, seed: int, rank: int = 0, world: int = 1) -> list[int]:
@@ -73,10 +70,10 @@ def _permutation(n: int, seed: int, epoch: int) -> np.ndarray:
     return np.random.default_rng([seed, epoch, 0x5A3]).permutation(n)
 
 
-def keeps_partial(method: Method, cfg: TrainConfig) -> bool:
-    """Whether ``cfg``'s epochs end with their last, smaller batch: ``drop_last`` when the config sets it, else the
-    method's reference loader (:attr:`Method.keep_partial_batch`)."""
-    return method.keep_partial_batch if cfg.drop_last is None else not cfg.drop_last
+def keeps_partial(cfg: TrainConfig, reference: bool) -> bool:
+    """Whether ``cfg``'s epochs end with their last, smaller batch: ``drop_last`` when the config sets it, else
+    ``reference``, what the method's reference loader does (``Method.keep_partial_batch``)."""
+    return reference if cfg.drop_last is None else not cfg.drop_last
 
 
 def epoch_steps(cfg: TrainConfig, n: int, per_step: int, world: int = 1, keep_partial: bool = False) -> int:
@@ -89,8 +86,14 @@ def epoch_steps(cfg: TrainConfig, n: int, per_step: int, world: int = 1, keep_pa
     return min(steps, cfg.max_steps) if cfg.max_steps else steps
 
 
-def run_steps(method: Method, cfg: TrainConfig, n: int, world: int = 1) -> int:
-    """The steps a run trains: the budget (:meth:`Method.total_steps`), or fewer where ``cfg.stop_at_step`` truncates
+class StepBudget(Protocol):
+    """What :func:`run_steps` reads of a method: its step budget (``Method.total_steps``)."""
+
+    def total_steps(self, cfg: TrainConfig, n: int, world: int = 1) -> int: ...
+
+
+def run_steps(method: StepBudget, cfg: TrainConfig, n: int, world: int = 1) -> int:
+    """The steps a run trains: the budget (``Method.total_steps``), or fewer where ``cfg.stop_at_step`` truncates
     it (the LR schedule stays laid out over the whole budget)."""
     total = method.total_steps(cfg, n, world)
     return total if cfg.stop_at_step is None else min(total, cfg.stop_at_step)

@@ -4,7 +4,7 @@
 
 A tiny random BERT runs two train-mode forwards under different torch seeds; with dropout really off they are
 identical. transformers 4.4x's SDPA attention copies attention_probs_dropout_prob into a float when the model
-is built, so zeroing nn.Dropout.p afterwards leaves attention dropout on; usebench.train.plugin.load_backbone
+is built, so zeroing nn.Dropout.p afterwards leaves attention dropout on; usebench.train.backbone.load_backbone
 zeroes the config's rates before the model is built.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from torch import nn
 from transformers import AutoTokenizer, BertConfig, BertModel
 
 from usebench.eval.models import packaged_model_dir
-from usebench.train.plugin import load_backbone
+from usebench.train.backbone import load_backbone
 
 
 def deterministic(model: nn.Module, ids: torch.Tensor) -> bool:

@@ -30,8 +30,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("usebench.methods", "usebench.tasks"),  # the plugins: trainers and task adapters
     ("usebench.methods.parts",),  # the parts trainers share: noise, heads, losses, flows, export modules
     # the engines the plugins build on; MTEB's result files of the USEB tasks read as records (imports no MTEB and
-    # nothing above the engine), so that the results loaders and the report may read them
-    ("usebench.train", "usebench.eval", "usebench.mteb.results"),
+    # nothing above the engine), so that the results loaders and the report may read them; the presets a recipe gives
+    # every method (usebench/recipes/*_presets.py, beside the recipes' TOML files that usebench.reproduce reads)
+    ("usebench.train", "usebench.eval", "usebench.mteb.results", "usebench.recipes"),
     ("usebench.data",),  # data root, manifest, downloads, format conversions, corpus reading
     ("usebench.errors", "usebench.paths", "usebench.registry", "usebench.store", "usebench.validity",
      "usebench.fp32_policy"),  # base: errors, paths, registry, the results store, whether a stored result still holds

@@ -9,7 +9,7 @@ import torch
 
 from usebench import methods  # noqa: F401
 from usebench.registry import METHODS
-from usebench.train.plugin import SentenceEncoder, load_backbone
+from usebench.train.backbone import SentenceEncoder, load_backbone
 from usebench.methods.parts.autoencoders import Autoencoder, autoencoder_batch
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 

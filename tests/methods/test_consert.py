@@ -18,7 +18,7 @@ from usebench.methods.parts.augment import (
     shuffle_position_ids,
     token_cutoff,
 )
-from usebench.methods.consert import nt_xent
+from usebench.methods.parts.losses import nt_xent
 
 # Right-padded batch: 7, 4 and 1 real tokens out of 8.
 MASK = torch.tensor([[1] * 7 + [0], [1] * 4 + [0] * 4, [1] + [0] * 7])

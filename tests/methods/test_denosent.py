@@ -10,16 +10,10 @@ import torch
 
 from usebench.errors import BenchError, DataFormatError
 from usebench.registry import METHODS
-from usebench.methods.denosent import (
-    DenoisingDecoder,
-    DenoSentModule,
-    decoder_ffn_width,
-    denoising_loss,
-    prompt_length,
-    prompted_batch,
-    split_paraphrases,
-)
-from usebench.methods.parts.mask_token import mask_positions
+from usebench.data.paraphrases import split_paraphrases
+from usebench.methods.denosent import DenoSentModule
+from usebench.methods.parts.denoising_decoder import DenoisingDecoder, decoder_ffn_width, denoising_loss
+from usebench.methods.parts.mask_token import mask_positions, prompt_length, prompted_batch
 from tests.methods.helpers import one_thread
 
 LONG = " ".join(f"w{i}" for i in range(60))  # far more than 32 tokens

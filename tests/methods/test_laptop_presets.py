@@ -1,4 +1,4 @@
-"""The laptop recipe's one policy (usebench/methods/parts/laptop_setup.py): each method's ``laptop`` preset is its
+"""The laptop recipe's one policy (usebench/recipes/laptop_presets.py): each method's ``laptop`` preset is its
 paper preset on the packaged MiniLM, truncated. Checked against the paper presets themselves: the same resolved
 config but for what the policy names, and the same learning rate at every step the laptop run takes."""
 from __future__ import annotations
@@ -8,6 +8,7 @@ import pytest
 from usebench import methods  # noqa: F401
 from usebench.registry import METHODS
 from usebench.train.optim import lr_multiplier
+from usebench.train.sampling import run_steps
 
 # Each method's paper preset the laptop one truncates (BERT-flow: App. B's stated mean pooling; DenoSent: its
 # 'w/o discrete noise' ablation, the back-translations being absent), and the keys the policy changes besides.
@@ -28,7 +29,7 @@ def test_the_laptop_preset_is_the_paper_preset_truncated(name):
     assert laptop.model == "minilm" and laptop.amp == "off" and laptop.curve_task == "twitterpara"
     horizon = method.total_steps(laptop, CORPUS)
     assert horizon == method.total_steps(paper, CORPUS)  # the schedule's length is the paper's budget
-    stop = method.run_steps(laptop, CORPUS)
+    stop = run_steps(method, laptop, CORPUS)
     assert stop == laptop.stop_at_step < horizon
     ours, theirs = lr_multiplier(laptop, horizon), lr_multiplier(paper, horizon)
     assert [ours(s) for s in range(stop)] == [theirs(s) for s in range(stop)]

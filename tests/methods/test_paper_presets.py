@@ -247,7 +247,7 @@ def test_ct_piecewise_schedule_is_app_b():
 
 def test_paper_departures_are_written_down():
     """Every paper preset that fills a gap or departs from its source says so in `bench methods`."""
-    from usebench.train.plugin import describe_method
+    from usebench.train.catalog_text import describe_method
 
     for name in PUBLISHED:
         lines = describe_method(METHODS.get(name))

@@ -10,12 +10,9 @@ import torch
 
 from usebench.errors import MissingDataError
 from usebench.registry import METHODS
-from usebench.methods.paser import (
-    PaSeRModule,
-    decoder_io,
-    decoding_signal,
-    make_example,
-)
+from usebench.methods.paser import PaSeRModule
+from usebench.methods.parts.phrase_decoder import decoder_io, decoding_signal
+from usebench.methods.parts.phrase_masking import make_example
 from usebench.methods.parts.rake import NLTK_ENGLISH_STOPWORDS, word_spans
 from usebench.methods.parts.synonyms import (
     find_wordnet_dir,

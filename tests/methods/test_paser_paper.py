@@ -16,7 +16,8 @@ from transformers import AutoTokenizer, BertConfig, BertForMaskedLM
 
 from usebench import methods  # noqa: F401  (enrols the plugins)
 from usebench.registry import METHODS
-from usebench.methods.paser import PaSeRModule, make_example
+from usebench.methods.paser import PaSeRModule
+from usebench.methods.parts.phrase_masking import make_example
 from usebench.methods.parts.rake import NLTK_ENGLISH_STOPWORDS
 from usebench.methods.parts.synonyms import EDA_STOPWORDS, eda_words
 

@@ -18,7 +18,7 @@ from usebench import methods  # noqa: F401  (enrols the plugins)
 from usebench.registry import METHODS
 from usebench.train.config import TrainConfig
 from usebench.train.loop import train
-from usebench.train.plugin import describe_method
+from usebench.train.catalog_text import describe_method
 from usebench.train.runtime import autocast_context
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 

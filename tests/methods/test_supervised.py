@@ -12,7 +12,8 @@ import torch
 from usebench import methods  # noqa: F401  (enrols the plugins)
 from usebench.errors import BenchError, ConfigError
 from usebench.registry import METHODS
-from usebench.methods.supervised import PairModule, without_repeats
+from usebench.methods.parts.labeled_examples import without_repeats
+from usebench.methods.supervised import PairModule
 from tests.methods.helpers import one_thread, tiny_config
 
 ANCHORS = ["the river runs past the house", "a dog and a fish", "mountain night ocean", "kite over the sun"]
@@ -78,7 +79,7 @@ def test_cosine_loss_matches_sentence_transformers(tiny_bert_dir):
 
 def test_hand_computed_losses():
     """MNRL on vectors at right angles: CE of [s, 0] with target 0 = log(1 + e^-s); cosine MSE of 45°."""
-    from usebench.methods.supervised import cosine_mse_loss, mnrl_loss
+    from usebench.methods.parts.losses import cosine_mse_loss, mnrl_loss
 
     a = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
     want = math.log(1 + math.exp(-2.0))  # -log softmax([2, 0])[0], the same for both rows

@@ -11,8 +11,10 @@ import torch
 
 from usebench import methods  # noqa: F401
 from usebench.registry import METHODS
-from usebench.train.plugin import SentenceEncoder, load_backbone, tokenize
-from usebench.methods.consert import ConsertModule, nt_xent
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.tokenization import tokenize
+from usebench.methods.consert import ConsertModule
+from usebench.methods.parts.losses import nt_xent
 from usebench.methods.parts.autoencoders import Autoencoder, autoencoder_batch
 from usebench.methods.parts.losses import bce_contrastive, nt_xent_symmetric
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from usebench import methods  # noqa: F401
-from usebench.train.plugin import unique_parameters
+from usebench.train.optim import unique_parameters
 from usebench.registry import METHODS
 from usebench.methods.tsdae import TSDAEModule, decoder_inputs
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
@@ -103,7 +103,7 @@ def test_noise_free_overfit_uses_the_sentence_vector(tiny_bert_dir):
     bottleneck: the reconstruction CE rises clearly when the memory is another sentence's vector or zeros."""
     import torch.nn.functional as F
 
-    from usebench.train.plugin import tokenize
+    from usebench.train.tokenization import tokenize
 
     cfg = tiny_config(METHODS.get("tsdae"), tiny_bert_dir, dropout=False)
     torch.manual_seed(0)

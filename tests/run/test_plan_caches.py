@@ -12,7 +12,8 @@ import pytest
 from tests.run.reproduce_root import build_reproduce_root
 from usebench.data import digests
 from usebench.errors import BenchError
-from usebench.methods.supervised import SupervisedMethod, _plainly_clean
+from usebench.methods.parts.labeled_examples import plainly_clean
+from usebench.methods.supervised import SupervisedMethod
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
 
@@ -168,7 +169,7 @@ def test_a_digest_file_of_other_code_or_no_writable_home_is_ignored(tmp_path, mo
 def test_plainly_clean_examples_pass_the_check_one_by_one(examples, graded, hard):
     method = next(m for m in _supervised() if (m.example_kind == "graded") == graded)
     cfg = method.config("smoke").replace(**({"hard_negatives": hard} if not graded else {}))
-    assert _plainly_clean(examples, graded, hard)
+    assert plainly_clean(examples, graded, hard)
     assert len({len(method._check(cfg, i, ex)) for i, ex in enumerate(examples)}) <= 1
 
 
@@ -178,7 +179,7 @@ def test_plainly_clean_examples_pass_the_check_one_by_one(examples, graded, hard
     ([("a", "b")], True), ([["a", "b", 10**400]], True), (["ab"], False),
 ])
 def test_anything_less_plain_is_left_to_the_check(examples, graded):
-    assert not _plainly_clean(examples, graded, True)
+    assert not plainly_clean(examples, graded, True)
 
 
 def _supervised():

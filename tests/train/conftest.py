@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from usebench.train.plugin import set_dropout
+from usebench.train.backbone import set_dropout
 
 
 @pytest.fixture

@@ -23,7 +23,7 @@ from usebench.errors import ConfigError
 from usebench.registry import METHODS
 from usebench.train import loop, static_shapes
 from usebench.train.batches import StepBatches
-from usebench.train.plugin import tokenize
+from usebench.train.tokenization import tokenize
 from usebench.train.step_path import REFERENCE, StepPath, resolve_step_path
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus, toy_data
 

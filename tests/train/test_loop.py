@@ -10,13 +10,9 @@ import torch
 from usebench import methods  # noqa: F401
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.train.loop_step import TrainingDivergedError
 from usebench.train.runtime import autocast_context

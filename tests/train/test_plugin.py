@@ -1,11 +1,12 @@
-"""The pieces of usebench.train.plugin that every method builds on: loading a backbone with dropout off."""
+"""The pieces every method builds on: loading a backbone with dropout off (usebench.train.backbone), the lines `bench
+methods` prints (usebench.train.catalog_text), and the plugin contract itself (usebench.train.plugin)."""
 from __future__ import annotations
 
 import pytest
 import torch
 from torch import nn
 
-from usebench.train.plugin import load_backbone, set_dropout
+from usebench.train.backbone import load_backbone, set_dropout
 
 
 @pytest.mark.parametrize("attn", ["eager", "sdpa"])
@@ -66,10 +67,41 @@ def test_set_dropout_zeroes_rates_stored_as_floats():
 def test_bench_methods_shows_notes_and_a_presets_resolved_values():
     from usebench import methods  # noqa: F401
     from usebench.registry import METHODS
-    from usebench.train.plugin import describe_method
+    from usebench.train.catalog_text import describe_method
 
     lines = describe_method(METHODS.get("bertflow"), preset="paper")
     assert any(line.strip().startswith("note: CONFLICT") for line in lines)
     resolved = next(line for line in lines if "paper resolved:" in line)
     assert "model='bert-base-uncased'" in resolved and "base_pooling='first_last_avg'" in resolved
     assert "eval_pooling='flow'" in resolved and "eps=1e-06" in resolved
+
+
+def test_the_method_contract_reads_in_one_screen():
+    """A trainer must define build and collate (abstract), and nothing else; every other hook says in one line what it
+    does by default and when to override it; and the class fits on a screen (helpers live in their own modules)."""
+    import inspect
+
+    from usebench.train.plugin import Method
+
+    assert Method.__abstractmethods__ == {"build", "collate"}
+    hooks = {n: f for n, f in vars(Method).items() if inspect.isfunction(f) and not n.startswith("_")}
+    optional = set(hooks) - {"build", "collate", "config"}
+    assert len(optional) >= 15
+    for name in optional:
+        doc = inspect.getdoc(hooks[name])
+        assert doc and "\n" not in doc, name
+        assert doc.startswith("Default") and "override" in doc.lower(), (name, doc)
+    lines, _ = inspect.getsourcelines(Method)
+    assert len(lines) <= 110, len(lines)
+
+
+def test_the_extending_page_names_every_hook_of_the_contract():
+    """docs/extending.md's contract table stays the code's: every hook of Method has its row."""
+    import inspect
+    from pathlib import Path
+
+    from usebench.train.plugin import Method
+
+    page = (Path(__file__).resolve().parents[2] / "docs" / "extending.md").read_text(encoding="utf-8")
+    hooks = [n for n, f in vars(Method).items() if inspect.isfunction(f) and not n.startswith("_") and n != "config"]
+    assert [h for h in hooks if f"`{h}" not in page] == []

@@ -17,7 +17,7 @@ from usebench.registry import METHODS
 from usebench.train.batches import collate_step, default_workers
 from usebench.train.loop import train
 from usebench.train.optim import BertAdam, build_scheduler, param_groups
-from usebench.train.plugin import unique_parameters
+from usebench.train.optim import unique_parameters
 from usebench.train.runtime import seed_everything, to_device
 from tests.methods.helpers import one_thread, tiny_config, toy_data
 

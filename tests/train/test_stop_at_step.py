@@ -13,6 +13,7 @@ from usebench.errors import ConfigError
 from usebench.registry import METHODS
 from usebench.train.loop import check_trainable, train
 from usebench.train.optim import lr_multiplier
+from usebench.train.sampling import run_steps
 from tests.methods.helpers import one_thread, tiny_config, toy_corpus
 
 
@@ -136,8 +137,8 @@ def test_stop_at_step_must_not_be_negative_and_caps_the_planned_steps(tiny_bert_
         tiny_config(method, tiny_bert_dir, stop_at_step=-1)
     cfg = tiny_config(method, tiny_bert_dir, max_steps=100, stop_at_step=7)
     assert check_trainable(method, cfg, toy_corpus(64)) == 7
-    assert method.run_steps(cfg, 64) == 7 and method.total_steps(cfg, 64) == 100
-    assert method.run_steps(cfg.replace(stop_at_step=500), 64) == 100  # a stop past the budget changes nothing
+    assert run_steps(method, cfg, 64) == 7 and method.total_steps(cfg, 64) == 100
+    assert run_steps(method, cfg.replace(stop_at_step=500), 64) == 100  # a stop past the budget changes nothing
 
 
 def test_denosent_stopped_at_step_zero_is_the_start_model_under_its_prompt_and_mask_pooling(tiny_bert_dir, tmp_path):

@@ -157,7 +157,7 @@ def methods_cmd(name: str | None, all_fields: bool, preset: str | None) -> None:
     defaults (change them with --set key=value). --all or --preset without NAME: every method's."""
     from usebench import methods  # noqa: F401
     from usebench.registry import METHODS
-    from usebench.train.plugin import describe_method
+    from usebench.train.catalog_text import describe_method
 
     if not len(METHODS):
         click.echo("no methods registered yet")

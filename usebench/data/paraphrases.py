@@ -77,3 +77,35 @@ def check_tsv(path: Path, shown: str | Path | None = None) -> int:
     if not lines:
         raise DataFormatError(where, None, "at least one 'sentence<TAB>paraphrase' line", "an empty file")
     return len(lines)
+
+
+def split_paraphrases(lines: Sequence[str], source: str = "corpus", numbered: bool = True
+                      ) -> tuple[list[str], list[str]]:
+    """``sentence<TAB>paraphrase`` lines -> (sentences, paraphrases), as DenoSent's collate reads a batch of them. A
+    line without exactly one TAB, or with an empty side, is a DataFormatError naming ``source``, the line (1-based,
+    when ``numbered``) and its text."""
+    originals, paraphrases = [], []
+    for i, line in enumerate(lines, 1):
+        parts = line.split("\t")
+        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
+            raise DataFormatError(source, i if numbered else None,
+                                  "'sentence<TAB>paraphrase' (DenoSent with paraphrases=true)", line)
+        originals.append(parts[0].strip())
+        paraphrases.append(parts[1].strip())
+    return originals, paraphrases
+
+
+PARAPHRASE_HELP = (
+    "DenoSent with paraphrases=true (the paper and official presets) trains on 'sentence<TAB>paraphrase' lines, but "
+    "line {line} of the corpus is not one ({text!r}). The published setting needs the authors' back-translated "
+    "data: `bench data download denosent` (or `bench data import FILE --as denosent-data`), then --corpus "
+    "<data-root>/denosent/paraphrases.tsv. Without it, --preset paper-no-bt runs the paper's 'w/o discrete noise' "
+    "ablation (Table 3), which is not the paper's main setting.")
+
+
+def check_paraphrase_corpus(texts: Sequence[str]) -> None:
+    """Refuse a training corpus (its cleaned lines) of which a line is not ``sentence<TAB>paraphrase``, saying what the
+    published setting needs (DenoSent's ``paraphrases=true``, checked when the run is planned)."""
+    bad = next((i for i, t in enumerate(texts, 1) if t.count("\t") != 1), None)
+    if bad is not None:
+        raise BenchError(PARAPHRASE_HELP.format(line=bad, text=texts[bad - 1][:80]))

@@ -127,7 +127,7 @@ def _mlm(cfg: Any, s: Shape, b: dict, pad_id: int) -> list[Gemm]:
 
 
 def _denosent(cfg: Any, s: Shape, b: dict, pad_id: int) -> list[Gemm]:
-    from usebench.methods.denosent import decoder_ffn_width
+    from usebench.methods.parts.denoising_decoder import decoder_ffn_width
 
     rows, t = _rows_len(b)
     n, start = int(b["n"]), int(b["target_start"])

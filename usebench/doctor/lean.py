@@ -20,7 +20,7 @@ class LeanStep:
     """One trainer's module in a minimal loop on ``device`` at ``amp`` ("fp32", "tf32", "bf16", "fp16")."""
 
     def __init__(self, method: Any, cfg: Any, device: str, amp: str):
-        from usebench.train.plugin import unique_parameters
+        from usebench.train.optim import unique_parameters
         from usebench.train.runtime import seed_everything
 
         self.device = torch.device(device)

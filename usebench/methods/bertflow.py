@@ -21,18 +21,14 @@ from typing import Any, ClassVar
 import numpy as np
 import torch
 
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, BATCH8_STEPS, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import BATCH8_CURVE, BATCH8_STEPS, laptop_note, laptop_preset
 from usebench.train.checkpoint import STWriter, builtin_writer
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    shuffled_batch,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.sampling import shuffled_batch
+from usebench.train.tokenization import tokenize
 from usebench.eval.pooling import POOLERS, PoolFn
 from usebench.registry import METHODS
 from usebench.store import write_json_atomic

@@ -32,19 +32,14 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from usebench.methods.parts.laptop_setup import fraction_curve, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import fraction_curve, laptop_note, laptop_preset
 from usebench.train.config import Optimizer, Scheduler, TrainConfig
 from usebench.errors import ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    epoch_permutation,
-    load_backbone,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.sampling import epoch_permutation
+from usebench.train.tokenization import tokenize
 from usebench.eval.pooling import POOLERS, needs_all_layers
 from usebench.registry import METHODS
 from usebench.methods.parts.augment import (
@@ -54,35 +49,14 @@ from usebench.methods.parts.augment import (
     check_augmentation,
     drawn_forward,
 )
-from usebench.methods.parts.thesis_setup import TABLE_5_3, THESIS_NOTE
+from usebench.methods.parts.losses import nt_xent
+from usebench.recipes.thesis_presets import TABLE_5_3, THESIS_NOTE
 
-LARGE_NUM = 1e9  # the reference's mask for self-similarity
 # The thesis' ConSERT: Table 5.3 + view 2 token shuffle, eq. 3.2 = eq. 2.9 (cl_rate 0.5), no BERT dropout (Sec.
 # 3.1.2), mean pooling in training and at test, the Trainer's epoch and dev schedule.
 THESIS_CONSERT: dict[str, Any] = {
     **TABLE_5_3, "temperature": 0.05, "cl_rate": 0.5, "dropout": False, "view2": "shuffle", "rate2": 0.0,
     "train_pooling": "mean", "eval_max_length": None, "warmup_ratio": 0.0, "epoch_loop": "trainer"}
-
-
-def nt_xent(view1: torch.Tensor, view2: torch.Tensor, temperature: float = 0.1) -> torch.Tensor:
-    """loss_a + loss_b of SimCLR's NT-Xent. view1, view2: (bsz, dim), row i of both = sentence i.
-
-    Anchor i of view a is scored against all of view b (positive: i) and all of view a except itself, i.e.
-    2*bsz - 2 negatives; direction b symmetrically. Each direction is a mean over anchors.
-    """
-    with torch.autocast(view1.device.type, enabled=False):  # fp32 logits even under bf16 autocast
-        a = F.normalize(view1.float(), p=2, dim=-1)
-        b = F.normalize(view2.float(), p=2, dim=-1)
-        bsz = a.shape[0]
-        self_mask = torch.eye(bsz, dtype=a.dtype, device=a.device) * LARGE_NUM  # (bsz, bsz)
-        labels = torch.arange(bsz, device=a.device)
-        logits_ab = a @ b.T / temperature  # (bsz, bsz)
-        logits_ba = b @ a.T / temperature
-        logits_aa = a @ a.T / temperature - self_mask
-        logits_bb = b @ b.T / temperature - self_mask
-        loss_a = F.cross_entropy(torch.cat([logits_ab, logits_aa], dim=1), labels)
-        loss_b = F.cross_entropy(torch.cat([logits_ba, logits_bb], dim=1), labels)
-    return loss_a + loss_b
 
 
 @dataclass(frozen=True)

@@ -26,20 +26,16 @@ from typing import Any, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, BATCH8_STEPS, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import BATCH8_CURVE, BATCH8_STEPS, laptop_note, laptop_preset
 from usebench.train.config import TrainConfig
 from usebench.errors import ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
+from usebench.methods.parts.losses import ct_bce, ct_in_batch
 
 CITATION = ("@inproceedings{carlsson2021semantic, title={Semantic Re-tuning with Contrastive Tension}, "
             "author={Carlsson, Fredrik and Gyllensten, Amaru Cuba and Gogoulou, Evangelia and Hellqvist, "
@@ -100,24 +96,6 @@ class CTIBNConfig(TrainConfig):
         super().__post_init__()
         if self.logit_scale <= 0:
             raise ConfigError(f"logit_scale must be > 0, got {self.logit_scale}")
-
-
-def ct_bce(e1: torch.Tensor, e2: torch.Tensor, labels: torch.Tensor, reduction: str) -> torch.Tensor:
-    """BCE-with-logits of the raw dot products e1_i·e2_i (no normalisation, no temperature). (bsz, dim) x 2."""
-    logits = (e1.float() * e2.float()).sum(-1)  # (bsz,)
-    return F.binary_cross_entropy_with_logits(logits, labels.float(), reduction=reduction)
-
-
-def ct_in_batch(e1: torch.Tensor, e2: torch.Tensor, log_scale: torch.Tensor,
-                similarity: str = "cos") -> torch.Tensor:
-    """Symmetric InfoNCE over sim(e1_i, e2_j) * exp(log_scale) (sim: cosine or raw dot product), targets on the
-    diagonal."""
-    a, b = e1.float(), e2.float()
-    if similarity == "cos":
-        a, b = F.normalize(a, dim=-1), F.normalize(b, dim=-1)
-    s = a @ b.T * log_scale.exp()  # (bsz, bsz)
-    target = torch.arange(s.shape[0], device=s.device)
-    return (F.cross_entropy(s, target) + F.cross_entropy(s.T, target)) / 2
 
 
 class CTModule(TrainModule):

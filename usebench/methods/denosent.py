@@ -26,7 +26,6 @@ ablation (Table 3: avg 77.99 vs 79.33), never the ``paper`` setting.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,62 +34,39 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import fraction_curve, laptop_note, laptop_preset
+from usebench.data.paraphrases import check_paraphrase_corpus, split_paraphrases
+from usebench.recipes.laptop_presets import fraction_curve, laptop_note, laptop_preset
 from usebench.train.checkpoint import STWriter, builtin_writer
 from usebench.train.config import TrainConfig
-from usebench.eval.encoder import truncate_texts
-from usebench.errors import BenchError, ConfigError, DataFormatError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    tokenize,
-)
+from usebench.errors import BenchError, ConfigError
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
-from usebench.store import write_json_atomic
+from usebench.methods.parts.denoising_decoder import DenoisingDecoder, decoder_ffn_width
 from usebench.methods.parts.heads import HeadInit, label_positions, labelled_ce, mlm_head
-from usebench.methods.parts.mask_token import mask_positions, pool_mask_token
+from usebench.methods.parts.mask_token import (
+    MaskTokenEncoder,
+    encoder_prompt,
+    mask_positions,
+    pool_mask_token,
+    prompted_batch,
+    write_mask_pooling,
+    write_prompted_st_pipeline,
+)
 from usebench.methods.parts.losses import info_nce
 
 CITATION = ("@inproceedings{wang2024denosent, title={DenoSent: A Denoising Objective for Self-Supervised Sentence "
             "Representation Learning}, author={Wang, Xinghao and He, Junliang and Wang, Pengyu and Zhou, Yunhua and "
             "Sun, Tianxiang and Qiu, Xipeng}, booktitle={AAAI}, year={2024}}")
 PROMPT = '"[X]" means [MASK].'  # README command / args.py (config.py's default lacks the quotes and the dot)
-BASE_FFN, BASE_HIDDEN = 2048, 768  # nn.TransformerDecoderLayer's default FFN width, at bert-base's width
-
-
-# --- prompt and [MASK] pooling ------------------------------------------------------------------------------
-
-def encoder_prompt(template: str, mask_token: str) -> str:
-    """The method.json prompt for :class:`usebench.eval.encoder.HFEncoder`: ``[X]`` -> ``{text}``, ``[MASK]`` ->
-    the tokenizer's mask token."""
-    if template.count("[X]") != 1 or template.count("[MASK]") != 1:
-        raise BenchError(f"DenoSent prompt {template!r} must contain [X] and [MASK] exactly once")
-    return template.replace("[X]", "{text}").replace("[MASK]", mask_token)
-
-
-def prompt_length(tokenizer: Any, template: str) -> int:
-    """Tokens of the template itself (with ``[X]`` as written), added to ``max_length`` as the reference does."""
-    return len(tokenizer(template.replace("[MASK]", tokenizer.mask_token), add_special_tokens=False)["input_ids"])
-
-
-def prompted_batch(tokenizer: Any, texts: Sequence[str], template: str, max_length: int) -> dict[str, torch.Tensor]:
-    """Ids and attention mask of the prompted sentences: each sentence cut to ``max_length`` tokens, decoded,
-    put into the prompt, then tokenized (pad to the longest). The reference truncates the prompted text at
-    ``max_length`` + the prompt's length, which re-tokenizing a decoded text can in rare cases exceed, cutting
-    off the [MASK]; the cap here has slack (as at evaluation, where the export's max_length applies)."""
-    prompt = encoder_prompt(template, tokenizer.mask_token)
-    filled = [prompt.replace("{text}", t) for t in truncate_texts(tokenizer, texts, max_length)]
-    cap = 2 * max_length + prompt_length(tokenizer, template)
-    return tokenize(tokenizer, filled, cap)
 
 
 def mask_token_pooler(model_dir: str, device: torch.device):
-    """Pooler factory for ``bench eval``: reads the [MASK] id from the checkpoint's tokenizer."""
+    """Pooler factory for ``bench eval``: reads the [MASK] id from the checkpoint's tokenizer. Exported checkpoints
+    name it here (``usebench.methods.denosent:mask_token_pooler`` in method.json), so it stays in this module."""
     from transformers import AutoTokenizer
 
     mask_id = AutoTokenizer.from_pretrained(model_dir).mask_token_id
@@ -102,73 +78,6 @@ def mask_token_pooler(model_dir: str, device: torch.device):
 
     return pool
 
-
-# --- paraphrase column --------------------------------------------------------------------------------------
-
-def split_paraphrases(lines: Sequence[str], source: str = "corpus", numbered: bool = True
-                      ) -> tuple[list[str], list[str]]:
-    """``sentence<TAB>paraphrase`` lines -> (sentences, paraphrases). A line without exactly one TAB, or with an
-    empty side, is a DataFormatError naming ``source``, the line (1-based, when ``numbered``) and its text."""
-    originals, paraphrases = [], []
-    for i, line in enumerate(lines, 1):
-        parts = line.split("\t")
-        if len(parts) != 2 or not parts[0].strip() or not parts[1].strip():
-            raise DataFormatError(source, i if numbered else None,
-                                  "'sentence<TAB>paraphrase' (DenoSent with paraphrases=true)", line)
-        originals.append(parts[0].strip())
-        paraphrases.append(parts[1].strip())
-    return originals, paraphrases
-
-
-# --- decoder and losses -------------------------------------------------------------------------------------
-
-def decoder_ffn_width(hidden: int, ffn: int | None) -> int:
-    """``ffn`` if set, else PyTorch's default 2048 scaled by hidden/768 (2048 at bert-base, 1024 at MiniLM-384)."""
-    return int(ffn) if ffn else max(1, round(BASE_FFN * hidden / BASE_HIDDEN))
-
-
-class DenoisingDecoder(nn.Module):
-    """Continuous-noise denoiser: dropout on the (detached) embedded target, a non-causal transformer decoder
-    cross-attending to the sentence vector, and a vocabulary head. Position i predicts token i."""
-
-    def __init__(self, hidden: int, layers: int, heads: int, ffn: int, dropout: float, noise_dropout: float,
-                 head: nn.Module, init_std: float = 0.02):
-        super().__init__()
-        if hidden % heads:
-            raise BenchError(f"DenoSent decoder: hidden size {hidden} is not divisible by {heads} heads")
-        layer = nn.TransformerDecoderLayer(d_model=hidden, nhead=heads, dim_feedforward=ffn, dropout=dropout,
-                                           batch_first=True)  # ReLU, post-LN: PyTorch defaults, as the reference
-        self.layers = nn.TransformerDecoder(layer, num_layers=layers)
-        self.noise = nn.Dropout(noise_dropout)
-        self.head = head
-        # The reference re-initialises its new Linear layers with HF's BERT init (normal(0, 0.02), zero bias);
-        # the attention in-projections keep PyTorch's Xavier init.
-        for module in self.layers.modules():
-            if isinstance(module, nn.Linear):
-                nn.init.normal_(module.weight, std=init_std)
-                nn.init.zeros_(module.bias)
-
-    def states(self, embedded: torch.Tensor, padding: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
-        """embedded: (bsz, seq, h) embedding-layer output of the target; padding: (bsz, seq) True at pads;
-        memory: (bsz, 1, h) sentence vectors -> the last layer's states (bsz, seq, h), before the head."""
-        tgt = self.noise(embedded.detach())  # detached: the decoder input carries no gradient to the encoder
-        return self.layers(tgt=tgt, memory=memory, tgt_mask=None, tgt_key_padding_mask=padding,
-                           tgt_is_causal=False)
-
-    def forward(self, embedded: torch.Tensor, padding: torch.Tensor, memory: torch.Tensor) -> torch.Tensor:
-        """Logits (bsz, seq, vocab) at every position (training scores the non-pad ones only, see
-        :meth:`DenoSentModule.forward`)."""
-        return self.head(self.states(embedded, padding, memory))
-
-
-def denoising_loss(logits: torch.Tensor, target_ids: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
-    """Token cross-entropy, position-aligned (no shift), mean over non-pad target tokens.
-    logits: (bsz, seq, vocab); target_ids, attention_mask: (bsz, seq)."""
-    labels = target_ids.masked_fill(attention_mask == 0, -100)
-    return F.cross_entropy(logits.float().flatten(0, 1), labels.flatten(), ignore_index=-100)
-
-
-# --- plugin -------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class DenoSentConfig(TrainConfig):
@@ -205,18 +114,6 @@ class DenoSentConfig(TrainConfig):
                 self.contrastive_weight + self.generative_weight == 0:
             raise ConfigError("contrastive_weight and generative_weight must be >= 0, not both 0")
         encoder_prompt(self.prompt, "[MASK]")  # validates the template
-
-
-class MaskTokenEncoder(SentenceEncoder):
-    """:class:`SentenceEncoder` pooling the prompt's [MASK] state (its id comes from the tokenizer)."""
-
-    def __init__(self, model: nn.Module, mask_id: int):
-        nn.Module.__init__(self)  # SentenceEncoder only knows stateless poolers; this one carries an id
-        self.model, self.pooling, self.mask_id = model, "mask_token", int(mask_id)
-        self._pool = self._pool_mask
-
-    def _pool_mask(self, hidden_states, attention_mask, input_ids) -> torch.Tensor:
-        return pool_mask_token(hidden_states[-1], input_ids, self.mask_id)
 
 
 class DenoSentModule(TrainModule):
@@ -328,9 +225,7 @@ class DenoSent(Method):
         """With ``paraphrases`` every line must be ``sentence<TAB>paraphrase``: checked when the run is planned,
         with what to do when the corpus is plain sentences (the paper's setting needs the paraphrase data)."""
         if cfg.paraphrases:
-            bad = next((i for i, t in enumerate(texts, 1) if t.count("\t") != 1), None)
-            if bad is not None:
-                raise BenchError(PARAPHRASE_HELP.format(line=bad, text=texts[bad - 1][:80]))
+            check_paraphrase_corpus(texts)
         return texts
 
     def build(self, cfg: DenoSentConfig, device: torch.device) -> DenoSentModule:
@@ -361,7 +256,7 @@ class DenoSent(Method):
                 "pooler": "usebench.methods.denosent:mask_token_pooler"}
 
     def pooling_writer(self, cfg: DenoSentConfig) -> STWriter:
-        return _write_mask_pooling if cfg.pooling == "mask_token" else builtin_writer(cfg.pooling)
+        return write_mask_pooling if cfg.pooling == "mask_token" else builtin_writer(cfg.pooling)
 
     def export_extra(self, module: TrainModule, cfg: TrainConfig, out_dir: Path) -> None:
         if cfg.pooling == "mask_token":
@@ -377,31 +272,4 @@ def _tokenizer(model: str) -> Any:
     return AutoTokenizer.from_pretrained(resolve_model(model).path)
 
 
-def _write_mask_pooling(out_dir: Path, hf_config: Any) -> list[dict[str, Any]]:
-    """sentence-transformers module 1 for ``mask_token`` (the [MASK] id is read from the saved tokenizer)."""
-    from transformers import AutoTokenizer
-
-    mask_id = AutoTokenizer.from_pretrained(out_dir).mask_token_id
-    write_json_atomic(out_dir / MASK_POOLING_DIR / "config.json",
-                      {"dimension": int(hf_config.hidden_size), "mask_token_id": int(mask_id)})
-    return [{"idx": 1, "name": "1", "path": MASK_POOLING_DIR, "type": "usebench.methods.parts.denosent_st.MaskTokenPooling"}]
-
-
-def write_prompted_st_pipeline(out_dir: Path, meta: dict[str, Any]) -> None:
-    """Make module 0 the prompt-filling Transformer with the prompt settings of method.json (``export_extra``)."""
-    modules = json.loads((out_dir / "modules.json").read_text(encoding="utf-8"))
-    modules[0]["type"] = "usebench.methods.parts.denosent_st.PromptedTransformer"
-    write_json_atomic(out_dir / "modules.json", modules)
-    st_config = json.loads((out_dir / "sentence_bert_config.json").read_text(encoding="utf-8"))
-    st_config.update({"prompt_template": meta["prompt"], "prompt_text_max_length": meta["prompt_text_max_length"]})
-    write_json_atomic(out_dir / "sentence_bert_config.json", st_config)
-
-
-MASK_POOLING_DIR = "1_MaskTokenPooling"
-PARAPHRASE_HELP = (
-    "DenoSent with paraphrases=true (the paper and official presets) trains on 'sentence<TAB>paraphrase' lines, but "
-    "line {line} of the corpus is not one ({text!r}). The published setting needs the authors' back-translated "
-    "data: `bench data download denosent` (or `bench data import FILE --as denosent-data`), then --corpus "
-    "<data-root>/denosent/paraphrases.tsv. Without it, --preset paper-no-bt runs the paper's 'w/o discrete noise' "
-    "ablation (Table 3), which is not the paper's main setting.")
 METHODS.add("denosent", DenoSent())

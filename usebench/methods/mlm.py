@@ -20,17 +20,12 @@ from typing import Any, Literal
 import numpy as np
 import torch
 
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, LONG_STEPS, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import BATCH8_CURVE, LONG_STEPS, laptop_note, laptop_preset
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    set_dropout,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone, set_dropout
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.train.static_shapes import natural_width
 from usebench.methods.parts.heads import label_positions, labelled_ce, lm_head_of

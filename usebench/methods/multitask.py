@@ -24,7 +24,8 @@ import torch
 from usebench.eval.models import resolve_model
 from usebench.registry import METHODS
 from usebench.train.config import TrainConfig
-from usebench.train.plugin import Method, SentenceEncoder, TrainModule, load_backbone
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
 from usebench.methods.consert import THESIS_CONSERT, Consert, ConsertConfig, ConsertModule
 from usebench.methods.parts.autoencoders import (
     Autoencoder,
@@ -34,7 +35,7 @@ from usebench.methods.parts.autoencoders import (
     autoencoder_batch,
     check_autoencoder_fields,
 )
-from usebench.methods.parts.thesis_setup import TABLE_5_3, THESIS_NOTE
+from usebench.recipes.thesis_presets import TABLE_5_3, THESIS_NOTE
 from usebench.methods.simcse import SimCSE, SimCSEConfig, SimCSEModule
 
 CITATION = ("@mastersthesis{wang2022improving, title={Improving Unsupervised Contrastive Learning for Sentence "

@@ -36,150 +36,32 @@ is exported; pooling is the raw CLS state (paper App. B, Table 9).
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import fraction_curve, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import fraction_curve, laptop_note, laptop_preset
 from usebench.train.config import TrainConfig
-from usebench.errors import BenchError, ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    tokenize,
-)
+from usebench.errors import ConfigError
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.train.static_shapes import natural_width
 from usebench.methods.parts.heads import HeadInit, label_positions, labelled_ce, mlm_head
 from usebench.methods.parts.noise import mask_tokens
-from usebench.methods.parts.rake import StopList, Token, rank_phrases, stopwords, word_spans
-from usebench.methods.parts.synonyms import (
-    EDA_STOPWORDS,
-    SynonymFn,
-    eda_words,
-    load_wordnet,
-    render,
-    synonym_replacements,
-    wordnet_synonyms,
-)
+from usebench.methods.parts.phrase_decoder import Signal, build_decoder, decoder_io, decoding_signal
+from usebench.methods.parts.phrase_masking import make_example
+from usebench.methods.parts.rake import StopList, stopwords
+from usebench.methods.parts.synonyms import EDA_STOPWORDS, load_wordnet, wordnet_synonyms
 
 CITATION = ("@inproceedings{wu2022paser, title={Sentence Representation Learning with Generative Objective rather "
             "than Contrastive Objective}, author={Wu, Bohong and Zhao, Hai}, booktitle={EMNLP}, year={2022}}")
-Signal = Literal["code", "eq2"]
 Augment = Literal["static", "per_step"]
 
-
-@dataclass(frozen=True)
-class PhraseExample:
-    """One training example: the two encoder views and the decoder target (the masked words)."""
-
-    view0: str  # s, synonym-replaced
-    view1: str  # s~: s with the top-k phrases masked, synonym-replaced elsewhere
-    target: str  # the masked words in text order ("" when the sentence has no candidate phrase)
-
-
-def masked_word_indices(tokens: Sequence[Token], top_k: int, stop: frozenset[str]) -> list[int]:
-    """Token indices of every occurrence of the ``top_k`` best RAKE phrases, in text order."""
-    phrases = rank_phrases(tokens, stop)[:top_k]
-    return sorted({i for p in phrases for occurrence in p.occurrences for i in occurrence})
-
-
-def make_example(text: str, top_k: int, mask_token: str, stop: frozenset[str], synonym_ratio: float,
-                 rng: random.Random | None, synonyms: SynonymFn | None, eda_clean: bool = False,
-                 sr_stop: frozenset[str] = EDA_STOPWORDS) -> PhraseExample:
-    """Duplicate-and-mask (paper §3.1.2) plus synonym replacement on both copies (§3.1.3). ``rng`` None: the
-    replacement is drawn from the sentence itself (a static augmented corpus, as the released data file)."""
-    tokens = word_spans(text)  # RAKE runs on the sentence as written (punctuation delimits phrases)
-    masked = masked_word_indices(tokens, top_k, stop)
-    target = " ".join(tokens[i].text for i in masked)
-    rngs = (rng, rng) if rng is not None else tuple(random.Random(f"paser-sr-{k}|{text}") for k in (0, 1))
-    if eda_clean:  # EDA's view of each token: lower-case letters only ("89" and punctuation vanish)
-        tokens = [Token(" ".join(eda_words(t.text)), t.start, t.end, bool(eda_words(t.text))) for t in tokens]
-    sr0 = synonym_replacements(tokens, synonym_ratio, rngs[0], synonyms, stop=sr_stop) if synonyms else {}
-    sr1 = synonym_replacements(tokens, synonym_ratio, rngs[1], synonyms, skip=set(masked), stop=sr_stop) \
-        if synonyms else {}
-    masks = {i: mask_token for i in masked}
-    if eda_clean:
-        return PhraseExample(_joined(tokens, sr0), _joined(tokens, {**sr1, **masks}), target)
-    return PhraseExample(render(text, tokens, sr0), render(text, tokens, {**sr1, **masks}), target)
-
-
-def _joined(tokens: Sequence[Token], replace: dict[int, str]) -> str:
-    """EDA's output: the cleaned words (replacements and mask tokens in place) joined by single spaces."""
-    return " ".join(w for i, t in enumerate(tokens) if (w := replace.get(i, t.text)))
-
-
-def decoder_io(target_ids: torch.Tensor, target_mask: torch.Tensor, usable: torch.Tensor
-               ) -> tuple[torch.Tensor, torch.Tensor]:
-    """Teacher forcing: input = target without its last position (starts with [CLS]); labels = target shifted
-    left (ends with [SEP]), -100 on pads and on rows that are not ``usable``. (bsz, len) -> 2 x (bsz, len-1)."""
-    inputs = target_ids[:, :-1]
-    labels = target_ids[:, 1:].masked_fill(target_mask[:, 1:] == 0, -100)
-    labels = labels.masked_fill(~usable.bool().unsqueeze(1), -100)
-    return inputs, labels
-
-
-def decoding_signal(z1: torch.Tensor, z2: torch.Tensor, form: Signal, m: float = 10.0, n: float = 10.0,
-                    t: float = 1.0, k: float = 1.0, projection: nn.Module | None = None) -> torch.Tensor:
-    """The decoder memory from E_s (z1) and E_s~ (z2), both (bsz, h) -> (bsz, 4, h); see the module docstring."""
-    if form == "eq2":
-        parts = [z1, z2, m * (z1 - z2).abs(), n * (z1 * z2).abs()]
-    else:
-        if projection is None:
-            raise BenchError("the code form of PaSeR's decoding signal needs the projection layer")
-        z2 = projection(z2)
-        parts = [t * (z1 * z2), k * (z1 - z2), z1, z2]
-    return torch.stack(parts, dim=1)
-
-
-def masked_ce(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """Mean CE over labels != -100; 0 (with a graph) when there are none, where torch would give NaN. Training
-    computes the same loss without the unlabelled positions' logits (:func:`usebench.methods.parts.heads.labelled_ce`)."""
-    flat = labels.reshape(-1)
-    if not bool((flat != -100).any()):
-        return logits.sum() * 0.0
-    return F.cross_entropy(logits.float().reshape(flat.shape[0], -1), flat, ignore_index=-100)
-
-
-class _BertEmbeddingInput(nn.Module):
-    """The encoder's whole embedding module (word + position + type, LayerNorm, dropout) as decoder input,
-    as the reference does (``decoder.embed_tokens = bert.embeddings``)."""
-
-    def __init__(self, embeddings: nn.Module):
-        super().__init__()
-        self.embeddings = embeddings
-
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return self.embeddings(input_ids=input_ids)
-
-
-def build_decoder(model: nn.Module, layers: int, heads: int, ffn: int, pad_id: int,
-                  embeddings: Literal["word", "bert"]) -> nn.Module:
-    """A randomly initialised ``BartDecoder`` of the encoder's width whose token embeddings are shared with it."""
-    from transformers import BartConfig
-    from transformers.models.bart.modeling_bart import BartDecoder
-
-    hidden = int(model.config.hidden_size)
-    if hidden % heads:
-        raise ConfigError(f"PaSeR decoder: hidden size {hidden} is not divisible by decoder_heads={heads}")
-    config = BartConfig(vocab_size=int(model.config.vocab_size), d_model=hidden, decoder_layers=layers,
-                        decoder_attention_heads=heads, decoder_ffn_dim=ffn, activation_function="gelu",
-                        max_position_embeddings=512, pad_token_id=pad_id, encoder_layers=1,
-                        decoder_layerdrop=0.0)  # the reference's BartConfig; dropout 0.1 is BART's default
-    decoder = BartDecoder(config)
-    decoder.embed_tokens = model.get_input_embeddings() if embeddings == "word" \
-        else _BertEmbeddingInput(model.embeddings)
-    return decoder
-
-
-# --- plugin -------------------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
 class PaSeRConfig(TrainConfig):

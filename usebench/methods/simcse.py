@@ -31,22 +31,18 @@ import numpy as np
 import torch
 from torch import nn
 
-from usebench.methods.parts.laptop_setup import fraction_curve, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import fraction_curve, laptop_note, laptop_preset
 from usebench.errors import BenchError, ConfigError
 from usebench.eval.pooling import PoolFn
 from usebench.store import write_json_atomic
 from usebench.train.checkpoint import STWriter, builtin_writer, pooling_entry
 from usebench.train.config import TrainConfig
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.methods.parts.losses import CONTRASTIVE_LOSSES, ContrastiveLoss
-from usebench.methods.parts.thesis_setup import TABLE_5_3, THESIS_NOTE
+from usebench.recipes.thesis_presets import TABLE_5_3, THESIS_NOTE
 
 CITATION = ("@inproceedings{gao2021simcse, title={SimCSE: Simple Contrastive Learning of Sentence Embeddings}, "
             "author={Gao, Tianyu and Yao, Xingcheng and Chen, Danqi}, booktitle={EMNLP}, year={2021}}")

@@ -17,22 +17,23 @@ negative of itself; sentence-transformers' NoDuplicates loader defers such an ex
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 
-from usebench.data.labeled import labeled_subset
 from usebench.errors import BenchError, ConfigError
 from usebench.registry import METHODS
 from usebench.train.config import TrainConfig
-from usebench.train.plugin import Method, SentenceEncoder, TrainingData, TrainModule, batches_per_epoch, \
-    epoch_batch, load_backbone, set_dropout, tokenize
-from usebench.methods.parts.labeled_data import Census, Kind, census_labeled, load_labeled
+from usebench.train.backbone import SentenceEncoder, load_backbone, set_dropout
+from usebench.train.plugin import Method, TrainingData, TrainModule
+from usebench.train.sampling import batches_per_epoch, keeps_partial
+from usebench.train.tokenization import tokenize
+from usebench.methods.parts.labeled_data import Census, Kind, census_labeled, labeled_training_data
+from usebench.methods.parts.labeled_examples import all_clean, check_example, without_repeats
+from usebench.methods.parts.losses import cosine_mse_loss, mnrl_loss
 
 CITATION = ("@inproceedings{reimers-2019-sentence-bert, title={Sentence-BERT: Sentence Embeddings using Siamese "
             "BERT-Networks}, author={Reimers, Nils and Gurevych, Iryna}, booktitle={EMNLP-IJCNLP}, year={2019}}")
@@ -86,19 +87,6 @@ class MNRLConfig(SupervisedConfig):
             raise ConfigError(f"scale must be > 0, got {self.scale}")
 
 
-def mnrl_loss(anchors: torch.Tensor, candidates: torch.Tensor, scale: float) -> torch.Tensor:
-    """anchors (bsz, dim), candidates (bsz [+ bsz negatives], dim): CE over scale * cos with target i."""
-    a = F.normalize(anchors.float(), p=2, dim=1)
-    c = F.normalize(candidates.float(), p=2, dim=1)
-    scores = a @ c.T * scale  # (bsz, n_candidates)
-    return F.cross_entropy(scores, torch.arange(scores.shape[0], device=scores.device))
-
-
-def cosine_mse_loss(u: torch.Tensor, v: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
-    """u, v (bsz, dim), labels (bsz,): mean of (cos(u_i, v_i) - label_i)^2."""
-    return F.mse_loss(torch.cosine_similarity(u.float(), v.float()), labels.float().view(-1))
-
-
 class PairModule(TrainModule):
     """The encoder (backbone + the config's pooling) and a pair loss over its columns."""
 
@@ -115,45 +103,6 @@ class PairModule(TrainModule):
         if self.loss == "mnrl":
             return mnrl_loss(first, torch.cat(rest, dim=0), self.scale)
         return cosine_mse_loss(first, rest[0], batch["labels"])
-
-
-def without_repeats(examples: list[tuple]) -> list[tuple]:
-    """The batch minus every example one of whose texts (stripped, lowercased) an earlier example holds."""
-    seen: set[str] = set()
-    out = []
-    for ex in examples:
-        keys = [t.strip().lower() for t in ex if isinstance(t, str)]
-        if out and any(k in seen for k in keys):
-            continue
-        seen.update(keys)
-        out.append(ex)
-    return out
-
-
-def _plainly_clean(examples: list[Any], graded: bool, hard_negatives: bool) -> bool:
-    """True only if every example is a plain tuple or list that :meth:`SupervisedMethod._check` accepts and the
-    checked examples share one width: non-blank ``str`` texts, pairs or triplets (graded: two texts and an ``int`` or
-    ``float`` label, finite, in [-1, 1]). False for anything less plain (a ``str`` subclass, a numpy label), which
-    the caller then checks one by one."""
-    if not all(type(ex) is tuple or type(ex) is list for ex in examples):
-        return False
-    widths = set(map(len, examples))
-    if graded:
-        labels = [ex[2] for ex in examples] if widths == {3} else None
-        if labels is None or not all(type(y) is float or type(y) is int for y in labels):
-            return False
-        try:
-            values = np.asarray(labels, dtype=np.float64)
-        except OverflowError:  # an int beyond float's range: _check says what it makes of it
-            return False
-        if not (np.isfinite(values).all() and (values >= -1.0).all() and (values <= 1.0).all()):
-            return False
-        texts = [t for ex in examples for t in ex[:2]]
-    else:
-        if not widths <= {2, 3} or (hard_negatives and len(widths) > 1):
-            return False
-        texts = [t for ex in examples for t in ex]
-    return all(type(t) is str for t in texts) and all(map(str.strip, texts))
 
 
 class SupervisedMethod(Method):
@@ -173,14 +122,8 @@ class SupervisedMethod(Method):
 
     def training_data(self, cfg: SupervisedConfig, task: str | None, data_root: Path, seed: int) -> TrainingData:
         """The ``train_data`` examples, cut to ``labeled_size`` (seeded by ``seed``, nested across sizes)."""
-        data = load_labeled(cfg.train_data, task, data_root, self.example_kind,
-                            hard_negatives=getattr(cfg, "hard_negatives", False), seed=seed)
-        examples = labeled_subset(data.examples, cfg.labeled_size, seed, f"the {data.label} training set")
-        label = data.label if cfg.labeled_size is None else f"{data.label}[{cfg.labeled_size}]"
-        # The source's hash plus the size: the seeds of one experiment share it (the subset is a function of it
-        # and of the seed, which the run id holds).
-        sha = data.sha256 if cfg.labeled_size is None else f"{data.sha256}:{cfg.labeled_size}"
-        return TrainingData(label=label, examples=examples, sha256=sha, files=data.files)
+        return labeled_training_data(cfg.train_data, task, data_root, self.example_kind, cfg.labeled_size, seed,
+                                     hard_negatives=getattr(cfg, "hard_negatives", False))
 
     def example_census(self, cfg: SupervisedConfig, task: str | None, data_root: Path) -> Census:
         """For planning, what every seed's examples are (``cfg`` without ``labeled_size``): AllNLI's triplets
@@ -191,17 +134,9 @@ class SupervisedMethod(Method):
         if drawn is not None:
             return drawn
         data = self.training_data(cfg, task, data_root, 0)  # the seed draws nothing here
-        return Census(data.label, len(data.examples), data.files, data.sha256, self._all_clean(cfg, data.examples))
-
-    def _all_clean(self, cfg: SupervisedConfig, examples: list[Any]) -> bool:
-        """Whether :meth:`prepare_examples` accepts every example and finds them of one width (its count check
-        aside); False says nothing more: the planner then checks each seed's examples itself."""
-        if _plainly_clean(examples, self.example_kind == "graded", getattr(cfg, "hard_negatives", True)):
-            return True  # what _check would find, example by example, at a tenth of its cost
-        try:
-            return len({len(self._check(cfg, i, ex)) for i, ex in enumerate(examples)}) <= 1
-        except BenchError:
-            return False
+        return Census(data.label, len(data.examples), data.files, data.sha256, all_clean(
+            data.examples, lambda i, ex: self._check(cfg, i, ex), self.example_kind == "graded",
+            getattr(cfg, "hard_negatives", True)))
 
     def prepare_examples(self, cfg: SupervisedConfig, examples: list[Any], min_examples: int) -> list[Any]:
         """Check every example's shape and clip long texts; fewer examples than a batch is an error."""
@@ -217,28 +152,15 @@ class SupervisedMethod(Method):
         """Fewer than ``min_examples`` (a batch per process) is an error, unless the reference trains a partial
         batch (one process)."""
         world = max(1, min_examples // self.sentences_per_step(cfg))
-        if self.keeps_partial(cfg) and world == 1:
+        if keeps_partial(cfg, self.keep_partial_batch) and world == 1:
             min_examples = 1  # the reference's DataLoader trains on a partial batch
         if n < min_examples:
             raise BenchError(f"{self.name}: {n} labeled examples, fewer than one batch ({min_examples}); "
                              f"lower batch_size or use more labeled data")
 
     def _check(self, cfg: SupervisedConfig, i: int, ex: Any) -> tuple:
-        graded = self.example_kind == "graded"
-        seq = isinstance(ex, (tuple, list))
-        texts = list(ex[:2] if graded else ex) if seq else []
-        ok = seq and len(ex) in ((3,) if graded else (2, 3)) and all(isinstance(t, str) and t.strip() for t in texts)
-        if ok and graded:
-            y = ex[2]
-            ok = isinstance(y, (int, float)) and not isinstance(y, bool) and math.isfinite(y) and -1.0 <= y <= 1.0
-        if not ok:
-            want = "(sentence1, sentence2, label in [-1, 1])" if graded \
-                else "(anchor, positive) or (anchor, positive, negative) with non-blank texts"
-            raise BenchError(f"{self.name}: labeled example {i} is {ex!r}; expected {want}")
-        texts = [t.strip()[: cfg.max_chars] for t in texts]
-        if graded:
-            return (*texts, float(ex[2]))
-        return tuple(texts if getattr(cfg, "hard_negatives", True) else texts[:2])
+        return check_example(self.name, i, ex, graded=self.example_kind == "graded",
+                             hard_negatives=getattr(cfg, "hard_negatives", True), max_chars=cfg.max_chars)
 
     def collate(self, cfg: SupervisedConfig, tokenizer: Any, texts: list[Any], rng: np.random.Generator) -> dict:
         examples = without_repeats(list(texts)) if self.loss_name == "mnrl" else list(texts)
@@ -250,17 +172,7 @@ class SupervisedMethod(Method):
         return batch
 
     def steps_per_epoch(self, cfg: SupervisedConfig, n: int, world: int = 1) -> int:
-        return batches_per_epoch(n, cfg.batch_size, world, self.keeps_partial(cfg))
-
-    def total_steps(self, cfg: SupervisedConfig, n: int, world: int = 1) -> int:  # type: ignore[override]
-        if cfg.epochs is None:
-            return int(cfg.max_steps)  # type: ignore[arg-type]
-        steps = math.ceil(cfg.epochs * self.steps_per_epoch(cfg, n, world))
-        return min(steps, cfg.max_steps) if cfg.max_steps else steps
-
-    def batch_indices(self, cfg: SupervisedConfig, n: int, step: int, seed: int, rank: int = 0,  # type: ignore[override]
-                      world: int = 1) -> list[int]:
-        return epoch_batch(n, cfg.batch_size, step, seed, rank, world, self.keeps_partial(cfg))
+        return batches_per_epoch(n, cfg.batch_size, world, keeps_partial(cfg, self.keep_partial_batch))
 
     def dev_due(self, cfg: SupervisedConfig, step: int, n: int, world: int = 1) -> bool:  # type: ignore[override]
         """As [ST v0.3.8] ``fit``: every ``evaluation_steps`` steps *of an epoch* (``dev_every`` steps, or
@@ -350,23 +262,3 @@ class SbertSTSb(SbertCosine):
 
 for _m in (SbertMNRL(), SbertCosine(), SbertNLI(), SbertSTSb()):
     METHODS.add(_m.name, _m)
-
-
-# Poolings a supervised stage can train and export without a head or prompt of its own.
-STATELESS_POOLINGS = ("cls", "mean", "max", "last2avg", "first_last_avg")
-# The stateless part of a pooling that carries trained modules (SimCSE's MLP on CLS).
-STATELESS_PART = {"cls_mlp": "cls"}
-
-
-def supervised_pooling(method: str, start_pooling: str | None, default: str, notes: list[str]) -> str:
-    """The pooling of a supervised stage starting from a checkpoint with ``start_pooling`` (None: a plain
-    backbone, whose sentence-transformers default is ``default``, mean)."""
-    if start_pooling is None or start_pooling in STATELESS_POOLINGS:
-        return start_pooling or default
-    pooling = STATELESS_PART.get(start_pooling, default)
-    note = (f"{method} after a checkpoint with {start_pooling} pooling trains and exports {pooling}: "
-            f"{start_pooling} needs a head or prompt the supervised stage does not train "
-            f"(--set {method}.pooling=... chooses another)")
-    if note not in notes:
-        notes.append(note)
-    return pooling

@@ -32,21 +32,16 @@ from torch import nn
 
 from usebench.train.config import TrainConfig
 from usebench.errors import BenchError, ConfigError
-from usebench.train.plugin import (
-    Method,
-    SentenceEncoder,
-    TrainModule,
-    load_backbone,
-    set_dropout,
-    tokenize,
-)
+from usebench.train.backbone import SentenceEncoder, load_backbone, set_dropout
+from usebench.train.plugin import Method, TrainModule
+from usebench.train.tokenization import tokenize
 from usebench.registry import METHODS
 from usebench.methods.parts.heads import label_positions, labelled_ce, lm_head_of
 from usebench.methods.parts.seq2seq_denoiser import (
     checkpoint_is_encoder_decoder, load_seq2seq, reconstruction_loss, seq2seq_label_positions,
 )
 from usebench.methods.parts.word_noise import NoiseType, add_noise, vocabulary_words
-from usebench.methods.parts.laptop_setup import BATCH8_CURVE, LONG_STEPS, laptop_note, laptop_preset
+from usebench.recipes.laptop_presets import BATCH8_CURVE, LONG_STEPS, laptop_note, laptop_preset
 
 CITATION = ("@inproceedings{wang-2021-TSDAE, title={TSDAE: Using Transformer-based Sequential Denoising "
             "Auto-Encoder for Unsupervised Sentence Embedding Learning}, author={Wang, Kexin and Reimers, Nils "

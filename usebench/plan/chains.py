@@ -9,7 +9,7 @@ stage trains and exports with, and where an NLI+STSb→target chain starts from.
   sentence-transformers fine-tunes a saved model with the modules it was saved with (a plain backbone: its
   default, mean); an unsupervised stage uses its own method's pooling, as its reference script builds the
   model. ``--set <method>.pooling=...`` overrides either. The rule is
-  :func:`usebench.methods.supervised.supervised_pooling`, which the report's pairing reads too.
+  :func:`usebench.methods.parts.chain_pooling.supervised_pooling`, which the report's pairing reads too.
 - **A published NLI+STSb model.** ``--nli-sts-model`` replaces the two NLI+STSb stages of a chain that starts
   with them (``nli-sts>tsdae``) by that checkpoint: the chain trains only its target-domain stages.
 """

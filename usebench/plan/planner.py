@@ -311,7 +311,7 @@ def build_stage(name: str, k: int, labeled_size: int | None, seed: int, task: st
         if note and note not in notes:
             notes.append(note)
     if method.data_kind == "labeled" and "pooling" not in values:  # keeps the pooling of where it starts
-        from usebench.methods.supervised import supervised_pooling
+        from usebench.methods.parts.chain_pooling import supervised_pooling
 
         pooling = supervised_pooling(name, previous.pooling if previous else backbone_pooling(cfg.model),
                                      cfg.pooling, notes)

@@ -22,6 +22,7 @@ from usebench.data.memo import remember
 from usebench.train.config import config_to_dict
 from usebench.train.loop import clean_corpus, prepared_corpus_size, trainable_size
 from usebench.train.plugin import TrainingData
+from usebench.train.sampling import run_steps
 
 __all__ = ["checked_data", "stage_data"]
 
@@ -41,7 +42,7 @@ def _sentence_stage(method: Any, cfg: Any, k: int, corpus: TrainingData | None,
     entry = {"kind": "corpus", "label": corpus.label, "sha256": corpus.sha256, "sentences": len(corpus.examples),
              "duplicates_dropped": corpus.duplicates_dropped}
     if k > 0:
-        return entry, method.run_steps(cfg, len(corpus.examples))
+        return entry, run_steps(method, cfg, len(corpus.examples))
 
     def size() -> int:  # check_trainable's seed-free part, on the corpus cleaned once for every config
         cleaned = remember(("cleaned-corpus", corpus.sha256, cfg.max_chars),
@@ -52,7 +53,7 @@ def _sentence_stage(method: Any, cfg: Any, k: int, corpus: TrainingData | None,
     n = remember(("sentence-stage", method.name, cfg, corpus.sha256), lambda: fact(
         "sentence-stage", [method.name, _config(cfg), corpus.sha256], size, content=True))
     _first_batch(method, cfg, n, seed)
-    return entry, method.run_steps(cfg, n)
+    return entry, run_steps(method, cfg, n)
 
 
 def _first_batch(method: Any, cfg: Any, n: int, seed: int) -> None:
@@ -79,7 +80,7 @@ def _labeled_stage(method: Any, cfg: Any, task: str, labeled_size: int | None, s
     if census is not None and census.clean:
         return _census_stage(method, cfg, census, labeled_size, seed)
     entry, n = _checked_examples(method, cfg, task, labeled_size, seed, data_root)  # each seed's own draw
-    return entry, method.run_steps(cfg, n)
+    return entry, run_steps(method, cfg, n)
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ def _census_stage(method: Any, cfg: Any, census: Any, labeled_size: int | None,
     method.pooling_writer(cfg)
     method.check_example_count(cfg, n, method.sentences_per_step(cfg))
     _first_batch(method, cfg, n, seed)
-    return entry, method.run_steps(cfg, n)
+    return entry, run_steps(method, cfg, n)
 
 
 def _checked_examples(method: Any, cfg: Any, task: str, labeled_size: int | None, seed: int,

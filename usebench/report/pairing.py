@@ -209,7 +209,7 @@ def expected_stages(chain: list[str], preset: str, row_method: str, overrides: M
     derives it (usebench/plan/planner.py ``build_stage``): the preset, the row's own values on its method's stage, a
     supervised stage's pooling inherited from where it starts, ``dev_task="target"`` resolved for the task."""
     from usebench.registry import METHODS, TASKS
-    from usebench.methods.supervised import supervised_pooling
+    from usebench.methods.parts.chain_pooling import supervised_pooling
 
     out: list[tuple[str, Any]] = []
     previous_pooling: str | None = None  # a published backbone is a plain HF model: it declares no pooling

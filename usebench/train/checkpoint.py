@@ -163,7 +163,7 @@ def export_checkpoint(model: nn.Module, tokenizer: Any, out_dir: str | Path, *, 
     return out_dir
 
 
-_DROPOUT_SUFFIXES = ("dropout", "dropout_prob")  # as usebench.train.plugin.zero_dropout_fields
+_DROPOUT_SUFFIXES = ("dropout", "dropout_prob")  # as usebench.train.backbone.zero_dropout_fields
 
 
 def dropout_rates(config: dict[str, Any]) -> dict[str, float]:

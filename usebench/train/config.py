@@ -35,7 +35,7 @@ class TrainConfig:
 
     Step budget: ``max_steps`` optimizer steps; with ``epochs`` set, ``ceil(epochs * steps_per_epoch)`` steps,
     capped by ``max_steps`` when that is set too. The LR schedule is laid out over that budget; ``stop_at_step``
-    ends the run earlier without changing the schedule (:meth:`usebench.train.plugin.Method.run_steps`). A subclass with its own ``__post_init__`` must call
+    ends the run earlier without changing the schedule (:func:`usebench.train.sampling.run_steps`). A subclass with its own ``__post_init__`` must call
     ``super().__post_init__()`` (it checks ``Literal`` fields and ranges).
     """
 
@@ -63,7 +63,7 @@ class TrainConfig:
     grad_clip: float | None = 1.0  # max global grad norm (None: no clipping)
     amp: Amp = "off"  # fp32 (the references' precision unless a preset says otherwise); bf16/fp16/auto: asked for
     pooling: str = "mean"  # the exported encoder's pooling (see usebench.eval.pooling.POOLERS)
-    dropout: bool = True  # False: every dropout rate is 0, from the config on (plugin.load_backbone)
+    dropout: bool = True  # False: every dropout rate is 0, from the config on (backbone.load_backbone)
     max_chars: int = 4000  # longer corpus lines are clipped (tokenizers truncate at max_length anyway)
     log_every: int = 50  # steps per log.jsonl line (bookkeeping: BOOKKEEPING_KEYS)
     save_every: int = 1000  # steps per resumable train-state checkpoint (0: only at the end; bookkeeping)
@@ -303,6 +303,21 @@ def build_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset:
     values.update(overrides or {})
     check_keys(cls, values)
     return cls(**values)
+
+
+def preset_config(cls: type[C], presets: Mapping[str, Mapping[str, Any]], preset: str | None,
+                  overrides: Mapping[str, Any] | Sequence[str] | None, values: Mapping[str, Any]) -> C:
+    """:func:`build_config` with ``overrides`` as a dict or ``["k=v"]`` strings (parsed by the field types), then
+    ``values`` (what ``Method.config`` takes)."""
+    merged: dict[str, Any] = {}
+    if overrides is not None:
+        merged.update(parse_overrides(cls, list(overrides)) if _is_str_seq(overrides) else overrides)
+    merged.update(values)
+    return build_config(cls, presets, preset, merged)
+
+
+def _is_str_seq(x: Any) -> bool:
+    return isinstance(x, (list, tuple)) and all(isinstance(i, str) for i in x)
 
 
 def config_to_dict(cfg: Any) -> dict[str, Any]:

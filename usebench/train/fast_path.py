@@ -170,7 +170,7 @@ def install_capture_hooks(module: nn.Module) -> None:
         from transformers.utils.output_capturing import maybe_install_capturing_hooks
     except ImportError:
         return
-    from usebench.train.plugin import SentenceEncoder
+    from usebench.train.backbone import SentenceEncoder
 
     for m in module.modules():
         if isinstance(m, SentenceEncoder):
@@ -187,7 +187,7 @@ def _no_pooler(*args: Any, **kwargs: Any) -> None:
 @contextmanager
 def skipped_poolers(module: nn.Module) -> Iterator[None]:
     """Every frozen ``pooler`` of an HF base model in ``module`` returns None instead of dense+tanh of [CLS]:
-    :func:`usebench.train.plugin.load_backbone` freezes it because no pooling reads ``pooler_output``."""
+    :func:`usebench.train.backbone.load_backbone` freezes it because no pooling reads ``pooler_output``."""
     skipped = []
     for m in module.modules():
         pooler = getattr(m, "pooler", None)

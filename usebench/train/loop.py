@@ -50,6 +50,7 @@ from usebench.train.loop_state import (
 )
 from usebench.train.loop_step import StepDone, one_step, settle, track_scale
 from usebench.train.plugin import Method
+from usebench.train.sampling import run_steps
 from usebench.train.runtime import (
     deterministic_mode,
     deterministic_requested,
@@ -122,7 +123,7 @@ def check_trainable(method: Method, cfg: TrainConfig, corpus: Sequence[Any], see
     """What :func:`train` checks about the corpus, without building a model: the examples survive cleaning,
     fill a batch, and the first batch can be drawn (e.g. BERT-flow's larger init batch). Returns the step
     budget. The run grid calls it for every unit before the first one trains."""
-    return method.run_steps(cfg, trainable_size(method, cfg, corpus, seed, world), world)
+    return run_steps(method, cfg, trainable_size(method, cfg, corpus, seed, world), world)
 
 
 def trainable_size(method: Method, cfg: TrainConfig, corpus: Sequence[Any], seed: int = 0, world: int = 1) -> int:
@@ -199,7 +200,7 @@ def _train(method: Method, cfg: TrainConfig, corpus: Sequence[str], out_dir: str
     texts = _prepare(method, cfg, corpus, method.sentences_per_step(cfg) * dist.world)
     run_config = run_config or {"method": method.name, "config": config_to_dict(cfg), "seed": seed,
                                 "corpus_sha256": _corpus_fingerprint(texts)}
-    run_hash, total = config_hash(run_config), method.run_steps(cfg, len(texts), dist.world)
+    run_hash, total = config_hash(run_config), run_steps(method, cfg, len(texts), dist.world)
     if resume and finished_checkpoint(out_dir / CHECKPOINT_DIR, method.name, run_hash):
         return TrainResult(out_dir / CHECKPOINT_DIR, total, total, None, 0.0, 0.0)  # no step_path: nothing ran
     if not resume:

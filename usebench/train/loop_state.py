@@ -21,7 +21,8 @@ from usebench.train.config import TrainConfig
 from usebench.train.compiled_step import CompiledStep
 from usebench.train.fast_path import apply_fallbacks, compile_dynamic, for_method
 from usebench.train.optim import build_optimizer, build_scheduler
-from usebench.train.plugin import Method, unique_parameters
+from usebench.train.optim import unique_parameters
+from usebench.train.plugin import Method
 from usebench.train.runtime import Dist, seed_everything
 from usebench.train.step_path import REFERENCE, StepPath
 

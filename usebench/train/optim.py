@@ -24,6 +24,17 @@ from usebench.errors import ConfigError
 NO_DECAY = ("bias", "LayerNorm.weight", "LayerNorm.bias", "layer_norm.weight", "layer_norm.bias", "norm.weight")
 
 
+def unique_parameters(named: Iterable[tuple[str, nn.Parameter]]) -> list[tuple[str, nn.Parameter]]:
+    """Drop repeated parameter objects (tied weights), keeping the first name."""
+    seen: set[int] = set()
+    out = []
+    for n, p in named:
+        if id(p) not in seen:
+            seen.add(id(p))
+            out.append((n, p))
+    return out
+
+
 def param_groups(named: Iterable[tuple[str, nn.Parameter]], weight_decay: float) -> list[dict]:
     """Two groups: decayed weights and the rest (biases, LayerNorm)."""
     decay, no_decay = [], []

@@ -78,9 +78,9 @@ def _pad_columns(t: torch.Tensor, width: int, value: Any) -> torch.Tensor:
 
 
 def pad_tokens(enc: dict[str, Any], cap: int, pad_id: int) -> dict[str, Any]:
-    """``enc`` (what :func:`usebench.train.plugin.tokenize` returns) with columns added on the right up to the length
-    bucket of its width, for a tokenizer padding on either side (module docstring): ids ``pad_id``, attention mask
-    0, special-tokens mask True, word ids None."""
+    """``enc`` (what :func:`usebench.train.tokenization.tokenize` returns) with columns added on the right up to the
+    length bucket of its width, for a tokenizer padding on either side (module docstring): ids ``pad_id``, attention
+    mask 0, special-tokens mask True, word ids None."""
     width = enc["input_ids"].shape[1]
     target = bucket(width, MIN_LENGTH, max(cap, width))
     if target == width:

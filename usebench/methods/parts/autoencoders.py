@@ -42,7 +42,8 @@ import torch
 from torch import nn
 
 from usebench.errors import ConfigError
-from usebench.train.plugin import set_dropout, tokenize
+from usebench.train.backbone import set_dropout
+from usebench.train.tokenization import tokenize
 from usebench.train.static_shapes import natural_width
 from usebench.methods.parts.heads import IGNORE, _head_of, _quiet_transformers, label_positions, labelled_ce
 from usebench.methods.parts.noise import mask_tokens

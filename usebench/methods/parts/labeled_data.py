@@ -27,6 +27,7 @@ import numpy as np
 from usebench.data import labeled as L
 from usebench.data.memo import remember, remember_file
 from usebench.errors import ConfigError, MissingDataError
+from usebench.train.plugin import TrainingData
 
 Kind = Literal["pairs", "graded"]
 SOURCES = ("target", "allnli", "stsb", "twitter-url")
@@ -146,6 +147,19 @@ def load_labeled(source: str, task: str | None, data_root: Path, kind: Kind, *, 
         return remember_file("allnli-examples", path, lambda: _allnli(path, hard_negatives, seed), tag, draw)
     return remember(("labeled", source, task, str(root.resolve()), kind), lambda: _load_deterministic(
         source, task, root, kind))
+
+
+def labeled_training_data(source: str, task: str | None, data_root: Path, kind: Kind, labeled_size: int | None,
+                          seed: int, *, hard_negatives: bool = False) -> TrainingData:
+    """A supervised stage's training data: the examples of ``source``, cut to ``labeled_size`` (seeded by ``seed``,
+    nested across sizes), with the label and hash a run records."""
+    data = load_labeled(source, task, data_root, kind, hard_negatives=hard_negatives, seed=seed)
+    examples = L.labeled_subset(data.examples, labeled_size, seed, f"the {data.label} training set")
+    label = data.label if labeled_size is None else f"{data.label}[{labeled_size}]"
+    # The source's hash plus the size: the seeds of one experiment share it (the subset is a function of it
+    # and of the seed, which the run id holds).
+    sha = data.sha256 if labeled_size is None else f"{data.sha256}:{labeled_size}"
+    return TrainingData(label=label, examples=examples, sha256=sha, files=data.files)
 
 
 def _allnli(path: Path, hard_negatives: bool, seed: int) -> Labeled:

@@ -1,4 +1,4 @@
-"""The ``laptop`` preset every method of the CPU-scale recipe shares (usebench/recipes/laptop.toml).
+"""The ``laptop`` preset every method of the CPU-scale recipe shares (usebench/recipes/laptop.toml, beside it).
 
 One policy for every method: **the paper's run, truncated**. Each method's ``laptop`` preset is its ``paper``
 preset (batch size, optimizer, learning rate *and its schedule over the paper's whole budget*, noise, pooling,

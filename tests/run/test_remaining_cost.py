@@ -134,3 +134,21 @@ def test_a_partly_done_recipe_prices_what_remains(real_data, tmp_path):
     assert line.startswith("cost of what remains (1 stage(s) to train, 10 optimizer steps; 8 evaluation(s) of 1 "
                            "unit(s) and 0 baseline(s)) on this CPU, all its cores: about "), line
     assert " to " in line and "basis: " in line and "the range: 1.1 to 2 CPU seconds per wall second" in line
+
+
+def test_the_remaining_cost_counts_the_learning_curve_evaluations_as_the_stored_prediction_does():
+    """A stage that scores a learning curve while it trains makes those evaluations too: the dry run's remaining
+    cost of an empty store and the prediction `bench reproduce` stores are one number (the laptop recipe's dry run
+    said 2.1 h while its stored prediction said 2.6 h, the difference its curve points)."""
+    from usebench.reproduce.recipe_cost import profile_cost
+
+    stage = SimpleNamespace(method="tsdae", steps=500, home="tsdae-home", data={"kind": "corpus"},
+                            identity={"config": {"batch_size": 8, "amp": "off", "curve_task": "sickr",
+                                                 "curve_steps": [100, 250, 500]}})
+    profile = parse_profile(PROFILE, "t")
+    work = Remaining([(stage, "minilm")], [("stsb",)], [])
+    est = estimate(work, profile, "cpu", "local", measure=False)
+    cpu_s = 500 * 1.0 + 2 * 20.0 + 10.0 + 5.0  # the steps, two curve points before the last step, the unit's own
+    assert est.hours == pytest.approx(cpu_s / 1.6 / 3600)
+    whole = profile_cost(profile, [SimpleNamespace(stages=[stage], evals=("stsb",))], [], measure=False)
+    assert whole.hours == pytest.approx(est.hours)

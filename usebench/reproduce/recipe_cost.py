@@ -137,11 +137,16 @@ class ProfileCost:
 
 def work_cost(profile: CpuProfile, stages: Sequence[Any], unit_evals: Sequence[Sequence[str]],
               baseline_evals: Sequence[Sequence[str]], units: int, here_gflops: float | None) -> ProfileCost:
-    """The cost at ``profile``'s figures of a given piece of work: these stages' steps (each once), these
-    evaluations, a set-up per unit that runs; ``here_gflops``: this machine's one-thread rate (None: the profile's)."""
+    """The cost at ``profile``'s figures of a given piece of work: these stages' steps (each once) with the
+    learning-curve evaluations they make while training, these evaluations, a set-up per unit that runs;
+    ``here_gflops``: this machine's one-thread rate (None: the profile's). Priced as :func:`profile_cost` prices the
+    whole plan, so that the dry run's remaining cost of an empty store is the prediction the run stores."""
     cost = ProfileCost(profile, here_gflops=here_gflops)
     for stage in stages:
         cost.train_cpu_s += (stage.steps or 0) * _figure(profile.step_cpu_s, stage.method, cost.unknown)
+        points = curve_points_of(stage)
+        if points:
+            cost.eval_cpu_s += points * _figure(profile.eval_cpu_s, _curve_task(stage), cost.unknown)
     for tasks in (*unit_evals, *baseline_evals):
         cost.eval_cpu_s += sum(_figure(profile.eval_cpu_s, t, cost.unknown) for t in tasks)
     cost.overhead_cpu_s = units * profile.unit_overhead_cpu_s

@@ -282,3 +282,31 @@ def test_the_committed_laptop_page_is_what_the_committed_store_gives(real_releas
     if not any(script.STORE.glob("*/*/*.json")):
         pytest.skip("results/laptop/ holds no records yet")
     assert script.main_check() == 0
+
+
+def test_a_carried_run_keeps_its_finished_units_baselines_and_prediction_and_drops_the_unfinished(tmp_path):
+    """scripts/laptop_carry.py: the archive an unfinished `bench reproduce laptop` leaves for the next session holds
+    the done units with their stages, the run directories that are no unit (baselines) and the stored prediction;
+    a unit that is not done goes, with the stage only it used, so that the resume trains it again."""
+    import importlib.util
+    import tarfile
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "laptop_carry.py"
+    spec = importlib.util.spec_from_file_location("laptop_carry", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    store = laptop_store(tmp_path / "clone")
+    units = sorted(d.name for d in store.iterdir() if (d / "stages.json").is_file())
+    running = units[0]
+    states = {u: "done" for u in units} | {running: "running"}
+    home = json.loads((store / running / "stages.json").read_text())[0]["home"]
+    shared = any(json.loads((store / u / "stages.json").read_text())[0]["home"] == home for u in units[1:])
+    carried = script.carry(store, tmp_path / "out" / "abc1234.tar.gz", states)
+    with tarfile.open(tmp_path / "out" / "abc1234.tar.gz") as tar:
+        names = tar.getnames()
+    others = sorted(d.name for d in store.iterdir() if d.is_dir() and not d.name.startswith(".") and d.name not in units)
+    assert carried == sorted([*units[1:], *others])
+    assert not any(n.startswith(running + "/") for n in names)
+    assert any(n.startswith(units[1] + "/") for n in names) and ".reproduce/laptop-cost.json" in names
+    assert shared or not any(n.startswith(home + "/") for n in names)  # the running unit's own stage is retrained
+    assert not any("safetensors" in n for n in names)

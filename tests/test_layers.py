@@ -24,8 +24,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # usebench.stats: bootstrap intervals and paired tests over the per-item outcomes, `bench compare` (it reads the
     # result index of usebench.scores, never the other way round)
     ("usebench.report", "usebench.report.laptop_parts", "usebench.scores", "usebench.stats", "usebench.launch"),
-    ("usebench.run",),  # executing run units: a unit's stages, evaluation jobs, locks, status, faults, the manifest
-    # planning, nothing trained; the machine check (`bench doctor`); `bench analyze`
+    ("usebench.run",),  # executing run units and nothing else: a unit's stages, evaluation jobs, faults, console
+    # planning, nothing trained (the dry-run view, which results still hold, what the stages would do); the machine
+    # check (`bench doctor`); `bench analyze`
     ("usebench.plan", "usebench.doctor", "usebench.analysis"),
     ("usebench.methods", "usebench.tasks"),  # the plugins: trainers and task adapters
     ("usebench.methods.parts",),  # the parts trainers share: noise, heads, losses, flows, export modules
@@ -34,9 +35,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     # every method (usebench/recipes/*_presets.py, beside the recipes' TOML files that usebench.reproduce reads)
     ("usebench.train", "usebench.eval", "usebench.mteb.results", "usebench.recipes"),
     ("usebench.data",),  # data root, manifest, downloads, format conversions, corpus reading
-    ("usebench.errors", "usebench.paths", "usebench.registry", "usebench.store", "usebench.validity",
-     "usebench.fp32_policy"),  # base: errors, paths, registry, the results store, whether a stored result still holds
-    # (usebench.validity), the fp32 matmul policy (training, exact search and the doctor)
+    # the results store and everything that reads its state: records, atomic writes, whether a stored result still
+    # holds, locks, the grid manifests, unit and stage state (`bench status` reads it here, never through run/)
+    ("usebench.store",),
+    ("usebench.errors", "usebench.paths", "usebench.registry", "usebench._version",
+     "usebench.fp32_policy"),  # ground: errors, paths, registry, the version, the fp32 matmul policy (training, exact
+    # search and the doctor)
 )
 MAX_ROOM_SHARE = 0.12  # no room holds more than this share of the package's lines
 ROOT_PACKAGE = "usebench"

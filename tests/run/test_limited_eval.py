@@ -21,7 +21,7 @@ from usebench.eval.subsample import Limit
 from usebench.run.evaluation import EvalOptions, evaluate_model
 from usebench.stats.loading import load_items, result_intervals
 from usebench.store import StoredResult, items_path, result_path
-from usebench.validity import expected_result, path_stale_reason
+from usebench.store.validity import expected_result, path_stale_reason
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 

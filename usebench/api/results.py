@@ -78,11 +78,11 @@ def results_frame(results: Iterable[Any]) -> pd.DataFrame:
 
 
 def measurement(record: dict[str, Any]) -> dict[str, str | None]:
-    """How a number was measured beyond its task and data (:mod:`usebench.validity`): the scorer's keys that change
+    """How a number was measured beyond its task and data (:mod:`usebench.store.validity`): the scorer's keys that change
     numbers, and the training step path (None: not recorded); seeds that differ in either are never averaged."""
     import json
 
-    from usebench.validity import path_text, scorer_identity, training_path
+    from usebench.store.validity import path_text, scorer_identity, training_path
 
     path = training_path(record)
     return {"scorer": json.dumps(scorer_identity(record), sort_keys=True),

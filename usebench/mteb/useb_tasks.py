@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 import usebench.tasks  # noqa: F401  (enrols the adapters)
-from usebench import __version__
+from usebench._version import __version__
 from usebench.api.encoders import to_matrix
 from usebench.eval.evaluate import Evaluation, LoadedSplit, load_split, score_split
 from usebench.errors import BenchError

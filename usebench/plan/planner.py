@@ -35,7 +35,8 @@ from usebench.plan.settings import (
 from usebench.plan.stage_data import checked_data
 from usebench.plan.variants import TARGET, stage_variant, target_corpus, target_dev, unit_variant, with_eval_pooling
 from usebench.plan.specs import BaselineSpec, Plan, RunOptions, StageSpec, UnitSpec
-from usebench.plan.stage_ids import identity_config, shared_home, stage_id, stage_identity
+from usebench.plan.stage_identity import identity_config, stage_identity
+from usebench.store.stage_ids import shared_home, stage_id
 from usebench.train.config import config_to_dict, parse_overrides
 from usebench.train.plugin import TrainingData
 

@@ -197,14 +197,14 @@ def compare_stores(reference_dir: Path, fresh_dir: Path, tol: float, only_tasks:
 
 
 def reference_stale_reason(ref: StoredResult) -> str | None:
-    """Why a reference result no longer holds under the task as it is now (:mod:`usebench.validity`: a valid record
+    """Why a reference result no longer holds under the task as it is now (:mod:`usebench.store.validity`: a valid record
     of the task's current version), or None. Its data are compared with the fresh run's (status "data") and its
     metrics one by one (a metric the task gained shows as "new")."""
     from dataclasses import replace
 
     from usebench import tasks  # noqa: F401  (enrols the adapters)
     from usebench.registry import TASKS
-    from usebench.validity import expected_result, stale_reason
+    from usebench.store.validity import expected_result, stale_reason
 
     if ref.task not in TASKS.names():
         return None  # a task this installation does not register: nothing to hold it to

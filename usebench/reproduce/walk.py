@@ -14,10 +14,10 @@ from usebench.reproduce.build import PlannedRun, ReproducePlan
 from usebench.reproduce.recipe_cost import profile_cost, record_prediction
 from usebench.reproduce.remaining import Estimate, Remaining, estimate, remaining_work
 from usebench.run.grid import Execution, run_plan
-from usebench.run.manifest import write_manifest
-from usebench.run.plan_rows import PlanView, plan_view
-from usebench.run.stages import stage_usage, usage_totals
-from usebench.run.unit import UnitResult
+from usebench.plan.manifest import write_manifest
+from usebench.plan.plan_rows import PlanView, plan_view
+from usebench.plan.stage_usage import stage_usage, usage_totals
+from usebench.store.unit_state import UnitResult
 
 
 @dataclass

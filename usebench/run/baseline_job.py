@@ -14,7 +14,7 @@ from typing import Any
 
 from usebench.store import result_path
 from usebench.plan.specs import BaselineSpec
-from usebench.run.unit import UnitResult
+from usebench.store.unit_state import UnitResult
 
 
 @dataclass(frozen=True)

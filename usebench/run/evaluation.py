@@ -1,7 +1,7 @@
 """Evaluate a model on a list of tasks and store the results (the engine behind `bench eval`).
 
 Before a model is loaded: the options are checked, the results directory must be writable, tasks without the
-split or the data are set aside, and a stored result is reused only if it still holds (:mod:`usebench.validity`:
+split or the data are set aside, and a stored result is reused only if it still holds (:mod:`usebench.store.validity`:
 the task's version and metrics, the same configuration, precision and data, a valid record with a finite main
 score); otherwise the line says why and the task is evaluated again.
 The model is loaded only when some task is left to evaluate. ``log`` gets one line per task as it starts and
@@ -25,7 +25,7 @@ from usebench.eval.scorer import DenseScorer, Scorer
 from usebench.eval.subsample import Limit
 from usebench.run.result_hooks import result_saved
 from usebench.store import check_writable, result_path, run_id, save_result, stored_form
-from usebench.validity import expected_result, path_stale_reason
+from usebench.store.validity import expected_result, path_stale_reason
 
 Log = Callable[[str], None]
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usebench.run.stages import finished
-from usebench.run.unit import UnitResult
+from usebench.store.unit_state import finished
+from usebench.store.unit_state import UnitResult
 
 REUSED = ("reusing", "done earlier")  # training notes of a stage that cost no step (usebench/run/unit.py)
 

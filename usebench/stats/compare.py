@@ -22,7 +22,7 @@ from usebench.stats.intervals import NotPairableError, Resampler
 from usebench.stats.loading import NoItemsError, measurement_of
 from usebench.stats.paired import Paired, holm, paired, verdict
 from usebench.store import StoredResult
-from usebench.validity import limit_text
+from usebench.store.validity import limit_text
 
 
 @dataclass(frozen=True)

@@ -19,12 +19,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usebench.errors import MissingDataError, NonFiniteScoreError
-from usebench.eval.evaluate import Evaluation, evaluate, items_bytes, to_record
+from usebench.errors import MissingDataError
+from usebench.eval.evaluate import Evaluation
 from usebench.eval.scorer import DenseScorer, Scorer
 from usebench.eval.subsample import Limit
-from usebench.run.result_hooks import result_saved
-from usebench.store import check_writable, result_path, run_id, save_result, stored_form
+from usebench.run.record_writer import score_and_store
+from usebench.store import check_writable, result_path, run_id
 from usebench.store.validity import expected_result, path_stale_reason
 
 Log = Callable[[str], None]
@@ -254,24 +254,21 @@ def _plan(names: list[str], split: str, data_root: Path, results_dir: Path, outc
 def _evaluate_one(name: str, counter: str, scorer: Scorer, method: dict[str, Any], config: dict[str, Any],
                   opts: EvalOptions, split: str, data_root: Path, results_dir: Path, seed: int,
                   outcome: EvalOutcome, say: Log) -> None:
-    """Evaluate and store one task; a non-finite main score fails the task (nothing stored) and goes on."""
+    """Evaluate and store one task (:func:`usebench.run.record_writer.score_and_store`); a non-finite result fails
+    the task (nothing stored) and the others go on."""
     from usebench.registry import TASKS
 
     say(f"{counter} {name} ({split}): evaluating ...")
     t0 = time.perf_counter()
-    try:
-        ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial, limit=opts.subsample)
-        items = items_bytes(ev)
-        record = stored_form(to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
-                                       config=config, items=items))
-        save_result(results_dir, record, items)
-        result_saved(results_dir, outcome.run_id, name, split, record)  # a checkpoint of ours: its card lists it
-    except NonFiniteScoreError as e:
-        outcome.failed.append((name, str(e)))
-        say(f"{counter} {name} ({split}): FAILED: {e}")
+    scored = score_and_store(name, split, scorer, data_root, results_dir, run=outcome.run_id, method=method, seed=seed,
+                             config=config, allow_partial=opts.allow_partial, limit=opts.subsample)
+    if scored.failed is not None:
+        outcome.failed.append((name, scored.failed))
+        say(f"{counter} {name} ({split}): FAILED: {scored.failed}")
         return
+    ev = scored.evaluation
     outcome.evaluations.append(ev)
-    outcome.records[name] = record
+    outcome.records[name] = scored.record
     unit = "pairs" if TASKS.get(name).family == "pairs" else "queries"
     partial = "  [partial data: --allow-partial]" if ev.partial else ""
     limited = (f" (--limit {ev.limit['n']} per subset, seed {ev.limit['seed']}: {ev.limit['items']:,} of "

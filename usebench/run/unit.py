@@ -30,7 +30,7 @@ from usebench.plan.held_results import result_targets
 from usebench.plan.specs import StageSpec, UnitSpec
 from usebench.store.files import git_sha, now_iso, write_json_atomic
 from usebench.store.locks import UnitLock, UnitLockedError, UnitLockLostError
-from usebench.store.records import config_hash, save_result
+from usebench.store.records import config_hash
 from usebench.store.stage_ids import STAGES_HOME, stage_id
 from usebench.store.unit_files import FAILED_FILE, STAGES_FILE
 from usebench.store.unit_state import UnitResult, finished
@@ -38,7 +38,7 @@ from usebench.run.console import unit_console
 from usebench.run.curve import curve_evaluator  # the learning curve's scorer (a reading, never a selection)
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
-from usebench.run.result_hooks import result_saved
+from usebench.run.record_writer import failed_tasks_error, score_and_store
 from usebench.run.stages import stage_lock
 from usebench.run.tracking import unit_tracking
 from usebench.run.usage import UsageClock
@@ -249,18 +249,23 @@ def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Pa
     """Evaluate the final checkpoint on every task of the unit; a stored result that still holds is kept, one
     that does not is scored again from the checkpoint (the reason said in one line). A task whose data are not
     in the data root is skipped with the command that fetches them (an error with --strict): the launchers'
-    "already done" asks the same generator (:func:`usebench.plan.held_results.result_targets`)."""
-    scorer = None
+    "already done" asks the same generator (:func:`usebench.plan.held_results.result_targets`). A task whose result
+    is not finite stores nothing; the unit fails once its other tasks ran (`bench eval`'s rule)."""
+    scorer, failed = None, []
     for target in result_targets(spec, data_root, results_dir, result):
         if target.missing is not None:
             raise target.missing  # --strict: missing data fail the unit loudly
-        if target.reason is not None:
-            if target.path.exists():
-                say(f"  {target.task}/{target.split}: scoring again from the finished checkpoint: {target.reason}")
-            scorer = scorer or _scorer(checkpoint, spec, results_dir)
-            if not _evaluate_one(spec, target.task, target.split, scorer, data_root, results_dir, result):
-                continue
-        result.results.append((target.task, target.path))
+        if target.reason is None:
+            result.results.append((target.task, target.path))
+            continue
+        if target.path.exists():
+            say(f"  {target.task}/{target.split}: scoring again from the finished checkpoint: {target.reason}")
+        scorer = scorer or _scorer(checkpoint, spec, results_dir)
+        reason = _evaluate_one(spec, target.task, target.split, scorer, data_root, results_dir, result)
+        if reason is not None:
+            failed.append((target.task, reason))
+    if failed:
+        raise failed_tasks_error(failed)
 
 
 def _scorer(checkpoint: Path, spec: UnitSpec, results_dir: Path) -> Any:
@@ -284,18 +289,35 @@ def trained_step_paths(spec: UnitSpec, results_dir: Path) -> list[dict[str, Any]
 
 
 def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root: Path, results_dir: Path,
-                  result: UnitResult) -> bool:
-    """Evaluate and store one result; a task whose data is missing is skipped (an error with --strict)."""
-    from usebench.eval.evaluate import evaluate, items_bytes, to_record
-
+                  result: UnitResult) -> str | None:
+    """Evaluate and store one result (:func:`usebench.run.record_writer.score_and_store`, `bench eval`'s writer and
+    rule); a task whose data is missing is skipped (an error with --strict). Returns why nothing was stored for a
+    non-finite result (the unit fails once its other tasks ran), else None."""
     t0 = time.perf_counter()
     try:
-        ev = evaluate(task, scorer, split, data_root)
+        scored = score_and_store(task, split, scorer, data_root, results_dir, run=spec.run_id,
+                                 method=_method_meta(spec, scorer, results_dir), seed=spec.seed, config=spec.config)
     except MissingDataError as e:
         if spec.strict:
             raise
         result.skipped.append((task, str(e)))
-        return False
+        return None
+    if scored.failed is not None:
+        say(f"  {task}/{split}: FAILED: {scored.failed}")
+        return scored.failed
+    fault_point("evaluated")
+    ev = scored.evaluation
+    result.results.append((task, scored.path))
+    say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
+        f"{time.perf_counter() - t0:.1f} s)")
+    return None
+
+
+def _method_meta(spec: UnitSpec, scorer: Any, results_dir: Path) -> dict[str, Any]:
+    """What a unit's result records of its model: the chain, backbone, pooling, presets, step paths and dev data."""
+    from usebench.eval.models import recorded_backbone  # cached per model: hashed once per unit
+    from usebench.run.dev_data import unit_dev_data
+
     first_cfg = spec.config["config"] if "config" in spec.config else spec.config["stages"][0]["config"]
     meta = {"name": spec.label, "base_model": first_cfg["model"], "pooling": scorer.encoder.pooling,
             "max_length": scorer.encoder.max_length, "preset": spec.stages[0].preset,
@@ -307,20 +329,10 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
         meta["variant"] = variant
     if spec.start:
         meta["nli_sts_model"] = spec.start
-    from usebench.eval.models import recorded_backbone  # cached per model: hashed once per unit
-    from usebench.run.dev_data import unit_dev_data
-
     meta["backbone"] = recorded_backbone(str(first_cfg["model"]))  # what pairs it with a published row
     meta["step_path"] = trained_step_paths(spec, results_dir)
     meta["dev_data"] = unit_dev_data([results_dir / s.home for s in spec.stages])  # what selected each checkpoint
-    items = items_bytes(ev)
-    save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
-                                       config=spec.config, items=items), items)
-    result_saved(results_dir, spec.run_id, task, split)  # the checkpoint's model card, the unit's trackers
-    fault_point("evaluated")
-    say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
-        f"{time.perf_counter() - t0:.1f} s)")
-    return True
+    return meta
 
 
 def stage_variant(spec: UnitSpec) -> str:

@@ -30,13 +30,14 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("usebench.plan", "usebench.doctor", "usebench.analysis"),
     ("usebench.methods", "usebench.tasks"),  # the plugins: trainers and task adapters
     ("usebench.methods.parts",),  # the parts trainers share: noise, heads, losses, flows, export modules
-    # the engines the plugins build on; MTEB's result files of the USEB tasks read as records (imports no MTEB and
-    # nothing above the engine), so that the results loaders and the report may read them; the presets a recipe gives
-    # every method (usebench/recipes/*_presets.py, beside the recipes' TOML files that usebench.reproduce reads)
-    ("usebench.train", "usebench.eval", "usebench.mteb.results", "usebench.recipes"),
+    # the engines the plugins build on (usebench.eval also adapts an in-memory model: the API, st.py, useb/ and mteb/
+    # build on it); the presets a recipe gives every method (usebench/recipes/*_presets.py, beside the recipes' TOML
+    # files that usebench.reproduce reads)
+    ("usebench.train", "usebench.eval", "usebench.recipes"),
     ("usebench.data",),  # data root, manifest, downloads, format conversions, corpus reading
     # the results store and everything that reads its state: records, atomic writes, whether a stored result still
-    # holds, locks, the grid manifests, unit and stage state (`bench status` reads it here, never through run/)
+    # holds, locks, the grid manifests, unit and stage state (`bench status` reads it here, never through run/), and
+    # MTEB's result files of the USEB tasks read as records (usebench.store.mteb_results)
     ("usebench.store",),
     ("usebench.errors", "usebench.paths", "usebench.registry", "usebench._version",
      "usebench.fp32_policy"),  # ground: errors, paths, registry, the version, the fp32 matmul policy (training, exact
@@ -71,14 +72,12 @@ def _is_module(dotted: str) -> bool:
 
 def suite_imports(path: Path) -> list[tuple[int, str]]:
     """(line, imported module) for every import of the suite's own packages in ``path``; ``from usebench import
-    tasks`` is an import of ``usebench.tasks``, ``from usebench import __version__`` none."""
+    tasks`` is an import of ``usebench.tasks``, ``from usebench import evaluate`` one of the face."""
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == ROOT_PACKAGE and all(a.name.startswith("__") for a in node.names):
-                continue  # __version__: the root package is initialised before any of its modules anyway
             subs = [f"{node.module}.{a.name}" for a in node.names if _is_module(f"{node.module}.{a.name}")]
             out += [(node.lineno, m) for m in subs] if subs else [(node.lineno, node.module)]
     return [(line, m) for line, m in out if m.split(".")[0] in PACKAGES]

@@ -9,7 +9,7 @@ import io
 import pytest
 
 from tests.stats.store_fakes import save
-from usebench.mteb.results import all_results
+from usebench.store.mteb_results import all_results
 from usebench.report.build import build_table
 from usebench.report.make import ReportOptions, build_sections, paired_lines
 from usebench.report.render import grid_of, to_csv, to_json, to_markdown

@@ -3,7 +3,7 @@ any object with ``.encode(list[str])`` or any function from a list of strings to
 
 A model name goes through `bench eval`'s own runner (usebench/run/evaluation.py ``evaluate_model``): the same
 release checks, embedding cache, reuse rules, run ids and result records. An in-memory model is wrapped in an
-Encoder (usebench/api/encoders.py) and handed to the same runner as a pre-built scorer, one task at a time (so an
+Encoder (usebench/eval/encoder_adapter.py) and handed to the same runner as a pre-built scorer, one task at a time (so an
 error names its task), filed under its identity (usebench/api/identity.py). Its records are written to a staging
 store and then into ``results_dir`` without a silent overwrite (usebench/api/staging.py); ``reuse=True`` returns its
 stored results without encoding.
@@ -232,7 +232,7 @@ def _note(identity: dict[str, Any]) -> str:
 def _encoder(model: Any, name: str | None, revision: str | None, device: str | None, batch_size: int | None,
              show_progress: bool) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """(encoder, method block, identity) of an in-memory model; what is no model is refused, saying what to pass."""
-    from usebench.api.encoders import (EncodeMethodEncoder, FunctionEncoder, is_sentence_transformer,
+    from usebench.eval.encoder_adapter import (EncodeMethodEncoder, FunctionEncoder, is_sentence_transformer,
                                    sentence_transformer_encoder, sentence_transformer_name)
     from usebench.api.identity import named_identity, sentence_transformer_identity
 

@@ -2,7 +2,7 @@
 (``aggregate``).
 
 ``load_results`` reads every record with :func:`usebench.store.iter_results` (a corrupt file is an error
-naming it), and MTEB's result files of the USEB tasks in place (:func:`usebench.mteb.results.all_results`), and writes one row per (run, stage chain, setting, seed, task, split, subset, metric), with the
+naming it), and MTEB's result files of the USEB tasks in place (:func:`usebench.store.mteb_results.all_results`), and writes one row per (run, stage chain, setting, seed, task, split, subset, metric), with the
 record's config hash, its config identity (the hash without the seed: equal for the seed repeats of one
 experiment) and its data sha256. The report's row of each record (:func:`usebench.scores.rows.row_key`) is
 spelled out in the columns ``setting``, ``method``, ``base_model``, ``pooling``, ``corpus``, ``corpus_size``,
@@ -43,7 +43,7 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
     """Every stored result under ``results_dir`` as a long frame (columns: :data:`RESULT_COLUMNS`)."""
     import warnings
 
-    from usebench.mteb.results import all_results
+    from usebench.store.mteb_results import all_results
 
     root = _results_root(results_dir)
     frame = results_frame(all_results(root))  # a results store, MTEB's result files of the USEB tasks, or both

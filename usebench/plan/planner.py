@@ -204,7 +204,7 @@ def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | 
                corpus: TrainingData | None, evals: tuple[str, ...], opts: RunOptions, data_root: Path,
                notes: list[str]) -> UnitSpec:
     """One unit: every stage's config built (and so validated), its training data identified, its home set."""
-    from usebench.eval.models import model_slug
+    from usebench.store.records import model_slug
 
     chain, start = published_start(chain, opts.nli_sts_model)
     stages: list[StageSpec] = []
@@ -238,7 +238,7 @@ def place_stages(stages: list[StageSpec], configs: list[dict[str, Any]], seed: i
     single-method unit: it lives in ``.stages/``, named with that checkpoint's content. Every external start
     (a checkpoint directory as ``model`` or ``decoder_model``) enters the identity by its fingerprint, so new
     weights at an old path are a new stage."""
-    from usebench.eval.models import model_slug
+    from usebench.store.records import model_slug
 
     out, parent = [], None
     for k, (stage, entry) in enumerate(zip(stages, configs)):

@@ -25,7 +25,7 @@ from usebench.scores.tables import TABLES
 from usebench.stats.paired import BOOTSTRAP_P, holm
 from usebench.stats.table_cells import TableStats
 from usebench.report.tsdae_analyses import SECTION_BUILDERS
-from usebench.mteb.results import all_results
+from usebench.store.mteb_results import all_results
 from usebench.store import StoredResult, nested_stores, write_json_atomic
 
 Format = Literal["md", "tex", "csv", "html"]

@@ -73,7 +73,7 @@ def remaining_work(units: Sequence[Any], baselines: Sequence[tuple[Any, str]], r
 
 def _baseline_left(spec: Any, split: str, data_root: Path, results_dir: Path, hashes: dict) -> tuple[str, ...]:
     """The tasks of an untrained baseline row without a stored result that holds (as `bench eval` decides)."""
-    from usebench.eval.models import model_slug
+    from usebench.store.records import model_slug
     from usebench.registry import TASKS
     from usebench.run.evaluation import EvalOptions, describe_model
 

@@ -36,7 +36,7 @@ class BaselineJob:
     def run_id(self) -> str:
         """The job's name in launcher records and logs (``.launch/``); its results go where `bench eval` puts
         them."""
-        from usebench.eval.models import model_slug
+        from usebench.store.records import model_slug
 
         return f"baseline-{self.name}-{model_slug(self.model)}"
 

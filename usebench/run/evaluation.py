@@ -188,7 +188,7 @@ def eval_run_id(method_name: str, model: str, config: dict[str, Any], seed: int,
                 limit: Limit | None) -> tuple[str, dict[str, Any]]:
     """(run id, config) of an evaluation: a ``limit``ed one has the subsample in its config and ``-limit<N>`` in its
     model slug, so it is filed apart from the full results of the same model."""
-    from usebench.eval.models import model_slug
+    from usebench.store.records import model_slug
 
     slug = model_slug(model)
     if limit is not None:

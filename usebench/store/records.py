@@ -32,6 +32,12 @@ def run_id(method: str, model_slug: str, config: dict[str, Any], seed: int) -> s
     return f"{method}__{model_slug}__{config_hash(config)[:8]}__s{seed}"
 
 
+def model_slug(name: str) -> str:
+    """Filesystem-safe short name for run ids: ``minilm``, ``bert-base-uncased``, ``my-ckpt``."""
+    base = Path(name).name if Path(name).exists() else name.replace("/", "-")
+    return "".join(c if c.isalnum() or c in "-_." else "-" for c in base)[:48] or "model"
+
+
 def result_path(results_dir: str | Path, run: str, task: str, split: str) -> Path:
     return Path(results_dir) / run / task / f"{split}.json"
 
@@ -156,7 +162,7 @@ def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
         if path.parent.name in MODEL_DIRS or any(p.startswith(".") for p in parts[:2]) or parts[0] in nested:
             continue
         if path.name.startswith(MTEB_PREFIX) or (path.parent / MTEB_META).is_file():
-            continue  # an MTEB model folder (usebench/mteb/results.py reads its files of the USEB tasks)
+            continue  # an MTEB model folder (usebench/store/mteb_results.py reads its files of the USEB tasks)
         try:
             record = json.loads(path.read_text(encoding="utf-8"))
         except json.JSONDecodeError as e:

@@ -19,11 +19,10 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("usebench", "usebench.__main__", "usebench.api", "usebench.st", "usebench.useb", "usebench.mteb"),
     ("usebench.cli",),  # the `bench` commands: parse, call, print
     ("usebench.reproduce",),  # a paper's recipe: its runs, merged-run checks, config search, `bench check`, status
-    # tables, statistics, plots from the store (reads the store only: nothing from run/ or plan/); the store's
-    # scores as seed statistics and table rows; how run units are executed: local, Ray, SLURM
-    # usebench.stats: bootstrap intervals and paired tests over the per-item outcomes, `bench compare` (it reads the
-    # result index of usebench.scores, never the other way round)
-    ("usebench.report", "usebench.report.laptop_parts", "usebench.scores", "usebench.stats", "usebench.launch"),
+    # tables, statistics, plots from the store (reads the store only: nothing from run/ or plan/); seed and item
+    # statistics (usebench.stats: the table specs, the result index of table rows, seed statistics, bootstrap intervals
+    # and paired tests over the per-item outcomes, `bench compare`); how run units are executed: local, Ray, SLURM
+    ("usebench.report", "usebench.report.laptop_parts", "usebench.stats", "usebench.launch"),
     ("usebench.run",),  # executing run units and nothing else: a unit's stages, evaluation jobs, faults, console
     # planning, nothing trained (the dry-run view, which results still hold, what the stages would do); the machine
     # check (`bench doctor`); `bench analyze`

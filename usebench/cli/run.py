@@ -351,7 +351,7 @@ def print_run_table(outcome: RunOutcome) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from usebench.scores.stats import aggregate
+    from usebench.stats.seeds import aggregate
 
     console = Console()
     for what, reason in dict.fromkeys(outcome.skipped):  # once per task, not once per method that skipped it

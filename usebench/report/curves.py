@@ -24,7 +24,7 @@ from typing import Any
 
 from usebench.report.build import Built
 from usebench.report.plots import Plot, _write_csv
-from usebench.scores.rows import ResultIndex
+from usebench.stats.table_rows import ResultIndex
 
 FLAT_REL = 1e-3  # a loss whose range over the run is below this fraction of its mean did not move (lr 0, frozen)
 FLAT_MIN_POINTS = 3

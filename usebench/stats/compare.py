@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from usebench.errors import BenchError
-from usebench.scores.rows import ResultIndex, RowKey, index_results, row_label
-from usebench.scores.stats import MixedRunsError, check_comparable
+from usebench.stats.table_rows import ResultIndex, RowKey, index_results, row_label
+from usebench.stats.seeds import MixedRunsError, check_comparable
 from usebench.stats.intervals import NotPairableError, Resampler
 from usebench.stats.loading import NoItemsError, measurement_of
 from usebench.stats.paired import Paired, holm, paired, verdict

@@ -127,6 +127,19 @@ def test_the_report_reads_the_store_only():
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
 
 
+# What reads the store's state for a person or a launcher (bench status, the dry runs, the launchers' "already done")
+STORE_READERS = ("usebench/cli/status.py", "usebench/cli/dry_run.py", "usebench/reproduce/dry_run_view.py",
+                 "usebench/reproduce/remaining.py", "usebench/launch/held.py")
+
+
+@pytest.mark.parametrize("reader", STORE_READERS)
+def test_the_store_is_read_without_importing_run(reader):
+    """`bench status`, the dry runs and the launchers' "already done" read the store through store/ and plan/: run/
+    executes units and nothing else."""
+    bad = [m for _, m in suite_imports(ROOT / reader) if layer_of(m)[1] == "usebench.run"]
+    assert not bad, f"{reader} imports {bad}"
+
+
 def test_the_layer_order_catches_an_upward_import():
     assert layer_of("usebench.eval.pooling")[0] > layer_of("usebench.methods.bertflow")[0]
     assert layer_of("usebench.store")[1] == "usebench.store" and layer_of("usebench.run.grid")[1] == "usebench.run"

@@ -17,7 +17,8 @@ from tests.report.test_pairing_eval import _untrained_record, _untrained_rows
 from usebench.cli.main import main
 from usebench.eval.subsample import Limit
 from usebench.report.pairing import PairingContext, compare_record
-from usebench.run.evaluation import EvalOptions, evaluate_model
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import evaluate_model
 from usebench.stats.table_rows import index_results, row_label
 from usebench.store import iter_results
 

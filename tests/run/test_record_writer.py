@@ -13,7 +13,8 @@ from usebench.eval.encoder import HFEncoder
 from usebench.plan.planner import plan_run
 from usebench.plan.specs import RunOptions
 from usebench.run import unit as unit_module
-from usebench.run.evaluation import EvalOptions, evaluate_model, raise_unless_done
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import evaluate_model, raise_unless_done
 from usebench.store.unit_state import UnitResult
 from tests.methods.helpers import toy_corpus
 

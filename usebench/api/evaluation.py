@@ -26,7 +26,9 @@ from usebench.errors import BenchError, BenchTypeError, BenchValueError, Nothing
 if TYPE_CHECKING:
     import pandas as pd
 
-    from usebench.run.evaluation import EvalOptions, EvalOutcome, Prebuilt
+    from usebench.plan.eval_options import EvalOptions
+
+    from usebench.run.evaluation import EvalOutcome, Prebuilt
 
 PRECISIONS = ("fp32", "bf16")
 
@@ -153,7 +155,7 @@ def _evaluate(model: Any, tasks: Any, options: EvaluateOptions) -> pd.DataFrame:
     names = task_names(tasks)
     o = options.checked(names)
     if isinstance(model, (str, Path)):
-        from usebench.run.evaluation import EvalOptions
+        from usebench.plan.eval_options import EvalOptions
 
         if o.name is not None or o.revision is not None:
             raise BenchValueError("name= and revision= name an in-memory model; a model given by name is recorded "
@@ -306,7 +308,8 @@ def _run_in_memory(prebuilt: Prebuilt, names: list[str], o: EvaluateOptions) -> 
     """The runner on an in-memory model, one task at a time, into a staging store; then its new records into
     ``results`` (usebench/api/staging.py: no silent overwrite) and the frame."""
     from usebench.api.staging import publish, seed_staging
-    from usebench.run.evaluation import EvalOptions, eval_run_id, evaluate_model
+    from usebench.plan.eval_options import EvalOptions, eval_run_id
+    from usebench.run.evaluation import evaluate_model
     from usebench.store import check_writable
 
     split, results, reuse = o.split, o.results, bool(o.reuse) and not o.force

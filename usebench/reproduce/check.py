@@ -83,7 +83,8 @@ class UnitRunner(Protocol):
 
 def run_eval_unit(unit: EvalUnit, data_root: Path, results_dir: Path) -> None:
     """The `bench eval` engine, not strict: a task without data yields no result (reported as missing)."""
-    from usebench.run.evaluation import EvalOptions, evaluate_model
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import evaluate_model
 
     evaluate_model(EvalOptions(model=unit.model, batch_size=64, device="cpu"), ",".join(unit.tasks), unit.split,
                    data_root, results_dir, strict=False, force=True, seed=unit.seed)

@@ -75,7 +75,7 @@ def _baseline_left(spec: Any, split: str, data_root: Path, results_dir: Path, ha
     """The tasks of an untrained baseline row without a stored result that holds (as `bench eval` decides)."""
     from usebench.store.records import model_slug
     from usebench.registry import TASKS
-    from usebench.run.evaluation import EvalOptions, describe_model
+    from usebench.plan.eval_options import EvalOptions, describe_model
 
     method, config, precision = describe_model(EvalOptions(model=spec.model, pooling=spec.pooling, device="cpu"))
     run = run_id(model_slug(method["name"]), model_slug(spec.model), config, 0)

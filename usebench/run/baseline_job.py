@@ -60,7 +60,8 @@ def baseline_job(spec: BaselineSpec, opts: Any, split: str) -> BaselineJob:
 def run_baseline_job(job: BaselineJob, data_root: Path, results_dir: Path) -> UnitResult:
     """Evaluate the baseline (finished evaluations of the same data are kept, as `bench eval` does)."""
     from usebench import tasks  # noqa: F401  (enrols the adapters: a launcher's worker process starts with none)
-    from usebench.run.evaluation import EvalOptions, evaluate_model
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import evaluate_model
 
     t0 = time.perf_counter()
     ev_opts = EvalOptions(model=job.model, pooling=job.pooling, batch_size=job.batch_size, device=job.device)

@@ -151,7 +151,8 @@ def collect(outcome: RunOutcome, result: UnitResult) -> None:
 
 def _run_baseline(spec: BaselineSpec, opts: Execution, split: str, data_root: Path, results_dir: Path,
                   outcome: RunOutcome) -> None:
-    from usebench.run.evaluation import EvalOptions, evaluate_model
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import evaluate_model
 
     ev_opts = EvalOptions(model=spec.model, pooling=spec.pooling, batch_size=opts.batch_size, device=opts.device)
     res = evaluate_model(ev_opts, ",".join(spec.evals), split, data_root, results_dir, strict=opts.strict,

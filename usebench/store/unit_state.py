@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from usebench.store.files import read_json
 from usebench.store.locks import LOCK_FILE, owner_alive, read_owner, store_clock
 from usebench.store.manifest import LAUNCH_DIR, planned_units, read_job
 from usebench.store.records import result_path
@@ -209,9 +210,8 @@ def store_users(results_dir: Path) -> dict[str, set[str]]:
         return users
     for stages_file in root.glob("*/stages.json"):
         try:
-            entries = json.loads(stages_file.read_text(encoding="utf-8"))
-            homes = [str(e["home"]) for e in entries]
-        except (OSError, ValueError, KeyError, TypeError):
+            homes = [str(e["home"]) for e in read_json(stages_file)]
+        except (KeyError, TypeError):
             continue  # unreadable: its unit is not known to use anything (bench status reports it)
         for home in homes:
             users.setdefault(home, set()).add(stages_file.parent.name)
@@ -271,11 +271,8 @@ def _stage_state(results_dir: Path, home: str, method: str, used_by: int) -> Sta
 
 
 def _read_list(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, list) else []
-    except (OSError, json.JSONDecodeError):
-        return []
+    data = read_json(path)
+    return data if isinstance(data, list) else []
 
 
 # A unit's log.jsonl grows by a line per logged step (100,000 steps: ~10 MB): status reads its last bytes only.
@@ -329,8 +326,5 @@ def _last_line(log: Path) -> dict[str, Any]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, json.JSONDecodeError):
-        return {}
+    data = read_json(path)
+    return data if isinstance(data, dict) else {}

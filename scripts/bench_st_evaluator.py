@@ -43,7 +43,8 @@ def three_ways(tasks: list[str], split: str, root: Path, st_model, work: Path) -
 
     import usebench.mteb
     from usebench.eval.mteb_model import load_mteb_model
-    from usebench.run.evaluation import EvalOptions, evaluate_model
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import evaluate_model
     from usebench.st import USEBEvaluator
 
     t0 = time.perf_counter()

@@ -48,7 +48,7 @@ def copy_store(source: Path, store: Path) -> int:
     units = [d for d in sorted(source.iterdir()) if not d.name.startswith(".") and any(d.glob("*/*.json"))]
     if not units:
         raise SystemExit(f"{source} holds no run directory (expected <run id>/<task>/<split>.json)")
-    marker = store / STORE_MARKER  # the committed store's marker (usebench/store.py) outlives the copy
+    marker = store / STORE_MARKER  # the committed store's marker (usebench/store/marker.py) outlives the copy
     kept = marker.read_bytes() if marker.is_file() else None
     shutil.rmtree(store, ignore_errors=True)
     if kept is not None:

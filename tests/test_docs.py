@@ -76,7 +76,7 @@ def check_names(shown: Shown) -> list[str]:
     from usebench.errors import BenchError
     from usebench.registry import METHODS
     from usebench.report.catalog import TABLE_GROUPS
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_specs import TABLES
     from usebench.plan.planner import check_set_prefixes, method_overrides
     from usebench.plan.settings import SETTINGS
 

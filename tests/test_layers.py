@@ -19,24 +19,28 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("usebench", "usebench.__main__", "usebench.api", "usebench.st", "usebench.useb", "usebench.mteb"),
     ("usebench.cli",),  # the `bench` commands: parse, call, print
     ("usebench.reproduce",),  # a paper's recipe: its runs, merged-run checks, config search, `bench check`, status
-    # tables, statistics, plots from the store (reads the store only: nothing from run/ or plan/); the store's
-    # scores as seed statistics and table rows; how run units are executed: local, Ray, SLURM
-    # usebench.stats: bootstrap intervals and paired tests over the per-item outcomes, `bench compare` (it reads the
-    # result index of usebench.scores, never the other way round)
-    ("usebench.report", "usebench.report.laptop_parts", "usebench.scores", "usebench.stats", "usebench.launch"),
-    ("usebench.run",),  # executing run units: a unit's stages, evaluation jobs, locks, status, faults, the manifest
-    # planning, nothing trained; the machine check (`bench doctor`); `bench analyze`
+    # tables, statistics, plots from the store (reads the store only: nothing from run/ or plan/); seed and item
+    # statistics (usebench.stats: the table specs, the result index of table rows, seed statistics, bootstrap intervals
+    # and paired tests over the per-item outcomes, `bench compare`); how run units are executed: local, Ray, SLURM
+    ("usebench.report", "usebench.report.laptop_parts", "usebench.stats", "usebench.launch"),
+    ("usebench.run",),  # executing run units and nothing else: a unit's stages, evaluation jobs, faults, console
+    # planning, nothing trained (the dry-run view, which results still hold, what the stages would do); the machine
+    # check (`bench doctor`); `bench analyze`
     ("usebench.plan", "usebench.doctor", "usebench.analysis"),
     ("usebench.methods", "usebench.tasks"),  # the plugins: trainers and task adapters
     ("usebench.methods.parts",),  # the parts trainers share: noise, heads, losses, flows, export modules
-    # the engines the plugins build on; MTEB's result files of the USEB tasks read as records (imports no MTEB and
-    # nothing above the engine), so that the results loaders and the report may read them; the presets a recipe gives
-    # every method (usebench/recipes/*_presets.py, beside the recipes' TOML files that usebench.reproduce reads)
-    ("usebench.train", "usebench.eval", "usebench.mteb.results", "usebench.recipes"),
+    # the engines the plugins build on (usebench.eval also adapts an in-memory model: the API, st.py, useb/ and mteb/
+    # build on it); the presets a recipe gives every method (usebench/recipes/*_presets.py, beside the recipes' TOML
+    # files that usebench.reproduce reads)
+    ("usebench.train", "usebench.eval", "usebench.recipes"),
     ("usebench.data",),  # data root, manifest, downloads, format conversions, corpus reading
-    ("usebench.errors", "usebench.paths", "usebench.registry", "usebench.store", "usebench.validity",
-     "usebench.fp32_policy"),  # base: errors, paths, registry, the results store, whether a stored result still holds
-    # (usebench.validity), the fp32 matmul policy (training, exact search and the doctor)
+    # the results store and everything that reads its state: records, atomic writes, whether a stored result still
+    # holds, locks, the grid manifests, unit and stage state (`bench status` reads it here, never through run/), and
+    # MTEB's result files of the USEB tasks read as records (usebench.store.mteb_results)
+    ("usebench.store",),
+    ("usebench.errors", "usebench.paths", "usebench.registry", "usebench._version",
+     "usebench.fp32_policy"),  # ground: errors, paths, registry, the version, the fp32 matmul policy (training, exact
+    # search and the doctor)
 )
 MAX_ROOM_SHARE = 0.12  # no room holds more than this share of the package's lines
 ROOT_PACKAGE = "usebench"
@@ -67,14 +71,12 @@ def _is_module(dotted: str) -> bool:
 
 def suite_imports(path: Path) -> list[tuple[int, str]]:
     """(line, imported module) for every import of the suite's own packages in ``path``; ``from usebench import
-    tasks`` is an import of ``usebench.tasks``, ``from usebench import __version__`` none."""
+    tasks`` is an import of ``usebench.tasks``, ``from usebench import evaluate`` one of the face."""
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
             out += [(node.lineno, a.name) for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            if node.module == ROOT_PACKAGE and all(a.name.startswith("__") for a in node.names):
-                continue  # __version__: the root package is initialised before any of its modules anyway
             subs = [f"{node.module}.{a.name}" for a in node.names if _is_module(f"{node.module}.{a.name}")]
             out += [(node.lineno, m) for m in subs] if subs else [(node.lineno, node.module)]
     return [(line, m) for line, m in out if m.split(".")[0] in PACKAGES]
@@ -123,6 +125,19 @@ def test_the_report_reads_the_store_only():
     for path in (ROOT / "usebench" / "report").rglob("*.py"):
         bad = [m for _, m in suite_imports(path) if layer_of(m)[1] in ("usebench.run", "usebench.plan")]
         assert not bad, f"{path.relative_to(ROOT)} imports {bad}"
+
+
+# What reads the store's state for a person or a launcher (bench status, the dry runs, the launchers' "already done")
+STORE_READERS = ("usebench/cli/status.py", "usebench/cli/dry_run.py", "usebench/reproduce/dry_run_view.py",
+                 "usebench/reproduce/remaining.py", "usebench/launch/held.py")
+
+
+@pytest.mark.parametrize("reader", STORE_READERS)
+def test_the_store_is_read_without_importing_run(reader):
+    """`bench status`, the dry runs and the launchers' "already done" read the store through store/ and plan/: run/
+    executes units and nothing else."""
+    bad = [m for _, m in suite_imports(ROOT / reader) if layer_of(m)[1] == "usebench.run"]
+    assert not bad, f"{reader} imports {bad}"
 
 
 def test_the_layer_order_catches_an_upward_import():

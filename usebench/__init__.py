@@ -23,7 +23,8 @@ import sys
 import types
 from typing import Any
 
-__version__ = "0.1.0"
+from usebench._version import __version__  # noqa: F401  (usebench.__version__, as every package has one)
+
 __all__ = ["aggregate", "compare", "evaluate", "list_tasks", "load_results", "table", "train", "useb"]
 
 _API = {"evaluate": "usebench.api.evaluation", "load_results": "usebench.api.results", "aggregate": "usebench.api.results",

@@ -191,7 +191,7 @@ def engine_parts(model: Any) -> tuple[Any, str, int] | str:
 
 def model_encoder(model: Any, way: EncodeWay, batch_size: int, show_progress: bool) -> tuple[Any, str]:
     """(the Encoder for ``model``, which way it encodes) -- see the module docstring."""
-    from usebench.api.encoders import sentence_transformer_encoder, sentence_transformer_name
+    from usebench.eval.encoder_adapter import sentence_transformer_encoder, sentence_transformer_name
 
     parts = engine_parts(model) if way != "sentence-transformers" else "asked for"
     if isinstance(parts, tuple):

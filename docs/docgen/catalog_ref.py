@@ -72,7 +72,7 @@ def cli_page() -> tuple[str, int]:
 
 def reports_page() -> tuple[str, int, int]:
     from usebench.report.catalog import artifacts
-    from usebench.scores.tables import COLUMNS, TABLES
+    from usebench.stats.table_specs import COLUMNS, TABLES
 
     arts = artifacts()
     rows = [[cell(a.name), cell(a.kind), text_cell(a.what), text_cell(a.needs), cell(a.files)] for a in arts]
@@ -87,7 +87,7 @@ def reports_page() -> tuple[str, int, int]:
     published = published_tables()
     return "\n".join([
         "# Report reference\n",
-        note("What `bench report --list` prints, the table specs of `usebench/scores/tables.py`, and the "
+        note("What `bench report --list` prints, the table specs of `usebench/stats/table_specs.py`, and the "
              "published tables typed into `usebench/report/paper_reference.json`.", "catalog_ref.py"),
         "## Tables and figures (`bench report --list`)\n", table(["name", "kind", "what", "needs", "writes"], rows),
         "\n## Table specs\n", *specs,

@@ -52,7 +52,7 @@ BOXES = (
         "#fff8e1", ("usebench/data",)),
     Box("store", 60, 410, 740, 66, "Results store", "results/<run_id>/",
         ("config.json · log.jsonl · checkpoint/ · <task>/<split>.json  (atomic, one file each)",), "#fce4ec",
-        ("usebench/store.py",)),
+        ("usebench/store",)),
     Box("reports", 60, 518, 740, 66, "Reports", "usebench/report/",
         ("tables (md, tex, csv, html) · plots (PNG + CSV) · ours vs published · bench check",), "#ede7f6",
         ("usebench/report",)),

@@ -12,7 +12,8 @@ import torch
 import usebench
 from usebench.errors import BenchError
 from usebench.store import iter_results
-from usebench.run.evaluation import EvalOptions, build_scorer, evaluate_model
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import build_scorer, evaluate_model
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 TASKS = ["twitterpara", "stsb"]

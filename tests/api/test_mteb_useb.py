@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from usebench.errors import BenchError
-from usebench.run.evaluation import EvalOptions, evaluate_model
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import evaluate_model
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"  # the fixture data root (its own usebench-counts.json)
 USEB = ["askubuntu", "cqadupstack", "twitterpara", "scidocs"]

@@ -37,7 +37,7 @@ def test_progress_bars_are_text_bars_without_ipywidgets(monkeypatch):
     import tqdm
     import tqdm.auto
 
-    from usebench.api.encoders import progress_bar_class
+    from usebench.eval.encoder_adapter import progress_bar_class
 
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ipywidgets" else real(name, *a))
@@ -59,7 +59,7 @@ def test_with_the_notebook_extra_a_kernel_gets_widget_bars():
     import ipywidgets  # noqa: F401
     import tqdm.auto
 
-    from usebench.api.encoders import progress_bar_class
+    from usebench.eval.encoder_adapter import progress_bar_class
 
     cls = progress_bar_class()
     assert cls is tqdm.auto.tqdm

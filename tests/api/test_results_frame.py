@@ -1,4 +1,4 @@
-"""usebench.load_results and usebench.aggregate against the reports' own cells (usebench/scores/rows.py)."""
+"""usebench.load_results and usebench.aggregate against the reports' own cells (usebench/stats/table_rows.py)."""
 from __future__ import annotations
 
 import math
@@ -7,9 +7,9 @@ import pytest
 
 import usebench
 from usebench.errors import BenchError
-from usebench.scores.rows import index_results
-from usebench.scores.stats import MixedRunsError
-from usebench.scores.tables import COLUMNS, USEB_COLUMNS
+from usebench.stats.table_rows import index_results
+from usebench.stats.seeds import MixedRunsError
+from usebench.stats.table_specs import COLUMNS, USEB_COLUMNS
 from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, hand_store
 from usebench.api.results import RESULT_COLUMNS, ROW_COLUMNS

@@ -8,13 +8,14 @@ import json
 import numpy as np
 import pytest
 
-from usebench import store, tasks  # noqa: F401  (enrols the adapters: the rule reads each task's version)
+from usebench import tasks  # noqa: F401  (enrols the adapters: the rule reads each task's version)
+from usebench.store import records as store
 from usebench.errors import BenchError
 from usebench.eval.items import Recipe, pair_table
 from usebench.stats.loading import NoItemsError, load_items
 from usebench.store import (DIGEST_KEY, ITEMS_SUFFIX, StoredResult, items_path, make_record, record_digest,
                             result_path, save_result)
-from usebench.validity import expected_result, invalid_reason, items_reason, path_stale_reason
+from usebench.store.validity import expected_result, invalid_reason, items_reason, path_stale_reason
 
 WANT = expected_result("stsb", "test", "sha-stsb")
 

@@ -9,9 +9,9 @@ import pytest
 
 from usebench import tasks  # noqa: F401  (enrols the adapters: the rule reads each task's version and metrics)
 from usebench.registry import TASKS
-from usebench.scores.stats import MixedRunsError, aggregate
+from usebench.stats.seeds import MixedRunsError, aggregate
 from usebench.store import DIGEST_KEY, StoredResult, make_record, record_digest, save_result
-from usebench.validity import (expected_result, path_stale_reason, read_record, seed_mismatch, stale_reason)
+from usebench.store.validity import (expected_result, path_stale_reason, read_record, seed_mismatch, stale_reason)
 
 STSB_METRICS = {m: 0.5 for m in TASKS.get("stsb").metric_names}
 

@@ -12,7 +12,7 @@ from click.testing import CliRunner
 import usebench.cli.dry_run as dry_run
 import usebench.tasks  # noqa: F401  (enrols the adapters: a unit names the split of each task)
 from usebench.cli.main import main
-from usebench.run.plan_rows import CSV_COLUMNS, group_rows, plan_view
+from usebench.plan.plan_rows import CSV_COLUMNS, group_rows, plan_view
 from usebench.plan.specs import BaselineSpec, Plan, StageSpec, UnitSpec
 from tests.methods.helpers import toy_corpus
 

@@ -11,11 +11,11 @@ import pytest
 from click.testing import CliRunner
 
 import usebench.cli.status as status_cmd
-import usebench.run.status as status_module
+import usebench.store.unit_state as status_module
 from usebench.cli.main import main
-from usebench.run.lock import LOCK_FILE
-from usebench.run.manifest import SCHEMA
-from usebench.run.status import unit_state
+from usebench.store.locks import LOCK_FILE
+from usebench.store.manifest import SCHEMA
+from usebench.store.unit_state import unit_state
 from usebench.store import write_json_atomic
 from tests.run.test_status import _unit_dir
 

@@ -158,7 +158,8 @@ def test_describe_and_bench_eval_method_record_the_preset():
 
 
 def test_runner_builds_bm25_for_bm25_model_names():
-    from usebench.run.evaluation import EvalOptions, build_scorer
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import build_scorer
 
     scorer, method, config = build_scorer(EvalOptions(model="bm25-elasticsearch"))
     assert isinstance(scorer, BM25Scorer) and method["name"] == "bm25" and config["preset"] == "elasticsearch"

@@ -9,7 +9,8 @@ import pytest
 
 from usebench.eval.cache import EmbeddingCache
 from usebench.errors import BenchError
-from usebench.eval.models import ModelInfo, model_fingerprint, model_slug, resolve_model
+from usebench.eval.models import ModelInfo, model_fingerprint, resolve_model
+from usebench.store.records import model_slug
 
 
 def test_minilm_alias_resolves_offline_with_its_declared_pooling():

@@ -55,7 +55,9 @@ def test_bench_eval_wordvec_on_sts_fixture(tmp_path):
     """`bench eval --model wordvec:PATH` stores a result with the wordvec method and the file's hash."""
     import json
 
-    from usebench.run.evaluation import EvalOptions, evaluate_model
+    from usebench.plan.eval_options import EvalOptions
+
+    from usebench.run.evaluation import evaluate_model
 
     assets = Path(__file__).resolve().parents[1] / "assets"
     words = sorted({w for line in (assets / "sts/senteval/STSBenchmark/sts-test.csv").read_text().splitlines()

@@ -12,7 +12,8 @@ from typing import Any
 
 from usebench.run.console import attempts
 from usebench.plan.specs import UnitSpec
-from usebench.run.unit import UnitResult, run_unit
+from usebench.run.unit import run_unit
+from usebench.store.unit_state import UnitResult
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 TINY = ("lr=1e-3", "batch_size=8", "max_length=32", "log_every=1", "save_every=1")
@@ -65,7 +66,7 @@ def kill_once_at_step(marker: Path, step: int, spec: UnitSpec, data_root: Path, 
     after training step ``step``, leaving the unit's lock and train state behind as a crash would; with
     ``as_host`` the lock left behind names that host (a node that died: no pid check can clear it)."""
     import usebench.train.loop as loop
-    from usebench.run.lock import LOCK_FILE
+    from usebench.store.locks import LOCK_FILE
 
     if Path(marker).exists():
         return run_unit(spec, data_root, results_dir)
@@ -112,7 +113,7 @@ def record_unit(seconds: float, spec: UnitSpec, data_root: Path, results_dir: Pa
 
     import torch
 
-    from usebench.run.lock import UnitLock, job_identity
+    from usebench.store.locks import UnitLock, job_identity
 
     run_dir = Path(results_dir) / spec.run_id
     with UnitLock(run_dir):
@@ -129,7 +130,7 @@ def hold_as_another_host(seconds: float, spec: UnitSpec, data_root: Path, result
     it: only its job id can), and sleeps ``seconds``."""
     import time
 
-    from usebench.run.lock import LOCK_FILE, UnitLock
+    from usebench.store.locks import LOCK_FILE, UnitLock
 
     run_dir = Path(results_dir) / spec.run_id
     lock = UnitLock(run_dir)

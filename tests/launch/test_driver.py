@@ -17,14 +17,14 @@ from usebench.cli.main import main
 from usebench.errors import ConfigError
 from usebench.launch import LaunchOptions, check_device
 from usebench.launch.local import LocalLauncher
-from usebench.run import lock as lock_module
+from usebench.store import locks as lock_module
 from usebench.run.console import attempts
 from usebench.run.grid import run_benchmark
-from usebench.run.lock import LOCK_FILE
-from usebench.run.manifest import SCHEMA, record_job
-from usebench.run.status import grid_status
+from usebench.store.locks import LOCK_FILE
+from usebench.store.manifest import SCHEMA, record_job
+from usebench.store.unit_state import grid_status
 from usebench.store import write_json_atomic
-from usebench.run.unit import UnitResult
+from usebench.store.unit_state import UnitResult
 from tests.launch.helpers import ASSETS, fail_once_at_step, grid_args, grid_options, store_digest
 
 pytestmark = pytest.mark.timeout(900)  # a launcher that hangs fails the test instead
@@ -207,7 +207,7 @@ def test_a_unit_whose_lock_is_taken_over_stops_training_and_leaves_the_unit_alon
     import usebench.train.loop as loop
     from usebench.plan.planner import plan_run
     from usebench.run.unit import run_unit
-    from usebench.run.unit_files import FAILED_FILE
+    from usebench.store.unit_files import FAILED_FILE
 
     monkeypatch.setattr(lock_module, "HEARTBEAT_S", 0.05)
     (spec,) = plan_run(grid_options(tiny_bert_dir, grid_corpus, methods=("mlm",), seeds=1), ASSETS).units

@@ -13,7 +13,7 @@ from usebench.launch import LaunchOptions, check_device, launch_options
 from usebench.launch.local import LocalLauncher
 from usebench.run.console import attempts
 from usebench.run.grid import run_benchmark
-from usebench.run.status import grid_status, unit_state
+from usebench.store.unit_state import grid_status, unit_state
 from tests.launch.helpers import ASSETS, Flaky, fail_once_at_step, grid_args, grid_options, store_digest
 
 

@@ -16,7 +16,7 @@ from click.testing import CliRunner
 from usebench.cli.main import main
 from usebench.launch import LaunchOptions
 from usebench.run.grid import run_benchmark
-from usebench.run.manifest import read_job
+from usebench.store.manifest import read_job
 from tests.launch.helpers import (
     ASSETS, grid_args, grid_options, max_overlap, rendezvous_unit, store_digest,
 )

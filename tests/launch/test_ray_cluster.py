@@ -16,7 +16,7 @@ from usebench.launch import LaunchError, LaunchOptions
 from usebench.launch.preflight import check_probes, forwarded_env, probe, write_marker
 from usebench.run.console import attempts
 from usebench.run.grid import run_benchmark
-from usebench.run.lock import LOCK_FILE
+from usebench.store.locks import LOCK_FILE
 from tests.launch.helpers import (
     ASSETS, fake_spec, grid_options, hold_as_another_host, kill_once_at_step, record_unit, segfault_unit,
     store_digest,

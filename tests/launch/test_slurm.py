@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from usebench.cli.main import main
 from usebench.launch import LaunchOptions, launch_options
-from usebench.run.manifest import read_job
+from usebench.store.manifest import read_job
 from tests.launch.helpers import grid_args, max_overlap, store_digest
 
 submitit = pytest.importorskip("submitit", reason="the slurm extra is not installed (pip install -e '.[slurm]')")
@@ -73,10 +73,10 @@ def test_the_local_executor_divides_the_cpus_among_the_jobs():
 
 def test_a_preempted_job_gives_its_lock_up_before_it_is_requeued(tmp_path):
     from usebench.launch.slurm import UnitJob
-    from usebench.run.lock import UnitLock
+    from usebench.store.locks import UnitLock
     from usebench.run.unit import run_unit
 
-    from usebench.run.stages import STAGE_LOCK_DIR
+    from usebench.store.unit_files import STAGE_LOCK_DIR
 
     stage = type("Stage", (), {"home": ".stages/nli__ab__s0"})()
     other = type("Stage", (), {"home": ".stages/stsb__cd__s0"})()

@@ -18,8 +18,8 @@ from usebench.cli.main import main
 from usebench.errors import ConfigError
 from usebench.launch import LaunchOptions, launch_options
 from usebench.launch.options import SlurmOptions
-from usebench.run.lock import LOCK_FILE
-from usebench.run.manifest import read_job, record_job
+from usebench.store.locks import LOCK_FILE
+from usebench.store.manifest import read_job, record_job
 from tests.launch import fakeslurm
 from tests.launch.helpers import fake_spec, grid_args, record_unit, segfault_unit
 
@@ -103,7 +103,7 @@ def test_a_rerun_reattaches_to_pending_and_running_jobs_instead_of_submitting_th
     from submitit.core.utils import JobPaths
 
     from usebench.launch import slurm
-    from usebench.run.unit import UnitResult
+    from usebench.store.unit_state import UnitResult
 
     state = fakeslurm.install(tmp_path, monkeypatch, first_id=501)
     monkeypatch.setitem(slurm.POLL_S, "slurm", 0.05)
@@ -150,7 +150,7 @@ def test_a_requeue_is_recorded_as_requeued_not_failed(tiny_bert_dir, grid_corpus
     import usebench.train.loop as loop
     from usebench.launch import slurm
     from usebench.plan.planner import plan_run
-    from usebench.run.status import unit_state
+    from usebench.store.unit_state import unit_state
     from usebench.run.unit import run_unit
     from tests.launch.helpers import ASSETS, grid_options
 

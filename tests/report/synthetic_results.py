@@ -5,8 +5,8 @@ from pathlib import Path
 from typing import Any
 
 from usebench.report.build import build_table
-from usebench.scores.rows import index_results
-from usebench.scores.tables import TABLES
+from usebench.stats.table_rows import index_results
+from usebench.stats.table_specs import TABLES
 from usebench.store import iter_results, make_record, run_id, save_result
 
 def task_version(task: str) -> str:

@@ -17,8 +17,9 @@ from tests.report.test_pairing_eval import _untrained_record, _untrained_rows
 from usebench.cli.main import main
 from usebench.eval.subsample import Limit
 from usebench.report.pairing import PairingContext, compare_record
-from usebench.run.evaluation import EvalOptions, evaluate_model
-from usebench.scores.rows import index_results, row_label
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import evaluate_model
+from usebench.stats.table_rows import index_results, row_label
 from usebench.store import iter_results
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
@@ -113,7 +114,7 @@ def test_load_results_keeps_a_limited_result_in_its_own_row(store):
 
 def test_the_paper_layout_leaves_a_limited_row_out_of_its_slots(store):
     from usebench.report.skeleton import build_with_skeleton
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_specs import TABLES
 
     built = build_with_skeleton(TABLES.get("paper-table2"), index_results(iter_results(store)), data_root=ASSETS)
     placed = [r for r in built.rows if r.slot is not None and r.key is not None]

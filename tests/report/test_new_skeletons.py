@@ -13,9 +13,9 @@ from usebench.registry import METHODS
 from usebench.report.reference import entries
 from usebench.report.render import grid_of, to_markdown
 from usebench.reproduce.status import load_checked_recipe
-from usebench.scores.rows import index_results
+from usebench.stats.table_rows import index_results
 from usebench.report.skeleton import NOT_IN_PAPER, build_with_skeleton
-from usebench.scores.tables import TABLES
+from usebench.stats.table_specs import TABLES
 from usebench.store import iter_results, make_record, run_id, save_result
 from usebench.train.config import config_to_dict
 

@@ -377,7 +377,7 @@ def test_a_domain_adaptation_chain_is_compared_stage_by_stage(tmp_path):
 
 
 def test_bench_eval_records_the_evaluated_models_fingerprint_outside_the_run_id(fake_bert):
-    from usebench.run.evaluation import EvalOptions, describe_model
+    from usebench.plan.eval_options import EvalOptions, describe_model
 
     method, config, _ = describe_model(EvalOptions(model=str(fake_bert), pooling="mean", device="cpu"))
     assert method["backbone"] == {"model": str(fake_bert), **backbone_fingerprint(fake_bert)}

@@ -402,7 +402,7 @@ def test_a_result_of_another_task_version_never_stands_beside_the_papers_numbers
 def test_every_task_of_a_published_table_is_pinned_at_its_version_now():
     """A version bump (tasks/base.py: the protocol or data changed meaning) must move the pin on purpose, after
     the new protocol is checked against the papers; MTEB's tasks are versioned by MTEB."""
-    from usebench.scores.tables import COLUMNS
+    from usebench.stats.table_specs import COLUMNS
 
     pins = load_reference()["task_versions"]
     used = set()

@@ -18,10 +18,10 @@ from usebench.report.build import build_table
 from usebench.report.make import ReportOptions, make_report
 from usebench.report.reference import compare, entries, load_reference
 from usebench.report.render import grid_of, to_csv, to_html, to_latex, to_markdown
-from usebench.scores.rows import index_results
-from usebench.scores.tables import COLUMNS, TABLES
+from usebench.stats.table_rows import index_results
+from usebench.stats.table_specs import COLUMNS, TABLES
 from usebench.store import iter_results
-from usebench.scores.stats import MixedRunsError
+from usebench.stats.seeds import MixedRunsError
 from tests.report.synthetic_results import add_result
 from tests.report.synthetic_results import built_table as _built
 

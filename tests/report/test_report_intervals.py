@@ -9,12 +9,12 @@ import io
 import pytest
 
 from tests.stats.store_fakes import save
-from usebench.mteb.results import all_results
+from usebench.store.mteb_results import all_results
 from usebench.report.build import build_table
 from usebench.report.make import ReportOptions, build_sections, paired_lines
 from usebench.report.render import grid_of, to_csv, to_json, to_markdown
-from usebench.scores.rows import index_results
-from usebench.scores.tables import TABLES
+from usebench.stats.table_rows import index_results
+from usebench.stats.table_specs import TABLES
 from usebench.stats.intervals import Resampler
 from usebench.stats.loading import measurement_of
 from usebench.stats.table_cells import TableStats
@@ -113,7 +113,7 @@ def test_tables_of_configurations_give_their_score_cells_an_interval(store):
     """TSDAE App. A and Table 4 build their own rows (one per configuration): their score cells get the interval
     where the results store items (usebench.stats.table_cells.with_interval), and their notes say which."""
     from usebench.report.build import Cell
-    from usebench.scores.stats import aggregate
+    from usebench.stats.seeds import aggregate
     from usebench.stats.table_cells import interval_note, with_interval
 
     found = [r for r in all_results(store) if r.task == "stsb" and r.record["run_id"].startswith("tsdae")]

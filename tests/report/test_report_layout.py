@@ -180,7 +180,7 @@ def test_learning_curves_are_one_panel_per_row_with_labelled_axes(tmp_path):
     real_draw = curves.draw
     curves.draw = lambda c, png, title, notes=(): drawn.update(curves=c, notes=notes) or real_draw(c, png, title, notes)
     try:
-        from usebench.scores.rows import index_results
+        from usebench.stats.table_rows import index_results
 
         plot = curves.table_curves(sections[0].built, index_results(list(iter_results(store))), tmp_path)
     finally:

@@ -45,7 +45,7 @@ def test_a_table_its_own_builder_lays_out_has_a_row_status(tmp_path):
     of 0" for it. Its rows' states come from the builder's slots."""
     from tests.report.test_new_skeletons import _tsdae_result, _tsdae_units
     from usebench.reproduce.status import _rows, load_checked_recipe
-    from usebench.scores.rows import index_results
+    from usebench.stats.table_rows import index_results
 
     config, _ = _tsdae_units("table4")[0]  # BERT-base only
     results = [_tsdae_result(tmp_path, 0, config, 0, task, "test", task, metric, 0.6)
@@ -60,7 +60,7 @@ def test_a_table_its_own_builder_lays_out_has_a_row_status(tmp_path):
 
 
 def _fig3_results(root, method: str, corpus: str, value: float) -> None:
-    from usebench.scores.tables import COLUMNS, TABLES
+    from usebench.stats.table_specs import COLUMNS, TABLES
     from usebench.store import make_record, run_id, save_result
 
     by_task: dict[str, dict[str, float]] = {}
@@ -83,9 +83,9 @@ def test_figure3_puts_denosent_beside_simcse_trained_on_its_own_data_and_an_empt
     """DenoSent's Figure 3 is DenoSent (on its paraphrases) minus SimCSE (on wiki1m): the table dropped every row,
     as it paired SimCSE only on the same corpus, and `bench reproduce` still called the empty table complete."""
     from usebench.reproduce.status import _rows, load_checked_recipe
-    from usebench.scores.rows import index_results
+    from usebench.stats.table_rows import index_results
     from usebench.report.skeleton import build_with_skeleton
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_specs import TABLES
     from usebench.store import iter_results
 
     entry = load_checked_recipe("denosent").table("figure3")

@@ -9,7 +9,7 @@ from tests.report.synthetic_results import add_useb
 from usebench.cli.main import main
 from usebench.report.build import Built
 from usebench.report.selection import filled, left_out_line, terminal_notes
-from usebench.scores.tables import TABLES
+from usebench.stats.table_specs import TABLES
 
 
 def _one_ct_unit(root):
@@ -60,7 +60,7 @@ def test_a_named_table_is_written_even_when_empty(tmp_path):
 
 def _built(rows_filled: bool, notes: tuple[str, ...] = ()) -> Built:
     from usebench.report.build import Cell, Row
-    from usebench.scores.tables import COLUMNS
+    from usebench.stats.table_specs import COLUMNS
 
     cell = Cell(61.0, n=1) if rows_filled else Cell(None, n=0)
     return Built("paper-table2", "t", "c", (COLUMNS["askubuntu"],), (Row("TSDAE", "", {"askubuntu": cell}),), 1,

@@ -12,8 +12,8 @@ from usebench.report.build import build_table
 from usebench.report.make import ReportOptions, make_report
 from usebench.report.pretraining import break_even, curve_points, search
 from usebench.report.reference import entries, matches
-from usebench.scores.rows import index_results
-from usebench.scores.tables import TABLES
+from usebench.stats.table_rows import index_results
+from usebench.stats.table_specs import TABLES
 from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, add_useb
 
@@ -181,7 +181,7 @@ def test_chain_rows_state_each_stages_budget_and_data(tmp_path):
 
 def test_the_papers_setting_prose_of_the_adaptation_blocks_the_upper_bound_and_bm25():
     from usebench.report.reference import paper_setting
-    from usebench.scores.rows import RowKey
+    from usebench.stats.table_rows import RowKey
 
     rows = {(e.match or {}).get("group", (e.match or {}).get("method")): e for e in entries("tsdae-table2")}
     nli_first = paper_setting(rows["adapt-nli-first"], RowKey("adapt-nli-first", "tsdae", "bert-base-uncased", "cls"))

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from usebench.report.pairing import published_backbones
 from usebench.report.skeleton import NOT_IN_PAPER, build_with_skeleton
-from usebench.scores.rows import index_results
-from usebench.scores.tables import TABLES
+from usebench.stats.table_rows import index_results
+from usebench.stats.table_specs import TABLES
 from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, add_useb
 

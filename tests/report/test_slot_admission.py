@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 from usebench.report.reference import entries, load_reference
-from usebench.scores.rows import ResultIndex, index_results
+from usebench.stats.table_rows import ResultIndex, index_results
 from usebench.report.skeleton import NOT_IN_PAPER, build_with_skeleton, slot_settings
-from usebench.scores.tables import COLUMNS, TABLES
+from usebench.stats.table_specs import COLUMNS, TABLES
 from usebench.store import iter_results, make_record, save_result
 from tests.run.reproduce_root import build_reproduce_root
 

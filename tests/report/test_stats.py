@@ -6,7 +6,7 @@ import math
 import pytest
 
 from usebench.store import iter_results
-from usebench.scores.stats import (
+from usebench.stats.seeds import (
     MixedRunsError,
     SeedStats,
     aggregate,

@@ -11,9 +11,9 @@ import pytest
 from usebench.report.build import build_table
 from usebench.report.make import ReportOptions, make_report
 from usebench.report.reference import entries
-from usebench.scores.rows import LABELED_STAGES, index_results
+from usebench.stats.table_rows import LABELED_STAGES, index_results
 from usebench.report.skeleton import NOT_IN_PAPER, build_with_skeleton, table_status
-from usebench.scores.tables import TABLES
+from usebench.stats.table_specs import TABLES
 from usebench.store import iter_results
 from tests.report.synthetic_results import add_result, add_useb
 from tests.report.test_thesis_report import _add, _thesis_simcse

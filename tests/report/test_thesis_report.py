@@ -12,8 +12,8 @@ from usebench.report.build import build_table
 from usebench.report.make import ReportOptions, make_report
 from usebench.report.reference import compare, entries
 from usebench.report.row_settings import run_settings
-from usebench.scores.rows import index_results
-from usebench.scores.tables import COLUMNS, TABLES
+from usebench.stats.table_rows import index_results
+from usebench.stats.table_specs import COLUMNS, TABLES
 from usebench.report.pairing import PairingContext
 from usebench.store import iter_results, make_record, run_id, save_result
 from tests.report.synthetic_results import task_version

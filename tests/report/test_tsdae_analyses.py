@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from usebench.scores.tables import TABLES
+from usebench.stats.table_specs import TABLES
 from usebench.report.tsdae_analyses import app_a_section, final_loss, table4_section
 from usebench.store import StoredResult
 from tests.report.genuine import BERT

@@ -81,7 +81,7 @@ def test_keys_configs_gained_later_leave_the_identity_at_their_neutral_values(ti
     """stop_at_step, curve_task and curve_steps (issue 55) joined every config after stores were written: at their
     neutral values the identity is the one stored before (no such key in it), so no earlier run id changes; set, they
     name another run."""
-    from usebench.plan.stage_ids import identity_config
+    from usebench.plan.stage_identity import identity_config
     from usebench.registry import METHODS
     from usebench.train.config import LATER_KEYS, config_to_dict
 

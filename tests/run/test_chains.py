@@ -11,7 +11,7 @@ import torch
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
 from usebench.run.grid import run_benchmark
-from usebench.run.status import unit_state
+from usebench.store.unit_state import unit_state
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from usebench.cli.main import main
-from usebench.run.status import grid_status, stage_states
+from usebench.store.unit_state import grid_status, stage_states
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

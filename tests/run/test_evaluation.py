@@ -7,7 +7,8 @@ import pytest
 
 from usebench.errors import BenchError, MissingDataError
 from usebench.store import iter_results
-from usebench.run.evaluation import EvalOptions, evaluate_model
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import evaluate_model
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 

@@ -12,7 +12,8 @@ from tests.methods.helpers import one_thread, toy_corpus
 from tests.run.test_stale_results import _opts, weights
 from usebench.eval.items import metric_value
 from usebench.plan.specs import RunOptions
-from usebench.run.evaluation import EvalOptions, evaluate_model
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import evaluate_model
 from usebench.run.grid import run_benchmark
 from usebench.stats.loading import NoItemsError, load_items
 from usebench.store import DIGEST_KEY, StoredResult, items_path, record_digest

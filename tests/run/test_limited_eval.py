@@ -18,10 +18,11 @@ from usebench.cli.main import main
 from usebench.errors import BenchValueError
 from usebench.eval.items import items_used
 from usebench.eval.subsample import Limit
-from usebench.run.evaluation import EvalOptions, evaluate_model
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import evaluate_model
 from usebench.stats.loading import load_items, result_intervals
 from usebench.store import StoredResult, items_path, result_path
-from usebench.validity import expected_result, path_stale_reason
+from usebench.store.validity import expected_result, path_stale_reason
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 

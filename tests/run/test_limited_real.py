@@ -14,7 +14,8 @@ from sklearn.metrics import average_precision_score
 
 from usebench.eval.encoder import load_encoder
 from usebench.eval.subsample import Limit
-from usebench.run.evaluation import EvalOptions, evaluate_model
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import evaluate_model
 from usebench.stats.loading import load_items, result_intervals
 from usebench.store import StoredResult, result_path
 

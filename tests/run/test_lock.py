@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from usebench.run import lock as lock_module
-from usebench.run.lock import (
+from usebench.store import locks as lock_module
+from usebench.store.locks import (
     LOCK_FILE, LockWatch, UnitLock, UnitLockedError, UnitLockLostError, break_lock, job_identity, release_job,
 )
 

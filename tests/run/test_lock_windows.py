@@ -7,8 +7,8 @@ import os
 import threading
 import time
 
-import usebench.run.lock as lock_mod
-from usebench.run.lock import LOCK_FILE, LockWatch, UnitLock
+import usebench.store.locks as lock_mod
+from usebench.store.locks import LOCK_FILE, LockWatch, UnitLock
 
 
 def _wait_for(event: threading.Event, what: str) -> None:

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from usebench.run.evaluation import EvalOptions, evaluate_model
+from usebench.plan.eval_options import EvalOptions
+
+from usebench.run.evaluation import evaluate_model
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
 from usebench.run.grid import run_benchmark
-from usebench.run.manifest import write_manifest
+from usebench.plan.manifest import write_manifest
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

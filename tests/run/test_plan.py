@@ -14,8 +14,8 @@ from usebench.errors import BenchError, ConfigError
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
 from usebench.run.grid import run_benchmark
-from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError
-from usebench.run.status import unit_state
+from usebench.store.locks import LOCK_FILE, UnitLock, UnitLockedError
+from usebench.store.unit_state import unit_state
 from tests.methods.helpers import one_thread, toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from usebench.cli.main import main
 from usebench.run.progress import GridProgress, duration
-from usebench.run.unit import UnitResult
+from usebench.store.unit_state import UnitResult
 from tests.launch.helpers import grid_args
 from tests.methods.helpers import toy_corpus
 

@@ -128,7 +128,7 @@ def _row_verdict(row: dict, published: dict, units: list, runs: list, inputs: di
 
 
 def _group_fits(row: dict, unit: Any) -> bool:
-    from usebench.scores.rows import group_of
+    from usebench.stats.table_rows import group_of
 
     want = row["match"].get("group")
     return want is None or group_of(_record(unit, unit.task)) == want

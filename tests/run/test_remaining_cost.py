@@ -57,7 +57,7 @@ def test_a_store_where_everything_holds_has_nothing_to_train(tiny_bert_dir, tmp_
     from usebench.plan.planner import plan_run
     from usebench.plan.specs import RunOptions
     from usebench.reproduce.remaining import remaining_work
-    from usebench.reproduce.walk import ReproduceView
+    from usebench.reproduce.dry_run_view import ReproduceView
     from usebench.run.grid import run_benchmark
     from tests.methods.helpers import one_thread, toy_corpus
 

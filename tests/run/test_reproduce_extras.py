@@ -74,7 +74,7 @@ def _scores(store: Path, method: str) -> dict[str, dict]:
 
 
 def _columns(table: str) -> list:
-    from usebench.scores.tables import COLUMNS, TABLES
+    from usebench.stats.table_specs import COLUMNS, TABLES
 
     return [COLUMNS[c] for c in TABLES.get(table).columns]
 

@@ -16,7 +16,7 @@ from usebench.cli.main import main
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
 from usebench.run.grid import run_benchmark
-from usebench.run.stages import STAGE_LOCK_DIR
+from usebench.store.unit_files import STAGE_LOCK_DIR
 from tests.methods.helpers import one_thread, toy_corpus
 
 SMALL = ("lr=1e-3", "batch_size=2", "max_length=16", "log_every=1", "save_every=0")
@@ -159,7 +159,7 @@ def test_a_stage_whose_holder_died_on_another_host_is_taken_over(tiny_bert_dir, 
     """A node died while training a shared stage: its lock names that host (no pid check can clear it) and its
     mtime stands still. The waiting unit's watcher judges it stale after STALE_AFTER_S (shortened here) on its
     own clock, takes the stage over, and trains it."""
-    import usebench.run.lock as lock_module
+    import usebench.store.locks as lock_module
     import usebench.run.stages as stages
 
     monkeypatch.setattr(stages, "WAIT_S", 0.1)

@@ -14,11 +14,11 @@ from click.testing import CliRunner
 
 from usebench.cli.main import main
 from usebench.store import iter_results, write_json_atomic
-from usebench.run import lock as lock_module
+from usebench.store import locks as lock_module
 from usebench.run.console import attempts, unit_console
-from usebench.run.lock import LOCK_FILE, STALE_AFTER_S, UnitLock
-from usebench.run.manifest import SCHEMA, record_job
-from usebench.run.status import grid_status
+from usebench.store.locks import LOCK_FILE, STALE_AFTER_S, UnitLock
+from usebench.store.manifest import SCHEMA, record_job
+from usebench.store.unit_state import grid_status
 
 
 def _unit_dir(results: Path, run_id: str, steps_done: int | None, *, method: str = "simcse", seed: int = 0,
@@ -166,7 +166,7 @@ def test_status_names_a_fast_path_part_that_fell_back_mid_run(tmp_path):
 
 
 def test_a_dev_line_ending_the_log_keeps_the_last_loss(tmp_path):
-    from usebench.run.status import unit_state
+    from usebench.store.unit_state import unit_state
 
     run = _unit_dir(tmp_path, "simcse__tiny__00000001__s0", 4)
     with (run / "log.jsonl").open("a") as fh:  # usebench/train/trainlog.py writes a dev score after its step

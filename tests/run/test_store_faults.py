@@ -25,10 +25,11 @@ import pytest
 from usebench.run.faults import FAULT_ENV, POINTS, SHARED_ENV
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
-from usebench.plan.stage_ids import STAGES_HOME
-from usebench.run.stages import WAIT_ENV, stage_usage
-from usebench.run.status import grid_status
-from usebench.run.unit import finished_unit
+from usebench.store.stage_ids import STAGES_HOME
+from usebench.plan.stage_usage import stage_usage
+from usebench.run.stages import WAIT_ENV
+from usebench.store.unit_state import grid_status
+from usebench.plan.held_results import finished_unit
 from tests.launch.helpers import store_digest
 from tests.run.grid_roots import root_with_train_corpora
 

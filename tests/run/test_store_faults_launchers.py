@@ -122,8 +122,8 @@ def test_a_driver_frees_the_stage_locks_of_an_attempt_that_is_over(tmp_path):
     them from here. The driver, which knows the attempt is over, removes both (not only the unit's, which left
     every unit needing the stage waiting ``STALE_AFTER_S``), and leaves a lock another job holds alone."""
     from usebench.launch.common import release_attempt
-    from usebench.run.lock import LOCK_FILE
-    from usebench.run.stages import STAGE_LOCK_DIR
+    from usebench.store.locks import LOCK_FILE
+    from usebench.store.unit_files import STAGE_LOCK_DIR
 
     def lock(folder: Path, job: str) -> Path:
         folder.mkdir(parents=True)

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from usebench.cli.main import main
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
-from usebench.plan.stage_ids import STAGES_HOME
+from usebench.store.stage_ids import STAGES_HOME
 from tests.methods.helpers import one_thread
 
 SMALL = ("lr=1e-3", "batch_size=2", "max_length=16", "log_every=1", "save_every=0")
@@ -98,7 +98,7 @@ def test_force_on_a_chain_keeps_the_plain_unit_whose_directory_is_its_first_stag
 
 def test_force_naming_every_user_of_a_stage_resets_it(tiny_bert_dir, twitter_root, tmp_path):
     """Named together, the plain unit and the chain own the shared home: --force starts it over (once)."""
-    from usebench.run.stages import force_plan
+    from usebench.plan.stage_usage import force_plan
 
     results = tmp_path / "results"
     assert _run(tiny_bert_dir, twitter_root, results, "tsdae,tsdae>nli-sts").exit_code == 0

@@ -34,7 +34,7 @@ def test_labeled_sizes_larger_than_the_set_fail_before_training(tiny_bert_dir, t
 
 def test_pretraining_grid_feeds_the_report(tiny_bert_dir, tmp_path):
     from usebench.report.pretraining import curve_points
-    from usebench.scores.rows import index_results
+    from usebench.stats.table_rows import index_results
     from usebench.store import iter_results
 
     result = CliRunner().invoke(main, _args(tiny_bert_dir, tmp_path, "--labeled-sizes", "4"))

@@ -12,7 +12,7 @@ import pytest
 from click.testing import CliRunner
 
 from usebench.cli.main import main
-from usebench.scores.rows import index_results, row_key
+from usebench.stats.table_rows import index_results, row_key
 from usebench.store import iter_results
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run

@@ -12,7 +12,7 @@ import pytest
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
 from usebench.run.grid import run_benchmark
-from usebench.run.manifest import write_manifest
+from usebench.plan.manifest import write_manifest
 from usebench.train import trackers
 from tests.methods.helpers import one_thread, toy_corpus
 

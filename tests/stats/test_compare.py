@@ -11,7 +11,7 @@ import usebench
 from tests.stats.store_fakes import gold_labels, save
 from usebench.cli.main import main
 from usebench.errors import BenchError
-from usebench.mteb.results import all_results
+from usebench.store.mteb_results import all_results
 from usebench.stats.compare import compare_sides, comparison_lines, resolve
 from usebench.stats.intervals import Resampler
 

@@ -14,7 +14,8 @@ import pytest
 from usebench import tasks  # noqa: F401  (enrols the adapters)
 from usebench.eval.items import metric_value
 from usebench.registry import TASKS
-from usebench.run.evaluation import EvalOptions, evaluate_model
+from usebench.plan.eval_options import EvalOptions
+from usebench.run.evaluation import evaluate_model
 from usebench.stats.loading import load_items
 from usebench.store import StoredResult
 

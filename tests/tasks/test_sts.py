@@ -214,7 +214,8 @@ def test_packaged_model_scores_are_sane(real_data, tmp_path):
     mteb extra), and TwitterPara with this model is held to the committed reference by `bench check` (CI's last
     step) and to the kit by tests/api/test_useb_kit.py: encoding its 22K sentences here again cost over a minute
     of every CI run for a weaker check."""
-    from usebench.run.evaluation import EvalOptions, evaluate_model
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import evaluate_model
 
     names = ("stsb", "sickr")
     outcome = evaluate_model(EvalOptions(model="minilm", pooling="mean", batch_size=128), ",".join(names), "test",

@@ -106,7 +106,7 @@ def test_a_compiled_step_failing_mid_run_is_recorded_at_its_step(tiny_bert_dir, 
                                                                  without_dropout):
     """A compiled step that runs out of memory at step 3: steps 1-2 compiled, step 3 on eagerly (the same curve as
     the reference), and the switch is in the record (with its step), in log.jsonl at once and in `bench status`."""
-    from usebench.run.status import unit_state
+    from usebench.store.unit_state import unit_state
 
     calls: list[int] = []
     _compile_with(monkeypatch, _backend(3, torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2 GiB"),

@@ -26,7 +26,7 @@ def compare(a: str, b: str, results_dir: str | Path = "results", *, tasks: Seque
     """
     import pandas as pd
 
-    from usebench.mteb.results import all_results
+    from usebench.store.mteb_results import all_results
     from usebench.stats.compare import compare_sides, comparison_records, resolve
     from usebench.stats.intervals import Resampler
 

@@ -3,7 +3,7 @@ any object with ``.encode(list[str])`` or any function from a list of strings to
 
 A model name goes through `bench eval`'s own runner (usebench/run/evaluation.py ``evaluate_model``): the same
 release checks, embedding cache, reuse rules, run ids and result records. An in-memory model is wrapped in an
-Encoder (usebench/api/encoders.py) and handed to the same runner as a pre-built scorer, one task at a time (so an
+Encoder (usebench/eval/encoder_adapter.py) and handed to the same runner as a pre-built scorer, one task at a time (so an
 error names its task), filed under its identity (usebench/api/identity.py). Its records are written to a staging
 store and then into ``results_dir`` without a silent overwrite (usebench/api/staging.py); ``reuse=True`` returns its
 stored results without encoding.
@@ -26,7 +26,9 @@ from usebench.errors import BenchError, BenchTypeError, BenchValueError, Nothing
 if TYPE_CHECKING:
     import pandas as pd
 
-    from usebench.run.evaluation import EvalOptions, EvalOutcome, Prebuilt
+    from usebench.plan.eval_options import EvalOptions
+
+    from usebench.run.evaluation import EvalOutcome, Prebuilt
 
 PRECISIONS = ("fp32", "bf16")
 
@@ -153,7 +155,7 @@ def _evaluate(model: Any, tasks: Any, options: EvaluateOptions) -> pd.DataFrame:
     names = task_names(tasks)
     o = options.checked(names)
     if isinstance(model, (str, Path)):
-        from usebench.run.evaluation import EvalOptions
+        from usebench.plan.eval_options import EvalOptions
 
         if o.name is not None or o.revision is not None:
             raise BenchValueError("name= and revision= name an in-memory model; a model given by name is recorded "
@@ -232,7 +234,7 @@ def _note(identity: dict[str, Any]) -> str:
 def _encoder(model: Any, name: str | None, revision: str | None, device: str | None, batch_size: int | None,
              show_progress: bool) -> tuple[Any, dict[str, Any], dict[str, Any]]:
     """(encoder, method block, identity) of an in-memory model; what is no model is refused, saying what to pass."""
-    from usebench.api.encoders import (EncodeMethodEncoder, FunctionEncoder, is_sentence_transformer,
+    from usebench.eval.encoder_adapter import (EncodeMethodEncoder, FunctionEncoder, is_sentence_transformer,
                                    sentence_transformer_encoder, sentence_transformer_name)
     from usebench.api.identity import named_identity, sentence_transformer_identity
 
@@ -306,7 +308,8 @@ def _run_in_memory(prebuilt: Prebuilt, names: list[str], o: EvaluateOptions) -> 
     """The runner on an in-memory model, one task at a time, into a staging store; then its new records into
     ``results`` (usebench/api/staging.py: no silent overwrite) and the frame."""
     from usebench.api.staging import publish, seed_staging
-    from usebench.run.evaluation import EvalOptions, eval_run_id, evaluate_model
+    from usebench.plan.eval_options import EvalOptions, eval_run_id
+    from usebench.run.evaluation import evaluate_model
     from usebench.store import check_writable
 
     split, results, reuse = o.split, o.results, bool(o.reuse) and not o.force

@@ -2,9 +2,9 @@
 (``aggregate``).
 
 ``load_results`` reads every record with :func:`usebench.store.iter_results` (a corrupt file is an error
-naming it), and MTEB's result files of the USEB tasks in place (:func:`usebench.mteb.results.all_results`), and writes one row per (run, stage chain, setting, seed, task, split, subset, metric), with the
+naming it), and MTEB's result files of the USEB tasks in place (:func:`usebench.store.mteb_results.all_results`), and writes one row per (run, stage chain, setting, seed, task, split, subset, metric), with the
 record's config hash, its config identity (the hash without the seed: equal for the seed repeats of one
-experiment) and its data sha256. The report's row of each record (:func:`usebench.scores.rows.row_key`) is
+experiment) and its data sha256. The report's row of each record (:func:`usebench.stats.table_rows.row_key`) is
 spelled out in the columns ``setting``, ``method``, ``base_model``, ``pooling``, ``corpus``, ``corpus_size``,
 ``labeled_size``, ``variant`` and ``limit`` (a `--limit` subsample, "" for every item), so ``aggregate`` groups
 exactly as the report tables do; ``model`` and ``revision`` (usebench/api/frames.py) keep apart models that share a
@@ -43,7 +43,7 @@ def load_results(results_dir: str | Path) -> pd.DataFrame:
     """Every stored result under ``results_dir`` as a long frame (columns: :data:`RESULT_COLUMNS`)."""
     import warnings
 
-    from usebench.mteb.results import all_results
+    from usebench.store.mteb_results import all_results
 
     root = _results_root(results_dir)
     frame = results_frame(all_results(root))  # a results store, MTEB's result files of the USEB tasks, or both
@@ -58,7 +58,7 @@ def results_frame(results: Iterable[Any]) -> pd.DataFrame:
     import pandas as pd
 
     from usebench.api.frames import metric_rows, model_fields
-    from usebench.scores.stats import config_identity
+    from usebench.stats.seeds import config_identity
 
     rows: list[dict[str, Any]] = []
     for result in results:
@@ -78,11 +78,11 @@ def results_frame(results: Iterable[Any]) -> pd.DataFrame:
 
 
 def measurement(record: dict[str, Any]) -> dict[str, str | None]:
-    """How a number was measured beyond its task and data (:mod:`usebench.validity`): the scorer's keys that change
+    """How a number was measured beyond its task and data (:mod:`usebench.store.validity`): the scorer's keys that change
     numbers, and the training step path (None: not recorded); seeds that differ in either are never averaged."""
     import json
 
-    from usebench.validity import path_text, scorer_identity, training_path
+    from usebench.store.validity import path_text, scorer_identity, training_path
 
     path = training_path(record)
     return {"scorer": json.dumps(scorer_identity(record), sort_keys=True),
@@ -108,7 +108,7 @@ def _results_root(results_dir: Any) -> Path:
 
 def _row_fields(record: dict[str, Any]) -> dict[str, Any]:
     """The report's row of ``record`` as the frame's row columns."""
-    from usebench.scores.rows import row_key
+    from usebench.stats.table_rows import row_key
 
     key = row_key(record)
     return {"setting": key.group, "method": key.method, "base_model": key.model, "pooling": key.pooling,
@@ -123,12 +123,12 @@ def aggregate(frame: pd.DataFrame, averages: bool = True) -> pd.DataFrame:
     model and revision).
 
     Within one cell the results must be seed repeats of one experiment (one data sha256, one config identity,
-    each seed once), else :class:`usebench.scores.stats.MixedRunsError` names the runs, as in a report. The
-    values are :class:`usebench.scores.stats.SeedStats`: the mean and the sample standard deviation (ddof=1;
+    each seed once), else :class:`usebench.stats.seeds.MixedRunsError` names the runs, as in a report. The
+    values are :class:`usebench.stats.seeds.SeedStats`: the mean and the sample standard deviation (ddof=1;
     NaN for one seed), n and the seeds; ``main`` marks a task's main metric. With ``averages``, the report's averaged columns (``useb.avg``,
-    ``sts.avg``, ``sts12_16.avg``... every column of usebench/scores/tables.py that is a mean of others) are
+    ``sts.avg``, ``sts12_16.avg``... every column of usebench/stats/table_specs.py that is a mean of others) are
     added as rows with ``task`` = the column id, ``metric`` = ``"mean"`` and ``main`` true: each seed's mean over the parts,
-    only seeds present in every part (:func:`usebench.scores.stats.per_seed_average`).
+    only seeds present in every part (:func:`usebench.stats.seeds.per_seed_average`).
     """
     import pandas as pd
 
@@ -170,7 +170,7 @@ SAME_IN_A_CELL = (("data_sha256", "the data differ (sha256 "), ("config_identity
 
 def _cell(group: pd.DataFrame):
     """The SeedStats of one cell, after the report's comparability checks (on the columns the frame has)."""
-    from usebench.scores.stats import MixedRunsError, SeedStats
+    from usebench.stats.seeds import MixedRunsError, SeedStats
 
     first = group.iloc[0]
     where = f"{first.get('method', first.get('model'))} on {first['task']}/{first['split']}"
@@ -197,8 +197,8 @@ def _stat_row(keys: list[str], key: tuple, s, main: bool) -> dict[str, Any]:
 
 def _average_rows(keys: list[str], stats: dict[tuple, Any]) -> list[dict[str, Any]]:
     """The report's mean-of-columns cells for every (row, split) that has all of a column's parts."""
-    from usebench.scores.stats import SeedStats, per_seed_average
-    from usebench.scores.tables import COLUMNS
+    from usebench.stats.seeds import SeedStats, per_seed_average
+    from usebench.stats.table_specs import COLUMNS
 
     n_row = len(keys)
     by_row: dict[tuple, dict[tuple[str, str, str], Any]] = {}

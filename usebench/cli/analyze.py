@@ -28,7 +28,7 @@ def content_words(model, pooling, task_spec, max_pairs, device, out, data_root) 
     """Per relevant pair, the word whose removal lowers the cosine most; the share of each POS-tag group per task
     and averaged, beside the prior and the paper's Figure 4 rows."""
     from usebench.eval.encoder import load_encoder
-    from usebench.eval.models import model_slug
+    from usebench.store.records import model_slug
     from usebench.paths import default_data_root
     from usebench.registry import TASKS
     from usebench.store import write_json_atomic

@@ -28,7 +28,7 @@ def compare(a: str, b: str, results_dir: Path | None, tasks: str | None, split: 
     label or a method name naming one row. Needs the results' per-item outcomes (stored by every evaluation since
     they exist; `bench run ... --reevaluate TASK` adds them to older results)."""
     from usebench.errors import NothingDoneError
-    from usebench.mteb.results import all_results
+    from usebench.store.mteb_results import all_results
     from usebench.paths import default_results_dir
     from usebench.stats.compare import compare_sides, comparison_lines, comparison_records, resolve
     from usebench.stats.intervals import Resampler

@@ -2,7 +2,7 @@
 summary of one row per group (a recipe's table), chain and setting, with its units, what their stages do now
 (trained, reused from another unit of the plan, done in the store), the steps to train and their cost; the unit
 table below it for a small plan or with ``--units``; every row to a file with ``--plan-out``. The rows come from the
-engine (:mod:`usebench.run.plan_rows`); this module only prints them."""
+engine (:mod:`usebench.plan.plan_rows`); this module only prints them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from usebench.run.plan_rows import GroupRow, PlanRow, PlanView
+from usebench.plan.plan_rows import GroupRow, PlanRow, PlanView
 
 # A plan of at most this many units lists them under the summary without --units: a screenful a person reads.
 UNITS_LISTED = 40
@@ -59,7 +59,7 @@ def summary_table(rows: Sequence[PlanRow], grouped_by: str = "") -> Any:
     from rich.table import Table
     from rich.text import Text
 
-    from usebench.run.plan_rows import group_rows
+    from usebench.plan.plan_rows import group_rows
 
     groups = group_rows(rows)
     table = Table(title="plan by chain and setting" + (f" (per {grouped_by}: a unit two share counts in both)"
@@ -112,7 +112,7 @@ def plan_out(path: Path | None, rows: Sequence[PlanRow]) -> None:
     """``--plan-out``: every row to ``path`` (CSV or JSON), then say where."""
     if path is None:
         return
-    from usebench.run.plan_rows import write_plan_rows
+    from usebench.plan.plan_rows import write_plan_rows
 
     write_plan_rows(path, rows)
     click.echo(f"plan: {sum(not r.baseline for r in rows)} unit(s) written to {path}", err=True)

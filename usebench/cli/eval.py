@@ -45,7 +45,8 @@ def eval_cmd(model, pooling, task_spec, split, max_length, batch_size, device, p
              allow_partial, limit, limit_seed, data_root, results_dir) -> None:
     """Evaluate an existing encoder (or a lexical baseline) and store one result per task."""
     from usebench.errors import NothingDoneError
-    from usebench.run.evaluation import EvalOptions, evaluate_model, raise_unless_done
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import evaluate_model, raise_unless_done
     from usebench.store import check_store_target, mark_store, result_path
     from usebench.tasks import expand_tasks
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from usebench.errors import NothingDoneError
     from usebench.plan.specs import Plan, RunOptions
     from usebench.run.grid import RunOutcome
-    from usebench.run.unit import UnitResult
+    from usebench.store.unit_state import UnitResult
 
 
 def plan_grid(opts: RunOptions, launch: Any, step_times: Path | None) -> Plan:
@@ -42,7 +42,7 @@ def run_planned(plan: Plan, opts: RunOptions, launch: Any) -> RunOutcome:
     """The manifest first (`bench status` shows the units not started yet), then every unit not finished yet
     through the launcher; finished ones are collected from the store."""
     from usebench.run.grid import run_benchmark
-    from usebench.run.manifest import write_manifest
+    from usebench.plan.manifest import write_manifest
 
     main_rank = int(os.environ.get("RANK", "0")) == 0
     if main_rank and (plan.units or plan.baselines):

@@ -10,7 +10,7 @@ import click
 
 
 if TYPE_CHECKING:
-    from usebench.run.unit import UnitResult
+    from usebench.store.unit_state import UnitResult
 
 LAUNCH_OPTIONS = (
     click.option("--launcher", type=click.Choice(["local", "ray", "slurm"]), default=None,

@@ -58,7 +58,7 @@ def report(results_dir, tables, formats, out, split, reference_source, split_con
     from usebench.report.make import ReportOptions, make_report
     from usebench.report.render import grid_of, grid_of_comparison, to_markdown
     from usebench.report.selection import left_out_line, terminal_notes
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_specs import TABLES
     from usebench.store import check_writable
 
     from usebench.report.catalog import TABLE_GROUPS

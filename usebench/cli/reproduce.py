@@ -149,7 +149,7 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
     missing, and the cost (at the measured steps of ``step_times``, a doctor report, when given). Returns every
     split's rows (``--plan-out``)."""
     from usebench.cli.dry_run import print_plan
-    from usebench.reproduce.walk import reproduce_view
+    from usebench.reproduce.dry_run_view import reproduce_view
 
     view = reproduce_view(rp, results_dir, device, measure, step_times, data_root, launcher, verbose)
     echo = click.echo
@@ -192,7 +192,7 @@ def print_reproduce_plan(rp, results_dir: Path, device: str | None, measure: boo
 def _run_all(rp, given, data_root: Path, results_dir: Path, execute, launcher: str) -> None:
     """Every split's merged plan through `bench run`'s engine; a failed unit is listed and the tables are still
     written from what finished."""
-    from usebench.reproduce.walk import run_plans
+    from usebench.reproduce.run_plans import run_plans
     from usebench.run.grid import Execution
 
     execution = Execution(device=given.device, batch_size=given.batch_size, strict=given.strict, force=given.force)

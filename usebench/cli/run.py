@@ -168,7 +168,7 @@ def launch_prelude(grid: GridArgs, here: bool) -> Launch:
     from usebench.eval.encoder import check_positive, pick_device
     from usebench.launch import check_device, launch_options, make_launcher
     from usebench.paths import default_data_root, default_results_dir
-    from usebench.run.plan_rows import check_plan_out
+    from usebench.plan.plan_rows import check_plan_out
 
     check_positive(grid.batch_size, "--eval-batch-size")  # before any training: 0 or -4 would evaluate to NaN after
     check_plan_out(grid.plan_out_path)
@@ -248,7 +248,7 @@ def run(method_spec, task_spec, eval_tasks, seeds, preset, corpus, corpus_size, 
     plan = plan_grid(opts, launch, grid.step_times)  # every unit built and checked before anything trains
     if dry_run:
         from usebench.cli.dry_run import plan_out, print_plan
-        from usebench.run.plan_rows import plan_view
+        from usebench.plan.plan_rows import plan_view
 
         if not plan.units and not plan.baselines:  # every unit skipped: no empty tables, and never exit 0
             reasons = "; ".join(f"{w}: {r}" for w, r in dict.fromkeys(plan.skipped)) or "no unit or baseline"
@@ -351,7 +351,7 @@ def print_run_table(outcome: RunOutcome) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    from usebench.scores.stats import aggregate
+    from usebench.stats.seeds import aggregate
 
     console = Console()
     for what, reason in dict.fromkeys(outcome.skipped):  # once per task, not once per method that skipped it

@@ -33,7 +33,7 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
     dev evaluations); `bench report --table tsdae-app-a` puts the means beside Tables 5-7."""
     from usebench.paths import default_data_root, default_results_dir
     from usebench.registry import METHODS
-    from usebench.report import app_a
+    from usebench.report import search_runs
     from usebench.reproduce import config_search as cs
     from usebench.plan.specs import RunOptions
     from usebench.run.grid import run_benchmark
@@ -46,8 +46,8 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
     corpus_arg = Path(corpus) if corpus == cs.CORPUS else Path(corpus).resolve()
     if corpus != cs.CORPUS and not corpus_arg.is_file():
         raise click.BadParameter(f"{corpus!r} is neither allnli nor a file", param_hint="--corpus")
-    cfg = METHODS.get(app_a.METHOD).config(preset, [*extra, *([f"model={model}"] if model else [])])
-    if not cfg.dev_every or cfg.dev_task != app_a.TASK:
+    cfg = METHODS.get(search_runs.METHOD).config(preset, [*extra, *([f"model={model}"] if model else [])])
+    if not cfg.dev_every or cfg.dev_task != search_runs.TASK:
         raise click.BadParameter(f"preset {preset!r} does not select on STSb dev (App. A's protocol); add "
                                  "--set dev_task=stsb --set dev_every=N", param_hint="--preset")
     label = cs.CORPUS if corpus == cs.CORPUS else f"file:{corpus_arg.name}"
@@ -64,9 +64,9 @@ def config_search(steps, choose, seeds, preset, model, corpus, max_steps, extra,
             if dry_run:
                 continue
             claim_store(results_dir, named, "bench config-search")  # a committed store only when named
-            opts = RunOptions(methods=(app_a.METHOD,), tasks=app_a.TASK, seeds=seeds, preset=preset, model=model,
-                              corpus=(corpus_arg,), max_steps=max_steps, overrides=sets, split=app_a.SPLIT,
-                              device=device)
+            opts = RunOptions(methods=(search_runs.METHOD,), tasks=search_runs.TASK, seeds=seeds, preset=preset,
+                              model=model, corpus=(corpus_arg,), max_steps=max_steps, overrides=sets,
+                              split=search_runs.SPLIT, device=device)
             run_benchmark(opts, data_root, results_dir)
 
     if dry_run and choose == "greedy":

@@ -37,7 +37,7 @@ def status(results_dir: Path | None, states: str | None, all_units: bool, as_jso
     stages, read from the results store alone."""
     from usebench.errors import BenchError, ConfigError
     from usebench.paths import default_results_dir
-    from usebench.run.status import STATES, grid_status, stage_states
+    from usebench.store.unit_state import STATES, grid_status, stage_states
 
     results_dir = Path(results_dir or default_results_dir())
     if not results_dir.is_dir():
@@ -110,7 +110,7 @@ def _print_status(results_dir: Path, units: list[Any], shown: list[Any], stages:
 
 def _groups_table(units: list[Any]) -> Any:
     """Units per state of each method or chain: one column per state that occurs."""
-    from usebench.run.status import STATES
+    from usebench.store.unit_state import STATES
 
     groups = group_counts(units)
     present = [s for s in STATES if any(s in g for g in groups.values())]

@@ -326,7 +326,3 @@ def _file_sha256(path: str, size: int, mtime_ns: int) -> str:
     return h.hexdigest()
 
 
-def model_slug(name: str) -> str:
-    """Filesystem-safe short name for run ids: ``minilm``, ``bert-base-uncased``, ``my-ckpt``."""
-    base = Path(name).name if Path(name).exists() else name.replace("/", "-")
-    return "".join(c if c.isalnum() or c in "-_." else "-" for c in base)[:48] or "model"

@@ -26,7 +26,8 @@ import numpy as np
 
 from usebench.errors import BenchError
 from usebench.eval.encoder import HFEncoder, load_encoder, resolve_settings
-from usebench.eval.models import model_fingerprint, model_slug
+from usebench.eval.models import model_fingerprint
+from usebench.store.records import model_slug
 
 INSTALL = "pip install -e '.[mteb]'"
 try:

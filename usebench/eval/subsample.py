@@ -9,7 +9,7 @@ taken whole. The choice is a rank by sha256 of (seed, task, subset, the item's p
 depends on nothing but these (no library's random stream), the same N and seed give the same items on the same
 data, and a larger N with the same seed holds every item of a smaller one.
 
-What such a result may do is decided by content (its record's ``task.limit``, usebench/validity.py): it is never
+What such a result may do is decided by content (its record's ``task.limit``, usebench/store/validity.py): it is never
 reused as a full result nor a full one as it, never paired with a published number, and shown with its interval.
 """
 from __future__ import annotations

@@ -5,7 +5,7 @@ Each launcher is an ``execute(units, data_root, results_dir) -> list[UnitResult]
 :func:`usebench.run.grid.run_benchmark`, over the same picklable :class:`~usebench.plan.specs.UnitSpec` objects and
 the same unit function, :func:`usebench.run.unit.run_unit`; every unit writes only into its own run directory, so
 any launcher fills the same store. A unit that fails does not stop the others: it is retried up to ``retries``
-times, then returned as a failed :class:`~usebench.run.unit.UnitResult` with its error and log. A unit another
+times, then returned as a failed :class:`~usebench.store.unit_state.UnitResult` with its error and log. A unit another
 process holds is never a final state: it is waited for (:mod:`usebench.launch.held`). Launchers with
 ``remote = True`` (Ray, SLURM) also get the untrained baselines as jobs
 (:class:`~usebench.run.baseline_job.BaselineJob`), so the driver does no cluster work.
@@ -18,7 +18,8 @@ from pathlib import Path
 from usebench.launch.common import LaunchError, UnitFn
 from usebench.launch.options import LAUNCHERS, LaunchOptions, check_device, launch_options
 from usebench.plan.specs import UnitSpec
-from usebench.run.unit import UnitResult, run_unit
+from usebench.run.unit import run_unit
+from usebench.store.unit_state import UnitResult
 
 __all__ = ["LAUNCHERS", "LaunchError", "LaunchOptions", "check_device", "launch_options", "make_launcher"]
 

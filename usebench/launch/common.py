@@ -1,6 +1,6 @@
 """What every launcher shares: running one attempt of a unit with its thread budget (in a process of its own
 under Ray and SLURM: its job identity, its GPUs, a native crash written to its log), turning a failure into a
-reported :class:`~usebench.run.unit.UnitResult`, and progress lines on the driver."""
+reported :class:`~usebench.store.unit_state.UnitResult`, and progress lines on the driver."""
 from __future__ import annotations
 
 import faulthandler
@@ -12,14 +12,15 @@ from pathlib import Path
 from typing import Iterator
 
 from usebench.errors import BenchError
-from usebench.run.console import UNIT_LOG
+from usebench.store.unit_files import UNIT_LOG
 from usebench.run.baseline_job import BaselineJob, run_baseline_job
-from usebench.run.lock import JOB_ENV, release_job
-from usebench.run.manifest import launch_dir
+from usebench.store.locks import JOB_ENV, release_job
+from usebench.store.manifest import launch_dir
 from usebench.plan.specs import UnitSpec
-from usebench.run.stages import STAGE_LOCK_DIR
-from usebench.run.unit import UnitResult, say
-from usebench.run.unit_files import FAILED_FILE
+from usebench.store.unit_files import STAGE_LOCK_DIR
+from usebench.run.unit import say
+from usebench.store.unit_state import UnitResult
+from usebench.store.unit_files import FAILED_FILE
 
 UnitFn = Callable[[UnitSpec, Path, Path], UnitResult]  # run_unit, or a wrapper of it (tests)
 

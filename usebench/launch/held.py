@@ -2,7 +2,7 @@
 
 When an attempt finds its unit's lock held by a live-looking process (another `bench run` on the same store, or a
 holder on another host that cannot be checked from there), it returns ``state="locked"``. The driver keeps such
-a unit here and watches its lock (:class:`~usebench.run.lock.LockWatch`): when the lock goes away, the unit is
+a unit here and watches its lock (:class:`~usebench.store.locks.LockWatch`): when the lock goes away, the unit is
 collected if the other process finished it, else handed out again; when the lock stops changing for
 ``STALE_AFTER_S`` on the driver's own clock (its holder died without releasing it: a node lost, a process
 SIGKILLed), it is removed and the unit handed out again (it resumes from its train state). So the command ends
@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from usebench.launch.common import announce
-from usebench.run.lock import LockWatch, read_owner
+from usebench.store.locks import LockWatch, read_owner
 from usebench.plan.specs import UnitSpec
-from usebench.run.unit import UnitResult, finished_unit
+from usebench.plan.held_results import finished_unit
+from usebench.store.unit_state import UnitResult
 
 POLL_S = 30.0  # how often the driver looks at the locks of held units
 

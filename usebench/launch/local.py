@@ -17,7 +17,8 @@ from usebench.launch.held import HeldUnits
 from usebench.launch.options import LaunchOptions
 from usebench.plan.specs import UnitSpec
 from usebench.run.progress import GridProgress
-from usebench.run.unit import UnitResult, run_unit
+from usebench.run.unit import run_unit
+from usebench.store.unit_state import UnitResult
 
 
 class LocalLauncher:

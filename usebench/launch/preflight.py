@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.launch.common import LaunchError
-from usebench.run.manifest import launch_dir
+from usebench.store.manifest import launch_dir
 
 ENV_PREFIXES = ("HF_", "HUGGINGFACE_", "TRANSFORMERS_", "SENTENCE_TRANSFORMERS_HOME", "TOKENIZERS_", "BENCH_",
                 "USEBENCH_", "TORCH_HOME", "NLTK_DATA", "WNSEARCHDIR", "CUBLAS_WORKSPACE_CONFIG", "MTEB_",

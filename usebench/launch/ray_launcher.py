@@ -45,11 +45,12 @@ from usebench.launch.held import HeldUnits
 from usebench.launch.options import LaunchOptions
 from usebench.launch.preflight import forwarded_env, ray_preflight
 from usebench.launch.signals import fault_handlers_kept
-from usebench.run.console import UNIT_LOG
-from usebench.run.manifest import launch_dir, record_job
+from usebench.store.unit_files import UNIT_LOG
+from usebench.store.manifest import launch_dir, record_job
 from usebench.plan.specs import UnitSpec
 from usebench.run.progress import GridProgress
-from usebench.run.unit import UnitResult, run_unit, say
+from usebench.run.unit import run_unit, say
+from usebench.store.unit_state import UnitResult
 
 _TOKEN = secrets.token_hex(32)  # the auth token of the local Rays this process starts
 MAX_TEMP_DIR = 40  # + "/session_<date>_<time>_<us>_<pid>/sockets/plasma_store" stays under AF_UNIX's 107 bytes

@@ -36,11 +36,12 @@ from usebench.launch.common import (
 from usebench.launch.held import HeldUnits
 from usebench.launch.options import LaunchOptions
 from usebench.launch.slurm_jobs import ACTIVE, attach, job_label, local_gpus, mark_requeued, max_array_size
-from usebench.run.lock import release_if_mine
-from usebench.run.manifest import launch_dir, read_job, record_job
+from usebench.store.locks import release_if_mine
+from usebench.store.manifest import launch_dir, read_job, record_job
 from usebench.plan.specs import UnitSpec
 from usebench.run.progress import GridProgress
-from usebench.run.unit import UnitResult, run_unit, say
+from usebench.run.unit import run_unit, say
+from usebench.store.unit_state import UnitResult
 
 CLUSTER_CPUS = 8  # default CPUs per job on a cluster: data loading and tokenisation beside one GPU
 POLL_S = {"slurm": 15.0, "local": 0.5}

@@ -15,8 +15,8 @@ import submitit
 from submitit.local.local import LocalJob
 
 from usebench.store import now_iso, write_json_atomic
-from usebench.run.lock import owner_alive
-from usebench.run.unit_files import FAILED_FILE
+from usebench.store.locks import owner_alive
+from usebench.store.unit_files import FAILED_FILE
 
 # sacct states of a job that will still run or is running (a requeued job is PENDING or REQUEUED again).
 ACTIVE = frozenset({"PENDING", "RUNNING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED", "CONFIGURING", "COMPLETING",

@@ -16,7 +16,7 @@ from the usebench data root (never the hub) and scored by usebench's engine, so 
 :func:`average` is ``USEB-Average`` (the TSDAE paper's mean of the four, an MTEB aggregate task) and
 :func:`benchmark` an ``mteb.Benchmark`` of all five. MTEB's own ``AskUbuntuDupQuestions``, ``TwitterURLCorpus``,
 ``SciDocsRR``... are other data and other protocols (docs/mteb.md). :func:`read_results` and
-:func:`import_results` (usebench/mteb/results.py) need no MTEB; MTEB's own ``ResultCache.load_results()`` reads the
+:func:`import_results` (usebench/store/mteb_results.py) need no MTEB; MTEB's own ``ResultCache.load_results()`` reads the
 same files (``models=["usebench/minilm"]`` for the model above).
 """
 from __future__ import annotations
@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError, BenchValueError
-from usebench.mteb.results import import_results, read_results
+from usebench.store.mteb_results import import_results, read_results
 
 __all__ = ["TASK_NAMES", "average", "benchmark", "import_results", "read_results", "tasks"]
 

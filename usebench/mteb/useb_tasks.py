@@ -25,8 +25,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 import usebench.tasks  # noqa: F401  (enrols the adapters)
-from usebench import __version__
-from usebench.api.encoders import to_matrix
+from usebench._version import __version__
+from usebench.eval.encoder_adapter import to_matrix
 from usebench.eval.evaluate import Evaluation, LoadedSplit, load_split, score_split
 from usebench.errors import BenchError
 from usebench.eval.scorer import DenseScorer
@@ -91,7 +91,7 @@ def scores_dict(ev: Evaluation) -> dict[str, Any]:
     the same way, under MTEB's name too (:func:`mteb_names`); the per-subset metrics likewise; and a ``usebench``
     block with what a usebench result records (data sha256, counts, release check) and the scores as exact decimal
     strings (MTEB rounds the numbers of its result files to 6 decimals; usebench stores them unrounded,
-    usebench/mteb/results.py reads these back)."""
+    usebench/store/mteb_results.py reads these back)."""
     task = TASKS.get(ev.task)
     scores = {k: float(v) for k, v in ev.scores.items()}
     subsets = {s: {k: float(v) for k, v in m.items()} for s, m in ev.subsets.items()}

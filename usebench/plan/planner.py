@@ -35,7 +35,8 @@ from usebench.plan.settings import (
 from usebench.plan.stage_data import checked_data
 from usebench.plan.variants import TARGET, stage_variant, target_corpus, target_dev, unit_variant, with_eval_pooling
 from usebench.plan.specs import BaselineSpec, Plan, RunOptions, StageSpec, UnitSpec
-from usebench.plan.stage_ids import identity_config, shared_home, stage_id, stage_identity
+from usebench.plan.stage_identity import identity_config, stage_identity
+from usebench.store.stage_ids import shared_home, stage_id
 from usebench.train.config import config_to_dict, parse_overrides
 from usebench.train.plugin import TrainingData
 
@@ -203,7 +204,7 @@ def build_unit(chain: tuple[str, ...], setting: str | None, labeled_size: int | 
                corpus: TrainingData | None, evals: tuple[str, ...], opts: RunOptions, data_root: Path,
                notes: list[str]) -> UnitSpec:
     """One unit: every stage's config built (and so validated), its training data identified, its home set."""
-    from usebench.eval.models import model_slug
+    from usebench.store.records import model_slug
 
     chain, start = published_start(chain, opts.nli_sts_model)
     stages: list[StageSpec] = []
@@ -237,7 +238,7 @@ def place_stages(stages: list[StageSpec], configs: list[dict[str, Any]], seed: i
     single-method unit: it lives in ``.stages/``, named with that checkpoint's content. Every external start
     (a checkpoint directory as ``model`` or ``decoder_model``) enters the identity by its fingerprint, so new
     weights at an old path are a new stage."""
-    from usebench.eval.models import model_slug
+    from usebench.store.records import model_slug
 
     out, parent = [], None
     for k, (stage, entry) in enumerate(zip(stages, configs)):

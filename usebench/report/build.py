@@ -10,7 +10,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Literal
 
-from usebench.scores.rows import (
+from usebench.stats.table_rows import (
     GROUP_TITLES,
     UNTRAINED,
     UPPER_BOUND_GROUPS,
@@ -18,8 +18,8 @@ from usebench.scores.rows import (
     RowKey,
     row_label,
 )
-from usebench.scores.tables import COLUMNS, Column, TableSpec, column_tasks
-from usebench.scores.stats import SeedStats, beats_all_in_every_seed
+from usebench.stats.table_specs import COLUMNS, Column, TableSpec, column_tasks
+from usebench.stats.seeds import SeedStats, beats_all_in_every_seed
 from usebench.stats.intervals import Interval
 from usebench.stats.table_cells import TableStats
 

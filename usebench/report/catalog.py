@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from usebench.scores.tables import TABLES
+from usebench.stats.table_specs import TABLES
 
 
 @dataclass(frozen=True)

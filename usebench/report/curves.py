@@ -24,7 +24,8 @@ from typing import Any
 
 from usebench.report.build import Built
 from usebench.report.plots import Plot, _write_csv
-from usebench.scores.rows import ResultIndex
+from usebench.stats.table_rows import ResultIndex
+from usebench.store.files import read_json
 
 FLAT_REL = 1e-3  # a loss whose range over the run is below this fraction of its mean did not move (lr 0, frozen)
 FLAT_MIN_POINTS = 3
@@ -47,9 +48,8 @@ class UnitCurve:
 def stage_logs(run_dir: Path) -> list[Path]:
     """The unit's logs in stage order: its ``stages.json`` homes (relative to the results dir), else its own."""
     try:
-        stages = json.loads((run_dir / "stages.json").read_text(encoding="utf-8"))
-        logs = [run_dir.parent / s["home"] / "log.jsonl" for s in stages]
-    except (OSError, ValueError, KeyError, TypeError):
+        logs = [run_dir.parent / s["home"] / "log.jsonl" for s in read_json(run_dir / "stages.json")]
+    except (KeyError, TypeError):  # no stages.json (a single method's unit), or not a list of homes
         logs = [run_dir / "log.jsonl"]
     return [p for p in logs if p.is_file()]
 
@@ -107,10 +107,7 @@ def unit_curve(run_dir: Path, label: str, corpus: str, seed: int) -> UnitCurve |
 def config_labels(run_dir: Path) -> tuple[str, str, int]:
     """(row label, corpus, seed) of a unit from its ``config.json``: its method or chain and setting, the corpus it
     trained on (a chain: its first stage on a corpus), its seed."""
-    try:
-        config = json.loads((run_dir / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        config = {}
+    config = read_json(run_dir / "config.json", {})
     label = str(config.get("method") or run_dir.name.split("__")[0])
     if config.get("setting"):
         label += f" · {config['setting']}"

@@ -20,8 +20,8 @@ from usebench.report.laptop_parts.effects import best_pooling_sentence, effects_
 from usebench.report.laptop_parts.stats import effect
 from usebench.report.laptop_parts.units import Unit, recipe_units
 from usebench.report.render import grid_of, to_markdown
-from usebench.scores.rows import ResultIndex, RowKey, index_results
-from usebench.scores.tables import TABLES
+from usebench.stats.table_rows import ResultIndex, RowKey, index_results
+from usebench.stats.table_specs import TABLES
 from usebench.store import StoredResult
 
 TABLE = "laptop-adapt"

@@ -16,16 +16,16 @@ from usebench.report.row_settings import run_settings
 from usebench.report.page import write_page
 from usebench.report.pretraining import break_even, break_even_csv, break_even_markdown, pretraining_figure
 from usebench.report.render import comparison_csv, to_csv, to_json
-from usebench.scores.rows import ResultIndex, index_results
+from usebench.stats.table_rows import ResultIndex, index_results
 from usebench.report.sections import Section, section_latex, section_markdown
 from usebench.report.selection import filled, why_empty
 from usebench.report.skeleton import build_with_skeleton
-from usebench.scores.stats import SeedStats, paired_comparison
-from usebench.scores.tables import TABLES
+from usebench.stats.seeds import SeedStats, paired_comparison
+from usebench.stats.table_specs import TABLES
 from usebench.stats.paired import BOOTSTRAP_P, holm
 from usebench.stats.table_cells import TableStats
 from usebench.report.tsdae_analyses import SECTION_BUILDERS
-from usebench.mteb.results import all_results
+from usebench.store.mteb_results import all_results
 from usebench.store import StoredResult, nested_stores, write_json_atomic
 
 Format = Literal["md", "tex", "csv", "html"]

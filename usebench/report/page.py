@@ -7,7 +7,7 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from usebench import __version__
+from usebench._version import __version__
 from usebench.report.plots import Plot
 from usebench.report.sections import Section, section_html
 from usebench.store import now_iso

@@ -7,7 +7,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING, Protocol
 
-from usebench.scores.tables import Column, column_tasks
+from usebench.stats.table_specs import Column, column_tasks
 
 if TYPE_CHECKING:
     from usebench.report.row_settings import RunSettings

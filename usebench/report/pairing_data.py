@@ -103,7 +103,7 @@ def evaluation_gaps(record: Mapping[str, Any], split: str, data_root: Path | Non
 def limit_gaps(task: Mapping[str, Any]) -> list[str]:
     """A quick evaluation's result (`--limit`) is scored on a subsample of the test items: never the published
     number's test set, whatever else it shares with it."""
-    from usebench.validity import limit_text
+    from usebench.store.validity import limit_text
 
     limit = task.get("limit")
     if not limit:

@@ -13,8 +13,8 @@ from typing import Any
 
 from usebench.errors import DataFormatError
 from usebench.report.build import Built
-from usebench.scores.rows import ResultIndex, RowKey, row_label
-from usebench.scores.tables import COLUMNS
+from usebench.stats.table_rows import ResultIndex, RowKey, row_label
+from usebench.stats.table_specs import COLUMNS
 from usebench.store import StoredResult
 
 # Fig. 3 plots the main score of each USEB task (and we add STSb when present).
@@ -144,7 +144,7 @@ def loss_curves(results: list[StoredResult], out_dir: Path) -> Plot | None:
 
 def loss_figure(results: list[StoredResult]) -> tuple[Any, list[tuple]] | None:
     """The loss curves' figure and the CSV rows drawn (None when no run logged a loss)."""
-    from usebench.scores.rows import DISPLAY
+    from usebench.stats.table_rows import DISPLAY
 
     runs: dict[Path, dict] = {}
     for r in results:

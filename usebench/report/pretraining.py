@@ -19,9 +19,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from usebench.report.plots import Plot, _figure, _write_csv
-from usebench.scores.rows import DISPLAY, ResultIndex, RowKey
-from usebench.scores.stats import SeedStats
-from usebench.scores.tables import COLUMNS
+from usebench.stats.table_rows import DISPLAY, ResultIndex, RowKey
+from usebench.stats.seeds import SeedStats
+from usebench.stats.table_specs import COLUMNS
 
 # Fig. 2 / Table 10 columns: each USEB task's main score (and STSb, when it is the target).
 CURVE_COLUMNS = ("askubuntu", "cqadupstack", "twitterpara.avg", "scidocs.avg", "stsb")

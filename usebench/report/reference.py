@@ -40,8 +40,8 @@ from usebench.errors import BenchError
 from usebench.report.build import Built, Cell, Row, rank_correlation_note
 from usebench.report.pairing import PairingContext, record_stages
 from usebench.report.row_settings import RunSettings, verdict
-from usebench.scores.rows import UNTRAINED, ResultIndex, RowKey, find_key
-from usebench.scores.tables import COLUMNS, Column, TableSpec
+from usebench.stats.table_rows import UNTRAINED, ResultIndex, RowKey, find_key
+from usebench.stats.table_specs import COLUMNS, Column, TableSpec
 
 
 @lru_cache(maxsize=1)

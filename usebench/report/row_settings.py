@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from usebench.report.pairing import PairingContext, Verdict, compare_record
-from usebench.scores.rows import UNTRAINED, ResultIndex, RowKey
+from usebench.stats.table_rows import UNTRAINED, ResultIndex, RowKey
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from usebench.report.build import Built
-from usebench.scores.tables import TABLES, column_tasks
+from usebench.stats.table_specs import TABLES, column_tasks
 from usebench.store import StoredResult
 
 

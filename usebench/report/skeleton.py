@@ -28,8 +28,8 @@ from usebench.report.build import Built, Cell, Row, build_table
 from usebench.report.pairing import NO_SCORE_KEYS
 from usebench.report.reference import RefEntry, entries, load_reference, matches
 from usebench.report.row_settings import same_model
-from usebench.scores.rows import UNTRAINED, ResultIndex, RowKey, row_marks
-from usebench.scores.tables import TABLES, TableSpec
+from usebench.stats.table_rows import UNTRAINED, ResultIndex, RowKey, row_marks
+from usebench.stats.table_specs import TABLES, TableSpec
 
 NOT_IN_PAPER = " (not in the paper's table)"
 

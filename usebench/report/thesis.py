@@ -16,7 +16,7 @@ import numpy as np
 
 from usebench.report.build import Built
 from usebench.report.plots import Plot, _figure, _write_csv
-from usebench.scores.rows import ResultIndex, row_key, row_label
+from usebench.stats.table_rows import ResultIndex, row_key, row_label
 from usebench.store import StoredResult
 
 K_VALUES = (1, 3, 5, 10, 100, 1000)

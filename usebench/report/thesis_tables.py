@@ -21,10 +21,10 @@ from typing import Any
 from usebench.report.build import Built, Cell, Row, build_table
 from usebench.report.pairing import PairingContext
 from usebench.report.reference import Comparison, RefEntry, entries, load_reference, published
-from usebench.scores.rows import ResultIndex, RowKey, index_results
+from usebench.stats.table_rows import ResultIndex, RowKey, index_results
 from usebench.report.sections import Section
 from usebench.report.skeleton import NOT_IN_PAPER, _row_configs
-from usebench.scores.tables import TableSpec
+from usebench.stats.table_specs import TableSpec
 from usebench.store import StoredResult
 
 STUDY_TABLES = ("thesis-table5.11", "thesis-table5.12", "thesis-table5.13")

@@ -83,7 +83,8 @@ class UnitRunner(Protocol):
 
 def run_eval_unit(unit: EvalUnit, data_root: Path, results_dir: Path) -> None:
     """The `bench eval` engine, not strict: a task without data yields no result (reported as missing)."""
-    from usebench.run.evaluation import EvalOptions, evaluate_model
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import evaluate_model
 
     evaluate_model(EvalOptions(model=unit.model, batch_size=64, device="cpu"), ",".join(unit.tasks), unit.split,
                    data_root, results_dir, strict=False, force=True, seed=unit.seed)
@@ -197,14 +198,14 @@ def compare_stores(reference_dir: Path, fresh_dir: Path, tol: float, only_tasks:
 
 
 def reference_stale_reason(ref: StoredResult) -> str | None:
-    """Why a reference result no longer holds under the task as it is now (:mod:`usebench.validity`: a valid record
+    """Why a reference result no longer holds under the task as it is now (:mod:`usebench.store.validity`: a valid record
     of the task's current version), or None. Its data are compared with the fresh run's (status "data") and its
     metrics one by one (a metric the task gained shows as "new")."""
     from dataclasses import replace
 
     from usebench import tasks  # noqa: F401  (enrols the adapters)
     from usebench.registry import TASKS
-    from usebench.validity import expected_result, stale_reason
+    from usebench.store.validity import expected_result, stale_reason
 
     if ref.task not in TASKS.names():
         return None  # a task this installation does not register: nothing to hold it to

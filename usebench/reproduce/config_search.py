@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from usebench.errors import BenchError, ConfigError
-from usebench.report.app_a import METHOD, SEARCHED, app_a_setting
+from usebench.report.search_runs import METHOD, SEARCHED, app_a_setting
 
 Choose = Literal["paper", "greedy"]
 CORPUS, PRESET = "allnli", "app-a"  # the search trains on the NLI sentences with the app-a preset

@@ -333,7 +333,7 @@ def _corpus(value: dict[str, Any], where: str) -> str | tuple[str, ...] | None:
 
 def _search_runs(value: Any, where: str, inputs: dict[str, Input]) -> list[list[RunEntry]]:
     """The TSDAE App. A search (``bench config-search`` with the paper's winners) as its `bench run` runs."""
-    from usebench.report import app_a
+    from usebench.report import search_runs
     from usebench.reproduce import config_search as cs
 
     if value is None:
@@ -348,9 +348,10 @@ def _search_runs(value: Any, where: str, inputs: dict[str, Input]) -> list[list[
 
     def collect(step: Any, settings: list[dict[str, Any]]) -> None:
         for setting in settings:
-            runs.append(RunEntry(methods=(app_a.METHOD,), tasks=app_a.TASK, split=app_a.SPLIT, seeds=_seeds(value, where),
-                                 corpus=_str(value, "corpus", where) or cs.CORPUS, preset=_str(value, "preset", where)
-                                 or cs.PRESET, overrides=(*extra, *cs.overrides(setting))))
+            runs.append(RunEntry(methods=(search_runs.METHOD,), tasks=search_runs.TASK, split=search_runs.SPLIT,
+                                 seeds=_seeds(value, where), corpus=_str(value, "corpus", where) or cs.CORPUS,
+                                 preset=_str(value, "preset", where) or cs.PRESET,
+                                 overrides=(*extra, *cs.overrides(setting))))
 
     try:
         cs.search(steps, "paper", collect, Path("."), {})

@@ -3,7 +3,7 @@ cost line of `bench reproduce --dry-run` (the other cost models, over the whole 
 
 The work that remains: each distinct stage that trains (a stage done in the store, or trained by an earlier unit of
 the plan, costs nothing more), the evaluations of every unit that runs (all its tasks when it trains; only the results
-to score again when it is trained: :func:`usebench.run.unit.stale_results`, the run's own rule), and each baseline's
+to score again when it is trained: :func:`usebench.plan.held_results.stale_results`, the run's own rule), and each baseline's
 tasks without a result that holds. The estimate of that work:
 
 - on a CPU, for a recipe that carries its measured units (``[cost]``, :mod:`usebench.reproduce.recipe_cost`): their
@@ -22,10 +22,10 @@ from typing import Any
 
 from usebench.errors import MissingDataError
 from usebench.plan.cost import H200_FP32_FLOPS, UTILISATION_RANGE, measured_cost, training_flops, training_precision
-from usebench.run.stages import stage_usage
-from usebench.run.unit import stale_results
+from usebench.plan.stage_usage import stage_usage
+from usebench.plan.held_results import stale_results
 from usebench.store import result_path, run_id
-from usebench.validity import expected_result, path_stale_reason
+from usebench.store.validity import expected_result, path_stale_reason
 
 
 @dataclass(frozen=True)
@@ -73,9 +73,9 @@ def remaining_work(units: Sequence[Any], baselines: Sequence[tuple[Any, str]], r
 
 def _baseline_left(spec: Any, split: str, data_root: Path, results_dir: Path, hashes: dict) -> tuple[str, ...]:
     """The tasks of an untrained baseline row without a stored result that holds (as `bench eval` decides)."""
-    from usebench.eval.models import model_slug
+    from usebench.store.records import model_slug
     from usebench.registry import TASKS
-    from usebench.run.evaluation import EvalOptions, describe_model
+    from usebench.plan.eval_options import EvalOptions, describe_model
 
     method, config, precision = describe_model(EvalOptions(model=spec.model, pooling=spec.pooling, device="cpu"))
     run = run_id(model_slug(method["name"]), model_slug(spec.model), config, 0)

@@ -54,7 +54,7 @@ def skeleton_of(name: str, entry: TableEntry, paper: str) -> str | None:
     ``paper``'s own (a recipe table written into another paper's table, e.g. a user's recipe writing sts-table,
     whose skeleton is TSDAE's Table 11, is not held to it)."""
     from usebench.report.reference import load_reference
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_specs import TABLES
 
     from usebench.report.tsdae_analyses import SECTION_SLOTS
 
@@ -90,7 +90,7 @@ def write_tables(tables: list[TableEntry], results_dir: Path, out: Path,
     table that its report table does not put first is written to ``out/<reference>/`` beside that table (Table 9
     beside paper-table2). Returns why each table or figure that failed was not written."""
     from usebench.report.make import ReportOptions, make_report
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_specs import TABLES
 
     failed: dict[str, str] = {}
     done: set[tuple[str, str | None]] = set()
@@ -118,7 +118,7 @@ def write_tables(tables: list[TableEntry], results_dir: Path, out: Path,
 
 def _own_reference(name: str, entry: TableEntry) -> str | None:
     """The published table a recipe table is written beside when its report table puts another first."""
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_specs import TABLES
 
     if name in TABLES.names() and entry.reference and TABLES.get(name).references[:1] != (entry.reference,):
         return entry.reference
@@ -129,8 +129,8 @@ def table_outcomes(tables: list[TableEntry], paper: str, results_dir: Path, out:
                    methods: frozenset[str] | None = None, failed: dict[str, str] | None = None) -> list[TableOutcome]:
     """Per recipe table: the files written or not (``failed``: why the report could not write some), and each
     published row's state."""
-    from usebench.scores.rows import index_results
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_rows import index_results
+    from usebench.stats.table_specs import TABLES
     from usebench.store import iter_results
 
     results = list(iter_results(results_dir)) if results_dir.is_dir() else None
@@ -193,7 +193,7 @@ def _empty_table(name: str, entry: TableEntry, index: Any, methods: frozenset[st
     """A table with no published rows to check (DenoSent's Table 2 and Figure 3): written with no row of ours at all,
     although the recipe ran runs for it, is not made ("rows made: 0 of 0" read as complete)."""
     from usebench.report.skeleton import build_with_skeleton
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_specs import TABLES
     from usebench.report.tsdae_analyses import SECTION_SLOTS
 
     if index is None or name not in TABLES.names() or name in SECTION_SLOTS:
@@ -218,7 +218,7 @@ def section_status(name: str, results: list[Any]) -> list[Any]:
     whose slots are the rows of the published tables ``SECTION_SLOTS[name]`` in order."""
     from usebench.report.reference import entries
     from usebench.report.skeleton import slot_statuses
-    from usebench.scores.tables import TABLES
+    from usebench.stats.table_specs import TABLES
     from usebench.report.tsdae_analyses import SECTION_BUILDERS, SECTION_SLOTS
 
     built = SECTION_BUILDERS[name](results, TABLES.get(name), None).built

@@ -14,7 +14,7 @@ from typing import Any
 
 from usebench.store import result_path
 from usebench.plan.specs import BaselineSpec
-from usebench.run.unit import UnitResult
+from usebench.store.unit_state import UnitResult
 
 
 @dataclass(frozen=True)
@@ -36,7 +36,7 @@ class BaselineJob:
     def run_id(self) -> str:
         """The job's name in launcher records and logs (``.launch/``); its results go where `bench eval` puts
         them."""
-        from usebench.eval.models import model_slug
+        from usebench.store.records import model_slug
 
         return f"baseline-{self.name}-{model_slug(self.model)}"
 
@@ -60,7 +60,8 @@ def baseline_job(spec: BaselineSpec, opts: Any, split: str) -> BaselineJob:
 def run_baseline_job(job: BaselineJob, data_root: Path, results_dir: Path) -> UnitResult:
     """Evaluate the baseline (finished evaluations of the same data are kept, as `bench eval` does)."""
     from usebench import tasks  # noqa: F401  (enrols the adapters: a launcher's worker process starts with none)
-    from usebench.run.evaluation import EvalOptions, evaluate_model
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import evaluate_model
 
     t0 = time.perf_counter()
     ev_opts = EvalOptions(model=job.model, pooling=job.pooling, batch_size=job.batch_size, device=job.device)

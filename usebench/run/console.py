@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO, Any, TextIO
 
-UNIT_LOG = "unit.log"
+from usebench.store.unit_files import UNIT_LOG
 
 
 class _LineFile:

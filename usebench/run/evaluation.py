@@ -1,7 +1,7 @@
 """Evaluate a model on a list of tasks and store the results (the engine behind `bench eval`).
 
 Before a model is loaded: the options are checked, the results directory must be writable, tasks without the
-split or the data are set aside, and a stored result is reused only if it still holds (:mod:`usebench.validity`:
+split or the data are set aside, and a stored result is reused only if it still holds (:mod:`usebench.store.validity`:
 the task's version and metrics, the same configuration, precision and data, a valid record with a finite main
 score); otherwise the line says why and the task is evaluated again.
 The model is loaded only when some task is left to evaluate. ``log`` gets one line per task as it starts and
@@ -19,45 +19,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usebench.errors import MissingDataError, NonFiniteScoreError
-from usebench.eval.evaluate import Evaluation, evaluate, items_bytes, to_record
+from usebench.errors import MissingDataError
+from usebench.eval.evaluate import Evaluation
 from usebench.eval.scorer import DenseScorer, Scorer
-from usebench.eval.subsample import Limit
-from usebench.run.result_hooks import result_saved
-from usebench.store import check_writable, result_path, run_id, save_result, stored_form
-from usebench.validity import expected_result, path_stale_reason
+from usebench.plan.eval_options import EvalOptions, describe_model, eval_run_id
+from usebench.run.record_writer import score_and_store
+from usebench.store import check_writable, result_path
+from usebench.store.validity import expected_result, path_stale_reason
 
 Log = Callable[[str], None]
-
-
-@dataclass(frozen=True)
-class EvalOptions:
-    """How to build the scorer for `bench eval` (checked on creation: a bad value never reaches a model)."""
-
-    model: str = "minilm"
-    pooling: str | None = None
-    max_length: int | None = None
-    batch_size: int = 64
-    device: str | None = None
-    cache_dir: Path | None = None
-    precision: str = "fp32"  # fp32 on every device; "bf16" (autocast) only when asked for
-    allow_partial: bool = False  # evaluate data that is not the full release (recorded in each result)
-    show_progress: bool = True  # the encoder's progress bar (usebench.evaluate(show_progress=False) turns it off)
-    limit: int | None = None  # a quick evaluation: at most this many items per subset (None: every item)
-    limit_seed: int = 0  # which seeded subsample
-
-    def __post_init__(self) -> None:
-        from usebench.eval.encoder import check_positive, check_precision
-
-        check_positive(self.batch_size, "--batch-size")
-        check_positive(self.max_length, "--max-length")
-        check_precision(self.precision)
-        self.subsample  # noqa: B018  (a bad --limit or --limit-seed fails here, before any work)
-
-    @property
-    def subsample(self) -> Limit | None:
-        """The :class:`~usebench.eval.subsample.Limit` asked for, None for a full evaluation."""
-        return None if self.limit is None else Limit(self.limit, self.limit_seed)
 
 
 @dataclass
@@ -69,38 +39,6 @@ class EvalOutcome:
     reused: list[str] = field(default_factory=list)
     failed: list[tuple[str, str]] = field(default_factory=list)  # (task, reason): nothing stored for them
     records: dict[str, dict[str, Any]] = field(default_factory=dict)  # task -> its new record, as stored
-
-
-def describe_model(opts: EvalOptions) -> tuple[dict[str, Any], dict[str, Any], str | None]:
-    """(method description, run config, precision) of ``opts.model`` without loading its weights."""
-    from usebench.eval.bm25 import MODEL_NAMES, bm25_method
-
-    if opts.model in MODEL_NAMES:  # lexical baseline: `--model bm25 | bm25-elasticsearch | bm25-anserini`
-        _, method, config = bm25_method(opts.model)
-        return method, config, None
-    if opts.model.startswith("wordvec:"):  # bag of words: `--model wordvec:PATH` (the paper's Avg. GloVe row)
-        from usebench.eval.wordvec import WordVecEncoder, vectors_sha256
-
-        method = {"name": "wordvec", "base_model": opts.model, "pooling": WordVecEncoder.pooling,
-                  "max_length": WordVecEncoder.max_length}
-        return method, {**method, "vectors_sha256": vectors_sha256(opts.model.removeprefix("wordvec:"))[:16]}, None
-    from usebench.eval.encoder import pick_device, precision_label, resolve_settings
-    from usebench.eval.models import model_fingerprint, resolve_model
-
-    pick_device(opts.device)  # a device this machine lacks fails here, before any work
-    info = resolve_model(opts.model)
-    pooling, max_length = resolve_settings(info, opts.pooling, opts.max_length)
-    method = {"name": info.method.get("method", "base"), "base_model": opts.model, "pooling": pooling,
-              "max_length": max_length}
-    # The precision is in the config, hence in the run id: a bf16 result is never reused or averaged as fp32.
-    config = {**method, "model_fingerprint": model_fingerprint(info)[:16], "precision": opts.precision}
-    if not info.method and info.pooling and Path(info.path, "modules.json").is_file():
-        method["sentence_encoder"] = True  # an out-of-the-box sentence-transformers model (report block)
-    from usebench.eval.models import recorded_backbone
-
-    # By content, for the report's pairing with a published row; not in the config (the run id is unchanged).
-    method["backbone"] = recorded_backbone(opts.model)
-    return method, config, precision_label(opts.precision)
 
 
 def build_scorer(opts: EvalOptions) -> tuple[Scorer, dict, dict]:
@@ -184,19 +122,6 @@ def evaluate_model(opts: EvalOptions, task_spec: str, split: str, data_root: Pat
     return outcome
 
 
-def eval_run_id(method_name: str, model: str, config: dict[str, Any], seed: int,
-                limit: Limit | None) -> tuple[str, dict[str, Any]]:
-    """(run id, config) of an evaluation: a ``limit``ed one has the subsample in its config and ``-limit<N>`` in its
-    model slug, so it is filed apart from the full results of the same model."""
-    from usebench.eval.models import model_slug
-
-    slug = model_slug(model)
-    if limit is not None:
-        config, slug = {**config, "limit": limit.config()}, f"{slug}-limit{limit.n}"
-    # The method name comes from a checkpoint's method.json: slug it so the run id is always a safe folder name.
-    return run_id(model_slug(method_name), slug, config, seed), config
-
-
 def check_limit(names: list[str], opts: EvalOptions, prebuilt: bool = False) -> None:
     """A ``--limit`` on tasks that offer no quick evaluation, or with BM25, is refused before anything is loaded."""
     from usebench.errors import BenchValueError
@@ -254,24 +179,21 @@ def _plan(names: list[str], split: str, data_root: Path, results_dir: Path, outc
 def _evaluate_one(name: str, counter: str, scorer: Scorer, method: dict[str, Any], config: dict[str, Any],
                   opts: EvalOptions, split: str, data_root: Path, results_dir: Path, seed: int,
                   outcome: EvalOutcome, say: Log) -> None:
-    """Evaluate and store one task; a non-finite main score fails the task (nothing stored) and goes on."""
+    """Evaluate and store one task (:func:`usebench.run.record_writer.score_and_store`); a non-finite result fails
+    the task (nothing stored) and the others go on."""
     from usebench.registry import TASKS
 
     say(f"{counter} {name} ({split}): evaluating ...")
     t0 = time.perf_counter()
-    try:
-        ev = evaluate(name, scorer, split, data_root, allow_partial=opts.allow_partial, limit=opts.subsample)
-        items = items_bytes(ev)
-        record = stored_form(to_record(ev, run=outcome.run_id, method=method, seed=seed, scorer=scorer,
-                                       config=config, items=items))
-        save_result(results_dir, record, items)
-        result_saved(results_dir, outcome.run_id, name, split, record)  # a checkpoint of ours: its card lists it
-    except NonFiniteScoreError as e:
-        outcome.failed.append((name, str(e)))
-        say(f"{counter} {name} ({split}): FAILED: {e}")
+    scored = score_and_store(name, split, scorer, data_root, results_dir, run=outcome.run_id, method=method, seed=seed,
+                             config=config, allow_partial=opts.allow_partial, limit=opts.subsample)
+    if scored.failed is not None:
+        outcome.failed.append((name, scored.failed))
+        say(f"{counter} {name} ({split}): FAILED: {scored.failed}")
         return
+    ev = scored.evaluation
     outcome.evaluations.append(ev)
-    outcome.records[name] = record
+    outcome.records[name] = scored.record
     unit = "pairs" if TASKS.get(name).family == "pairs" else "queries"
     partial = "  [partial data: --allow-partial]" if ev.partial else ""
     limited = (f" (--limit {ev.limit['n']} per subset, seed {ev.limit['seed']}: {ev.limit['items']:,} of "
@@ -303,5 +225,5 @@ def raise_unless_done(outcome: EvalOutcome, n_tasks: int, failure_detail: str) -
         raise BenchError(f"{len(outcome.failed)} task(s) failed and stored nothing: {failure_detail}")
 
 
-__all__ = ["EvalOptions", "EvalOutcome", "Prebuilt", "ReuseKey", "build_scorer", "check_limit", "describe_model",
-           "eval_run_id", "evaluate_model", "nothing_evaluated_reason", "raise_unless_done"]
+__all__ = ["EvalOutcome", "Prebuilt", "ReuseKey", "build_scorer", "check_limit", "evaluate_model",
+           "nothing_evaluated_reason", "raise_unless_done"]

@@ -21,8 +21,11 @@ from usebench.plan.specs import BaselineSpec, Plan, RunOptions, UnitSpec
 from usebench.plan.planner import method_overrides, plan_run
 from usebench.run.reevaluate import check_reevaluate, reevaluate_reset
 from usebench.run.progress import GridProgress
-from usebench.run.stages import force_reset, stage_usage, usage_totals
-from usebench.run.unit import DataHashes, UnitResult, run_unit, say, unit_gaps
+from usebench.plan.held_results import DataHashes, unit_gaps
+from usebench.plan.stage_usage import stage_usage, usage_totals
+from usebench.run.stages import force_reset
+from usebench.run.unit import run_unit, say
+from usebench.store.unit_state import UnitResult
 
 __all__ = ["Execution", "RunOptions", "RunOutcome", "method_overrides", "plan_run", "run_benchmark", "run_plan",
            "run_sequentially"]
@@ -148,7 +151,8 @@ def collect(outcome: RunOutcome, result: UnitResult) -> None:
 
 def _run_baseline(spec: BaselineSpec, opts: Execution, split: str, data_root: Path, results_dir: Path,
                   outcome: RunOutcome) -> None:
-    from usebench.run.evaluation import EvalOptions, evaluate_model
+    from usebench.plan.eval_options import EvalOptions
+    from usebench.run.evaluation import evaluate_model
 
     ev_opts = EvalOptions(model=spec.model, pooling=spec.pooling, batch_size=opts.batch_size, device=opts.device)
     res = evaluate_model(ev_opts, ",".join(spec.evals), split, data_root, results_dir, strict=opts.strict,

@@ -8,14 +8,13 @@ running at once; until a unit has trained, there is no ETA.
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usebench.run.stages import finished
-from usebench.run.unit import UnitResult
+from usebench.store.files import read_json
+from usebench.store.unit_state import UnitResult, finished
 
 REUSED = ("reusing", "done earlier")  # training notes of a stage that cost no step (usebench/run/unit.py)
 
@@ -35,7 +34,7 @@ def main_scores(result: UnitResult) -> str:
     parts = []
     for task, path in result.results:
         try:
-            record = json.loads(Path(path).read_text(encoding="utf-8"))
+            record = read_json(path)
             parts.append(f"{task} {record['main_metric']} {float(record['main_score']) * 100:.2f}")
         except (OSError, ValueError, KeyError, TypeError):
             parts.append(f"{task} (unreadable result)")

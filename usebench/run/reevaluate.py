@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import ConfigError
-from usebench.run.lock import UnitLock, UnitLockedError
+from usebench.store.locks import UnitLock, UnitLockedError
 from usebench.store import MODEL_DIRS, items_path, result_path
 
 Say = Callable[[str], None]

@@ -11,7 +11,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from usebench.run.manifest import unit_grid
+from usebench.store.manifest import unit_grid
 from usebench.store import result_path
 from usebench.train.model_card import add_result
 from usebench.train.trackers import log_final, say

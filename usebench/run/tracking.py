@@ -16,7 +16,7 @@ from typing import Any
 
 from usebench.errors import ConfigError
 from usebench.store import read_json
-from usebench.run.manifest import unit_grid
+from usebench.store.manifest import unit_grid
 from usebench.plan.specs import UnitSpec
 from usebench.train.tracker_backends import TrackContext
 from usebench.train.trackers import requested, say, tracking

@@ -9,7 +9,7 @@ reads its inputs from the data root and writes only into its own run directory `
   unsupervised method's home is the run directory itself (``log.jsonl``, ``checkpoint/``, ``train_state/``, as
   ever), every other stage's is ``<results>/.stages/<method>__<id>__s<seed>/`` with its own ``config.json``,
   log and checkpoint; stage k+1 starts from stage k's exported checkpoint;
-- ``.lock`` while a process runs the unit (:mod:`usebench.run.lock`), ``<home>/.stage/.lock`` while one trains a
+- ``.lock`` while a process runs the unit (:mod:`usebench.store.locks`), ``<home>/.stage/.lock`` while one trains a
   stage; ``failed.json`` when it failed (the error and where to look), removed by the next successful run;
   ``unit.log``, everything the unit printed, every attempt appended (:mod:`usebench.run.console`).
 A killed unit resumes: finished stages are reused (their export is checked against the stage's config hash),
@@ -22,42 +22,26 @@ import shutil
 import sys
 import time
 import traceback
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError, MissingDataError
-from usebench.store import now_iso, result_path, save_result, write_json_atomic
-from usebench.validity import expected_result, gap_line, path_stale_reason
-from usebench.run.console import UNIT_LOG, unit_console
+from usebench.plan.held_results import result_targets
+from usebench.plan.specs import StageSpec, UnitSpec
+from usebench.store.files import git_sha, now_iso, write_json_atomic
+from usebench.store.locks import UnitLock, UnitLockedError, UnitLockLostError
+from usebench.store.records import config_hash
+from usebench.store.stage_ids import STAGES_HOME, stage_id
+from usebench.store.unit_files import FAILED_FILE, STAGES_FILE
+from usebench.store.unit_state import UnitResult, finished
+from usebench.run.console import unit_console
 from usebench.run.curve import curve_evaluator  # the learning curve's scorer (a reading, never a selection)
 from usebench.run.dev_data import dev_evaluator as _dev_evaluator  # the checkpoint-selection scorer
 from usebench.run.faults import fault_point
-from usebench.run.lock import LOCK_FILE, UnitLock, UnitLockedError, UnitLockLostError
-from usebench.plan.specs import StageSpec, UnitSpec, task_split
-from usebench.run.result_hooks import result_saved
-from usebench.plan.stage_ids import STAGES_HOME, stage_id
-from usebench.run.stages import finished, stage_lock
+from usebench.run.record_writer import failed_tasks_error, score_and_store
+from usebench.run.stages import stage_lock
 from usebench.run.tracking import unit_tracking
-from usebench.run.unit_files import FAILED_FILE, STAGES_FILE
 from usebench.run.usage import UsageClock
-
-
-@dataclass
-class UnitResult:
-    """What a unit did: its results, skips, how its training went, and how long it took."""
-
-    run_id: str
-    run_dir: Path
-    row: str
-    state: str = "done"  # done | locked (another process holds it) | failed
-    results: list[tuple[str, Path]] = field(default_factory=list)  # (task, result file)
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-    training: list[str] = field(default_factory=list)  # per stage: trained | resumed at N | reused
-    seconds: float = 0.0
-    error: str | None = None
-    log: Path | None = None  # the unit's console log (a launcher's own log when the unit never started)
-    attempts: int = 1
 
 
 def say(message: str) -> None:
@@ -111,104 +95,6 @@ def run_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path) -> 
     return result
 
 
-# The data sha256 of (task, split) in the data root, or the error saying they are missing: computed once per command.
-DataHashes = dict[tuple[str, str], "str | MissingDataError"]
-
-
-def finished_unit(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
-                  data_hashes: DataHashes | None = None) -> UnitResult | None:
-    """The unit's stored outcome when there is nothing left to do, else None (:func:`unit_gaps` says why).
-    Launchers hand out only units for which this is None, so re-running a command runs only what is missing."""
-    done, _gaps = unit_gaps(spec, data_root, results_dir, data_hashes)
-    return done
-
-
-def unit_gaps(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
-              data_hashes: DataHashes | None = None) -> tuple[UnitResult | None, list[str]]:
-    """(the unit's stored outcome, []) when it is trained, not failed, not held by a process, and every result
-    it evaluates still holds (:mod:`usebench.validity`); else (None, one line per task to score again from the
-    finished checkpoint; empty when the unit must run anyway: forced, not trained, failed or held). A task whose data are not in the data root counts as done until they appear
-    (its skip is in the outcome, with the command that fetches them)."""
-    result, stale = stale_results(spec, data_root, results_dir, data_hashes)
-    gaps = [gap_line(name, split, reason) for name, split, reason in stale]
-    return (None, gaps) if gaps or result is None else (result, [])
-
-
-def stale_results(spec: UnitSpec, data_root: str | Path, results_dir: str | Path,
-                  data_hashes: DataHashes | None = None) -> tuple[UnitResult | None, list[tuple[str, str, str]]]:
-    """(the unit's stored outcome so far, (task, split, why) of each result to score again); (None, []) when the
-    unit must run anyway (forced, not trained, failed or held). :func:`unit_gaps` in words."""
-    run_dir = Path(results_dir) / spec.run_id
-    if _run_gap(spec, run_dir):
-        return None, []
-    result = UnitResult(spec.run_id, run_dir, spec.row, training=["done earlier"], log=run_dir / UNIT_LOG)
-    hashes = {} if data_hashes is None else data_hashes
-    stale = []
-    for name, split, sha in _eval_targets(spec, Path(data_root), result, hashes):
-        path = result_path(results_dir, spec.run_id, name, split)
-        reason = "its data are missing (--strict)" if sha is None else path_stale_reason(
-            path, _expected(spec, name, split, sha))
-        if reason is not None:
-            stale.append((name, split, reason))
-        else:
-            result.results.append((name, path))
-    return result, stale
-
-
-def _run_gap(spec: UnitSpec, run_dir: Path) -> str | None:
-    """Why the unit must run whatever its results say (forced, not trained, failed, held), or None."""
-    if spec.force:
-        return "--force"
-    if not (run_dir / "method.json").is_file():
-        return "not trained yet"
-    if (run_dir / FAILED_FILE).exists():
-        return "its last attempt failed"
-    if (run_dir / LOCK_FILE).exists():
-        return "a process holds it"
-    return None
-
-
-def _eval_targets(spec: UnitSpec, data_root: Path, result: UnitResult, hashes: DataHashes):
-    """(task, split, data sha256 now) for each task the unit evaluates whose data are here; a task without the
-    split or the data is recorded as skipped in ``result`` (with --strict, missing data give a None sha256: the
-    unit runs and fails loudly)."""
-    from usebench.registry import TASKS
-
-    for name in spec.evals:
-        task = TASKS.get(name)
-        split = evaluable_split(spec, name, task, result)
-        if split is None:
-            continue
-        if (name, split) not in hashes:
-            try:
-                hashes[name, split] = task.data_sha256(data_root, split)
-            except MissingDataError as e:
-                hashes[name, split] = e
-        sha = hashes[name, split]
-        if isinstance(sha, MissingDataError):
-            if spec.strict:  # the unit runs, and its evaluation fails loudly
-                yield name, split, None
-            else:
-                result.skipped.append((name, str(sha)))
-            continue
-        yield name, split, sha
-
-
-def _expected(spec: UnitSpec, task: str, split: str, sha: str | None):
-    """What a result of the unit must match (:mod:`usebench.validity`): the task now, the unit's config."""
-    return expected_result(task, split, sha, config=spec.config)
-
-
-def evaluable_split(spec: UnitSpec, name: str, task: Any, result: UnitResult) -> str | None:
-    """:func:`task_split`, or None after recording the skip when the task has no such split (``--strict``: the split
-    is returned, and evaluating it fails loudly)."""
-    split = task_split(spec, task)
-    if split not in task.splits and not spec.strict:
-        result.skipped.append((name, f"task {name!r} has no {split!r} split (it has: {', '.join(task.splits)})"))
-        return None
-    return split
-
-
 def _prepare_dir(spec: UnitSpec, run_dir: Path, dist: Any) -> None:
     """config.json, env.json and stages.json (--force is applied by the driver: usebench.run.stages.force_reset)."""
     if dist.main:
@@ -252,7 +138,6 @@ def _stage(spec: UnitSpec, k: int, previous: Path | None, home: Path, data_root:
            data: dict[str, Any], locks: list[UnitLock] | None = None) -> str:
     """Train stage ``k`` in ``home`` (or resume it, or reuse its finished export); returns what happened."""
     from usebench.registry import METHODS
-    from usebench.store import config_hash
     from usebench.train.checkpoint import finished_checkpoint
     from usebench.train.loop_state import CHECKPOINT_DIR, STATE_DIR
     from usebench.train.loop import train
@@ -363,31 +248,24 @@ def _check_same(planned: str, found: str, label: str) -> None:
 def _evaluate(spec: UnitSpec, checkpoint: Path, data_root: Path, results_dir: Path, result: UnitResult) -> None:
     """Evaluate the final checkpoint on every task of the unit; a stored result that still holds is kept, one
     that does not is scored again from the checkpoint (the reason said in one line). A task whose data are not
-    in the data root is skipped with the command that fetches them (an error with --strict)."""
-    from usebench.registry import TASKS
-
-    scorer = None
-    for task_name in spec.evals:
-        task = TASKS.get(task_name)
-        split = evaluable_split(spec, task_name, task, result)
-        if split is None:
+    in the data root is skipped with the command that fetches them (an error with --strict): the launchers'
+    "already done" asks the same generator (:func:`usebench.plan.held_results.result_targets`). A task whose result
+    is not finite stores nothing; the unit fails once its other tasks ran (`bench eval`'s rule)."""
+    scorer, failed = None, []
+    for target in result_targets(spec, data_root, results_dir, result):
+        if target.missing is not None:
+            raise target.missing  # --strict: missing data fail the unit loudly
+        if target.reason is None:
+            result.results.append((target.task, target.path))
             continue
-        try:
-            sha = task.data_sha256(data_root, split)
-        except MissingDataError as e:
-            if spec.strict:
-                raise
-            result.skipped.append((task_name, str(e)))
-            continue
-        path = result_path(results_dir, spec.run_id, task_name, split)
-        reason = path_stale_reason(path, _expected(spec, task_name, split, sha))
+        if target.path.exists():
+            say(f"  {target.task}/{target.split}: scoring again from the finished checkpoint: {target.reason}")
+        scorer = scorer or _scorer(checkpoint, spec, results_dir)
+        reason = _evaluate_one(spec, target.task, target.split, scorer, data_root, results_dir, result)
         if reason is not None:
-            if path.exists():
-                say(f"  {task_name}/{split}: scoring again from the finished checkpoint: {reason}")
-            scorer = scorer or _scorer(checkpoint, spec, results_dir)
-            if not _evaluate_one(spec, task_name, split, scorer, data_root, results_dir, result):
-                continue
-        result.results.append((task_name, path))
+            failed.append((target.task, reason))
+    if failed:
+        raise failed_tasks_error(failed)
 
 
 def _scorer(checkpoint: Path, spec: UnitSpec, results_dir: Path) -> Any:
@@ -411,18 +289,35 @@ def trained_step_paths(spec: UnitSpec, results_dir: Path) -> list[dict[str, Any]
 
 
 def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root: Path, results_dir: Path,
-                  result: UnitResult) -> bool:
-    """Evaluate and store one result; a task whose data is missing is skipped (an error with --strict)."""
-    from usebench.eval.evaluate import evaluate, items_bytes, to_record
-
+                  result: UnitResult) -> str | None:
+    """Evaluate and store one result (:func:`usebench.run.record_writer.score_and_store`, `bench eval`'s writer and
+    rule); a task whose data is missing is skipped (an error with --strict). Returns why nothing was stored for a
+    non-finite result (the unit fails once its other tasks ran), else None."""
     t0 = time.perf_counter()
     try:
-        ev = evaluate(task, scorer, split, data_root)
+        scored = score_and_store(task, split, scorer, data_root, results_dir, run=spec.run_id,
+                                 method=_method_meta(spec, scorer, results_dir), seed=spec.seed, config=spec.config)
     except MissingDataError as e:
         if spec.strict:
             raise
         result.skipped.append((task, str(e)))
-        return False
+        return None
+    if scored.failed is not None:
+        say(f"  {task}/{split}: FAILED: {scored.failed}")
+        return scored.failed
+    fault_point("evaluated")
+    ev = scored.evaluation
+    result.results.append((task, scored.path))
+    say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
+        f"{time.perf_counter() - t0:.1f} s)")
+    return None
+
+
+def _method_meta(spec: UnitSpec, scorer: Any, results_dir: Path) -> dict[str, Any]:
+    """What a unit's result records of its model: the chain, backbone, pooling, presets, step paths and dev data."""
+    from usebench.eval.models import recorded_backbone  # cached per model: hashed once per unit
+    from usebench.run.dev_data import unit_dev_data
+
     first_cfg = spec.config["config"] if "config" in spec.config else spec.config["stages"][0]["config"]
     meta = {"name": spec.label, "base_model": first_cfg["model"], "pooling": scorer.encoder.pooling,
             "max_length": scorer.encoder.max_length, "preset": spec.stages[0].preset,
@@ -434,20 +329,10 @@ def _evaluate_one(spec: UnitSpec, task: str, split: str, scorer: Any, data_root:
         meta["variant"] = variant
     if spec.start:
         meta["nli_sts_model"] = spec.start
-    from usebench.eval.models import recorded_backbone  # cached per model: hashed once per unit
-    from usebench.run.dev_data import unit_dev_data
-
     meta["backbone"] = recorded_backbone(str(first_cfg["model"]))  # what pairs it with a published row
     meta["step_path"] = trained_step_paths(spec, results_dir)
     meta["dev_data"] = unit_dev_data([results_dir / s.home for s in spec.stages])  # what selected each checkpoint
-    items = items_bytes(ev)
-    save_result(results_dir, to_record(ev, run=spec.run_id, method=meta, seed=spec.seed, scorer=scorer,
-                                       config=spec.config, items=items), items)
-    result_saved(results_dir, spec.run_id, task, split)  # the checkpoint's model card, the unit's trackers
-    fault_point("evaluated")
-    say(f"  {task}/{split}: {ev.main_metric} {ev.main_score * 100:.2f} ({ev.n_queries} items, "
-        f"{time.perf_counter() - t0:.1f} s)")
-    return True
+    return meta
 
 
 def stage_variant(spec: UnitSpec) -> str:
@@ -475,7 +360,6 @@ def env_info(device: str | None) -> dict[str, Any]:
     """Machine and library facts recorded per run (env.json)."""
     import torch
 
-    from usebench.store import git_sha
     from usebench.train.checkpoint import versions
 
     cuda = torch.cuda.is_available()

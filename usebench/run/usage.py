@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usebench.run.unit_files import USAGE_FILE
+from usebench.store.unit_files import USAGE_FILE
 from usebench.store import now_iso, read_json, write_json_atomic
 
 

@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from usebench.errors import BenchError
-from usebench.scores.rows import ResultIndex, RowKey, index_results, row_label
-from usebench.scores.stats import MixedRunsError, check_comparable
+from usebench.stats.table_rows import ResultIndex, RowKey, index_results, row_label
+from usebench.stats.seeds import MixedRunsError, check_comparable
 from usebench.stats.intervals import NotPairableError, Resampler
 from usebench.stats.loading import NoItemsError, measurement_of
 from usebench.stats.paired import Paired, holm, paired, verdict
 from usebench.store import StoredResult
-from usebench.validity import limit_text
+from usebench.store.validity import limit_text
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from usebench.errors import BenchError
 from usebench.eval.items import ItemsError, ItemTable
 from usebench.stats.intervals import Interval, Measurement, Resampler, measurement
 from usebench.store import StoredResult, items_path
-from usebench.validity import items_reason
+from usebench.store.validity import items_reason
 
 ADD_ITEMS = ("`bench run ... --reevaluate TASK` re-scores a trained unit from its checkpoint, `bench eval ... --force` "
              "an untrained model, and both store the items")

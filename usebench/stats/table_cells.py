@@ -20,8 +20,8 @@ from typing import TypeVar
 import numpy as np
 
 from usebench.errors import BenchError
-from usebench.scores.rows import ResultIndex, RowKey
-from usebench.scores.tables import COLUMNS, Column
+from usebench.stats.table_rows import ResultIndex, RowKey
+from usebench.stats.table_specs import COLUMNS, Column
 from usebench.stats.intervals import Interval, Measurement, Resampler
 from usebench.stats.loading import ADD_ITEMS, NoItemsError, measurement_of
 from usebench.stats.paired import BOOTSTRAP_P, bootstrap_p, holm

@@ -110,7 +110,7 @@ def versions() -> dict[str, str]:
     """Library versions recorded with every checkpoint."""
     from importlib.metadata import PackageNotFoundError, version
 
-    from usebench import __version__
+    from usebench._version import __version__
 
     out = {"usebench": __version__, "python": platform.python_version(), "torch": torch.__version__}
     for dist in ("transformers", "sentence-transformers"):

@@ -270,12 +270,12 @@ def parse_overrides(cls: type, items: Sequence[str]) -> dict[str, Any]:
 
 # Keys that never change the trained weights nor any score: how often the loss is logged and a resumable train state
 # is saved (tests/train/test_bookkeeping.py trains twice with other values and compares the weights bit for bit).
-# A run's identity holds them at its preset's values whatever was set (usebench.plan.stage_ids.identity_config), so
+# A run's identity holds them at its preset's values whatever was set (usebench.plan.stage_identity.identity_config), so
 # `--set log_every=5` finds the run the preset made, and run ids stored before keep their names.
 BOOKKEEPING_KEYS = ("log_every", "save_every")
 # Keys every config gained after stores were written (the truncation point and the learning curve, issue 55): at
 # these values a run is the one it was before they existed, so its identity leaves them out and the run ids stored
-# before keep their names (usebench.plan.stage_ids.identity_config; tests/run/test_bookkeeping_identity.py).
+# before keep their names (usebench.plan.stage_identity.identity_config; tests/run/test_bookkeeping_identity.py).
 LATER_KEYS: dict[str, Any] = {"stop_at_step": None, "curve_task": None, "curve_steps": ()}
 
 

@@ -70,7 +70,7 @@ def add_result(checkpoint: str | Path, result: str | Path, command: str | None =
     earlier one of its task and split) and rewrite the card. The provenance (``command``: the grid command that
     trained it, with the suite's version and git commit) is recorded with the first result of these weights and kept;
     other weights in the folder than the index names start a new index."""
-    from usebench import __version__
+    from usebench._version import __version__
     from usebench.store import git_sha
 
     checkpoint = Path(checkpoint)

@@ -24,11 +24,11 @@ SembFn = Callable[[list[str]], Any]
 
 
 class RecordingEncoder:
-    """The kit's call pattern around ``semb_fn`` (usebench/api/encoders.py ``FunctionEncoder``), keeping each
+    """The kit's call pattern around ``semb_fn`` (usebench/eval/encoder_adapter.py ``FunctionEncoder``), keeping each
     text's raw vector for :class:`KitScorer`."""
 
     def __init__(self, semb_fn: SembFn, show_progress: bool, bsz: int = KIT_BATCH_SIZE):
-        from usebench.api.encoders import FunctionEncoder
+        from usebench.eval.encoder_adapter import FunctionEncoder
 
         self.inner = FunctionEncoder(semb_fn, "semb_fn", batch_size=bsz, show_progress=show_progress,
                                      kind="useb-kit semb_fn", strip=True)

@@ -9,7 +9,7 @@ from typing import Any
 
 from usebench.report.laptop_parts.effects import counterpart, label
 from usebench.report.laptop_parts.units import Unit, by_row
-from usebench.scores.rows import ResultIndex, RowKey
+from usebench.stats.table_rows import ResultIndex, RowKey
 
 CURVE_COLUMN = "twitterpara.avg"
 # What starts new at step 0 in each method, the log key of its loss, and that loss for uniform logits (METHODS.md

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from usebench.eval.pooling import BUILTIN_POOLINGS
 from usebench.report.laptop_parts.stats import SAME_ROW, Effect, effect, reading
-from usebench.scores.rows import DISPLAY, ResultIndex, RowKey, find_key
+from usebench.stats.table_rows import DISPLAY, ResultIndex, RowKey, find_key
 
 SUMMARY = ("twitterpara.avg", "sts.avg")  # the two numbers the page's comparisons are about
 SUMMARY_NAMES = {"twitterpara.avg": "TwitterPara AP", "sts.avg": "STS Spearman"}

@@ -18,9 +18,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from usebench.scores.rows import ResultIndex, RowKey
-from usebench.scores.stats import SeedStats
-from usebench.scores.tables import COLUMNS
+from usebench.stats.table_rows import ResultIndex, RowKey
+from usebench.stats.seeds import SeedStats
+from usebench.stats.table_specs import COLUMNS
 
 LEVEL = 0.95
 OVER_ITEMS = "seeds and test items"

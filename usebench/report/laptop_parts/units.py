@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from usebench.scores.rows import METHOD_ORDER, RowKey, row_key
+from usebench.stats.table_rows import METHOD_ORDER, RowKey, row_key
 from usebench.store import StoredResult
 
 SETTING = "adapt-nli-first"

@@ -12,7 +12,7 @@ from typing import NamedTuple
 
 from usebench.report.pairing import PairingContext
 from usebench.report.sections import Section
-from usebench.scores.tables import TableSpec
+from usebench.stats.table_specs import TableSpec
 from usebench.report.tsdae_analyses.app_a import APP_A_TABLES, app_a_section
 from usebench.report.tsdae_analyses.table4 import final_loss, table4_section
 from usebench.report.tsdae_analyses.table9 import table9_section

@@ -11,11 +11,11 @@ from usebench.report.reference import RefEntry
 from usebench.report.row_settings import same_model
 from usebench.report.sections import Section
 from usebench.report.skeleton import NOT_IN_PAPER
-from usebench.scores.stats import aggregate
-from usebench.scores.tables import COLUMNS, TableSpec
+from usebench.stats.seeds import aggregate
+from usebench.stats.table_specs import COLUMNS, TableSpec
 from usebench.report.tsdae_analyses.common import (_CORPUS, _comparison, _marked, _published, _row_settings,
                                                    _setting_label, _skeleton_notes, _slot_row)
-from usebench.report.app_a import SEARCHED, app_a_setting
+from usebench.report.search_runs import SEARCHED, app_a_setting
 from usebench.stats.intervals import Resampler
 from usebench.stats.table_cells import interval_note, with_interval
 from usebench.store import StoredResult

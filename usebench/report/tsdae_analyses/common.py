@@ -15,7 +15,7 @@ from usebench.report.build import Built, Cell, Row, release_mark
 from usebench.report.pairing import PairingContext
 from usebench.report.reference import Comparison, RefEntry, entries, load_reference
 from usebench.report.row_settings import same_model
-from usebench.scores.tables import Column
+from usebench.stats.table_specs import Column
 from usebench.store import StoredResult
 
 USEB = ("askubuntu", "cqadupstack", "twitterpara.avg", "scidocs.avg")

@@ -13,8 +13,8 @@ from usebench.report.reference import RefEntry
 from usebench.report.row_settings import same_model
 from usebench.report.sections import Section
 from usebench.report.skeleton import NOT_IN_PAPER
-from usebench.scores.stats import SeedStats, aggregate, per_seed_average
-from usebench.scores.tables import COLUMNS, Column, TableSpec
+from usebench.stats.seeds import SeedStats, aggregate, per_seed_average
+from usebench.stats.table_specs import COLUMNS, Column, TableSpec
 from usebench.report.tsdae_analyses.common import (USEB, _comparison, _marked, _published, _row_settings,
                                                    _skeleton_notes, _slot_row)
 from usebench.stats.intervals import Resampler

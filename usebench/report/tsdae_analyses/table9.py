@@ -9,7 +9,7 @@ from usebench.report.reference import entries
 from usebench.report.row_settings import same_model
 from usebench.report.sections import Section
 from usebench.report.skeleton import NOT_IN_PAPER
-from usebench.scores.tables import TableSpec
+from usebench.stats.table_specs import TableSpec
 from usebench.report.tsdae_analyses.common import _skeleton_notes, _slot_row
 from usebench.store import StoredResult
 
@@ -25,7 +25,7 @@ def table9_section(results: list[StoredResult], spec: TableSpec, ctx: PairingCon
     from usebench.report.build import build_table
     from usebench.report.reference import compare, our_settings, published
     from usebench.report.row_settings import run_settings
-    from usebench.scores.rows import index_results
+    from usebench.stats.table_rows import index_results
     from usebench.report.skeleton import _row_configs, fits, slot_label
 
     index = index_results(results)

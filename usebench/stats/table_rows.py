@@ -2,7 +2,7 @@
 
 A row is one experiment repeated over seeds: (setting group, method, base model, pooling, corpus size; a quick
 evaluation's subsample, so a `--limit` result is a row of its own, never a seed of the full one's). Its
-cells aggregate the row's results per (task, split) with :func:`usebench.scores.stats.aggregate`, which refuses
+cells aggregate the row's results per (task, split) with :func:`usebench.stats.seeds.aggregate`, which refuses
 to average results whose data or configuration differ.
 """
 from __future__ import annotations
@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from usebench.eval.subsample import limit_of
-from usebench.scores.tables import COLUMNS, Column
+from usebench.stats.table_specs import COLUMNS, Column
 from usebench.store import StoredResult
-from usebench.scores.stats import MixedRunsError, SeedStats, aggregate, config_identity, per_seed_average
+from usebench.stats.seeds import MixedRunsError, SeedStats, aggregate, config_identity, per_seed_average
 
 # Setting groups (the `setting` key the run grid writes), in the paper's block order, with their block titles.
 GROUP_TITLES: dict[str, str] = {

@@ -2,15 +2,15 @@
 
 ``mteb.evaluate`` writes ``<cache>/results/<model>/<revision>/USEB-<Task>.json`` (and ``model_meta.json`` beside
 it). :func:`read_results` turns each split of each such file into the record `bench eval` stores
-(usebench/store.py ``make_record``): the scores unrounded (from the ``usebench`` block the USEB tasks write; MTEB
-rounds its own copies to 6 decimals), the data sha256, counts and release check the evaluation recorded, the model
-as MTEB names it (name, revision). :func:`import_results` files them into a results store, where ``bench report``
+(usebench/store/records.py ``make_record``): the scores unrounded (from the ``usebench`` block the USEB tasks
+write; MTEB rounds its own copies to 6 decimals), the data sha256, counts and release check the evaluation
+recorded, the model as MTEB names it (name, revision). :func:`import_results` files them into a results store, where ``bench report``
 and ``usebench.load_results`` read them like any other result. ``USEB-Average`` is not imported: the reports
 compute the average from the four tasks (the ``useb.avg`` column). Files of other MTEB tasks are not USEB's and are
 left alone.
 
-This module imports nothing above the engine's layer (tests/test_layers.py), so the results loaders and the
-report can use it.
+It lives with the store (it imports nothing but the store), so the results loaders and the report read it as they
+read the store; MTEB's task classes are usebench/mteb/.
 """
 from __future__ import annotations
 
@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError
-from usebench.eval.models import model_slug
-from usebench.store import MTEB_PREFIX, StoredResult, check_writable, iter_results, make_record, nested_stores, \
-    result_path, run_id, save_result
+from usebench.store.files import check_writable
+from usebench.store.marker import nested_stores
+from usebench.store.records import (MTEB_PREFIX, StoredResult, iter_results, make_record, model_slug, result_path,
+                                    run_id, save_result)
 
 TASK_PREFIX = MTEB_PREFIX
 AVERAGE_FILE = "USEB-Average.json"

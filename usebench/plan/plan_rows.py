@@ -15,8 +15,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from usebench.run.stages import ForcePlan, StageUse, force_plan, stage_usage, usage_totals
-from usebench.run.status import unit_state
+from usebench.plan.held_results import unit_gaps
+from usebench.plan.stage_usage import ForcePlan, StageUse, force_plan, stage_usage, usage_totals
+from usebench.store.unit_state import unit_state
 
 PLAN_FORMATS = (".csv", ".json")  # --plan-out's suffixes
 
@@ -73,7 +74,7 @@ def plan_view(plan: Any, results_dir: Path, groups: dict[str, Sequence[str]] | N
               data_root: Path | None = None) -> PlanView:
     """The rows of ``plan`` (a :class:`usebench.plan.specs.Plan`) against the store at ``results_dir``; ``groups``
     maps a run id to the tables it serves. With ``data_root`` a trained unit is ``done`` only when every result it
-    evaluates holds (:func:`usebench.run.unit.unit_gaps`, the run's own rule), else ``rescore``, with a line per
+    evaluates holds (:func:`usebench.plan.held_results.unit_gaps`, the run's own rule), else ``rescore``, with a line per
     result to score again."""
     results_dir = Path(results_dir)
     forced = force_plan([u for u in plan.units if u.force], results_dir)  # what --force would reset and keep
@@ -96,12 +97,10 @@ def plan_view(plan: Any, results_dir: Path, groups: dict[str, Sequence[str]] | N
 
 
 def _gaps(unit: Any, data_root: Path | None, results_dir: Path, hashes: dict, found: dict[str, list[str]]) -> bool:
-    """Whether a trained ``unit`` has results to score again (:func:`usebench.run.unit.unit_gaps`, the run's own
+    """Whether a trained ``unit`` has results to score again (:func:`usebench.plan.held_results.unit_gaps`, the run's own
     rule), each kept in ``found``; False when not asked (no ``data_root``) or forced."""
     if data_root is None or unit.force or not (results_dir / unit.run_id / "method.json").is_file():
         return False
-    from usebench.run.unit import unit_gaps
-
     _done, lines = unit_gaps(unit, data_root, results_dir, hashes)
     if lines:
         found[unit.run_id] = lines

@@ -3,7 +3,7 @@ tasks; paired comparisons between two methods over seeds.
 
 Aggregation refuses to average results that are not repeats of one experiment: a cell mixes runs only when
 they share the task, split, task version, data sha256, scorer, training step path and configuration (the seed
-aside; :func:`usebench.validity.seed_mismatches`). The refusal names the files and
+aside; :func:`usebench.store.validity.seed_mismatches`). The refusal names the files and
 what differs, so the researcher can move stale results away or re-run.
 """
 from __future__ import annotations
@@ -123,8 +123,8 @@ def check_comparable(results: Sequence[StoredResult]) -> None:
 
 
 def _check_same_measurement(first: StoredResult, other: StoredResult, what: str) -> None:
-    """Seed repeats share the task version, scorer and training step path (usebench.validity.seed_mismatches)."""
-    from usebench.validity import seed_mismatches
+    """Seed repeats share the task version, scorer and training step path (usebench.store.validity.seed_mismatches)."""
+    from usebench.store.validity import seed_mismatches
 
     for kind, a, b in seed_mismatches(first.record, other.record):
         if kind != "data":  # said above with the paths

@@ -6,7 +6,8 @@ Launcher state lives in the hidden folder ``<results>/.launch/`` (the store's re
 - ``grid-<id>.json``: written atomically by `bench run` when it starts, one per distinct grid (``<id>`` hashes the
   sorted run ids, so re-running the same command rewrites the same file): the command line, the launcher, and
   per unit its run id, chain, seed, target task, evaluations and stages (method and home); from `bench reproduce`
-  also the recipe and, per unit, the tables it serves (the trackers group units by them: usebench/run/tracking.py).
+  also the recipe and, per unit, the tables it serves (the trackers group units by them: usebench/run/tracking.py);
+  :mod:`usebench.plan.manifest` builds the entries.
 - ``jobs/<run_id>.json``: written by the Ray and SLURM launchers when they hand a unit out: the launcher, its
   job id, where the launcher's own log of the job is, and when (the latest submission of that unit); for a Ray
   task also its driver's host and pid (a Ray task ends with its driver). A rerun of `bench run --launcher slurm`
@@ -24,8 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from usebench.store import now_iso, read_json, write_json_atomic
-from usebench.plan.specs import Plan, UnitSpec
+from usebench.store.files import now_iso, read_json, write_json_atomic
 
 LAUNCH_DIR = ".launch"
 SCHEMA = "usebench-grid/1"
@@ -50,38 +50,21 @@ def launch_dir(results_dir: str | Path) -> Path:
     return Path(results_dir) / LAUNCH_DIR
 
 
-def grid_id(units: list[UnitSpec]) -> str:
-    """A short name for a set of units (the same units give the same name)."""
-    return hashlib.sha256("\n".join(sorted(u.run_id for u in units)).encode()).hexdigest()[:10]
+def grid_id(run_ids: list[str]) -> str:
+    """A short name for a set of units (the same run ids give the same name)."""
+    return hashlib.sha256("\n".join(sorted(run_ids)).encode()).hexdigest()[:10]
 
 
-def write_manifest(plan: Plan, results_dir: str | Path, launcher: str, argv: list[str] | None = None,
-                   recipe: str | None = None, unit_tables: dict[str, list[str]] | None = None) -> Path:
-    """Record the planned units of this invocation (atomically); returns the manifest's path. `bench reproduce`
-    adds its recipe and the tables each unit serves (the trackers group and tag units by them)."""
-    path = launch_dir(results_dir) / f"grid-{grid_id(plan.units)}.json"
-    tables = unit_tables or {}
+def write_grid(results_dir: str | Path, units: list[dict[str, Any]], launcher: str, argv: list[str] | None = None,
+               recipe: str | None = None) -> Path:
+    """Record the planned units of this invocation (atomically), one entry per unit as
+    :func:`usebench.plan.manifest.unit_entry` writes it; returns the manifest's path."""
+    path = launch_dir(results_dir) / f"grid-{grid_id([u['run_id'] for u in units])}.json"
     write_json_atomic(path, {
         "schema": SCHEMA, "written_at": now_iso(), "argv": list(sys.argv if argv is None else argv), "cwd": os.getcwd(),
-        "launcher": launcher, "units": [_unit_entry(u, tables.get(u.run_id)) for u in plan.units],
-        **({"recipe": recipe} if recipe else {}),
+        "launcher": launcher, "units": units, **({"recipe": recipe} if recipe else {}),
     })
     return path
-
-
-def _unit_entry(unit: UnitSpec, tables: list[str] | None = None) -> dict[str, Any]:
-    return {"run_id": unit.run_id, "label": unit.label, "seed": unit.seed, "task": unit.task,
-            "evals": list(unit.evals), "results": unit_results(unit),
-            "stages": [{"method": s.method, "home": s.home} for s in unit.stages],
-            **({"tables": list(tables)} if tables else {})}
-
-
-def unit_results(unit: UnitSpec) -> list[str]:
-    """``task/split`` of every result ``unit`` writes: `bench status` asks each whether it still holds."""
-    from usebench.registry import TASKS
-    from usebench.plan.specs import task_split
-
-    return [f"{t}/{task_split(unit, TASKS.get(t))}" for t in unit.evals]
 
 
 def unit_grid(results_dir: str | Path, run_id: str) -> dict[str, Any]:

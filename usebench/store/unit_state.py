@@ -4,26 +4,28 @@ time, queued again: it resumes), stopped (files but no finished export and no ma
 (no directory); with steps done, last loss and elapsed time from log.jsonl.
 
 :func:`grid_status` is `bench status`: every unit the store knows of, the planned ones from the grid manifests
-(:mod:`usebench.run.manifest`) included; a missing unit that a launcher has handed out is ``submitted``, unless
+(:mod:`usebench.store.manifest`) included; a missing unit that a launcher has handed out is ``submitted``, unless
 it was a Ray task whose driver (on this host) is gone: Ray ended it with its driver, so it is ``missing``.
 A lock of another host counts as live while its heartbeat is recent on the store's own clock
-(:func:`usebench.run.lock.store_clock`), not this machine's.
+(:func:`usebench.store.locks.store_clock`), not this machine's.
+
+A unit's outcome as a launcher reports it, :class:`UnitResult`, is here too: the run fills it, and the launchers'
+"already done" (:func:`usebench.plan.held_results.finished_unit`) builds it from the store alone.
 """
 from __future__ import annotations
 
 import json
 import shlex
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from usebench.store import result_path
-from usebench.run.console import UNIT_LOG
-from usebench.run.lock import LOCK_FILE, owner_alive, read_owner, store_clock
-from usebench.run.manifest import LAUNCH_DIR, planned_units, read_job
-from usebench.plan.stage_ids import STAGES_HOME
-from usebench.run.stages import STAGE_LOCK_DIR, finished, store_users
-from usebench.run.unit_files import FAILED_FILE, STAGES_DIR, STAGES_FILE
+from usebench.store.files import read_json
+from usebench.store.locks import LOCK_FILE, owner_alive, read_owner, store_clock
+from usebench.store.manifest import LAUNCH_DIR, planned_units, read_job
+from usebench.store.records import result_path
+from usebench.store.stage_ids import STAGES_HOME
+from usebench.store.unit_files import FAILED_FILE, STAGE_LOCK_DIR, STAGES_DIR, STAGES_FILE, UNIT_LOG
 
 
 STATES = ("done", "rescore", "running", "failed", "interrupted", "requeued", "stopped", "submitted", "missing")
@@ -44,6 +46,23 @@ class UnitState:
     total_steps: int | None = None  # of the current stage, when its config sets max_steps (or stop_at_step)
     label: str = ""  # method or chain
     seed: int | None = None
+
+
+@dataclass
+class UnitResult:
+    """What a unit did: its results, skips, how its training went, and how long it took."""
+
+    run_id: str
+    run_dir: Path
+    row: str
+    state: str = "done"  # done | locked (another process holds it) | failed
+    results: list[tuple[str, Path]] = field(default_factory=list)  # (task, result file)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
+    training: list[str] = field(default_factory=list)  # per stage: trained | resumed at N | reused
+    seconds: float = 0.0
+    error: str | None = None
+    log: Path | None = None  # the unit's console log (a launcher's own log when the unit never started)
+    attempts: int = 1
 
 
 def unit_state(run_dir: Path, now: float | None = None) -> UnitState:
@@ -97,7 +116,7 @@ def grid_status(results_dir: Path) -> list[UnitState]:
 
 
 def _rescore(state: UnitState, run_dir: Path, planned: Any) -> UnitState:
-    """A trained unit one of whose results is missing or no longer holds (:mod:`usebench.validity`, the rule the
+    """A trained unit one of whose results is missing or no longer holds (:mod:`usebench.store.validity`, the rule the
     plan and the run ask, in its part that reads the store alone) is ``rescore``: the command that planned it
     scores those again from the finished checkpoint, training nothing."""
     gaps = result_gaps(run_dir, planned.results)
@@ -110,10 +129,10 @@ def _rescore(state: UnitState, run_dir: Path, planned: Any) -> UnitState:
 
 def result_gaps(run_dir: Path, results: tuple[str, ...]) -> list[str]:
     """One line per result of ``results`` ("task/split") stored in ``run_dir`` that does not hold for the unit's
-    config (``config.json``): :func:`usebench.validity.stored_reason`, the part of the rule that reads the store
+    config (``config.json``): :func:`usebench.store.validity.stored_reason`, the part of the rule that reads the store
     alone (the task's version and data are the plan's and the run's to compare: they need the adapters and the
     data root, and status imports neither)."""
-    from usebench.validity import gap_line, read_record, stored_reason
+    from usebench.store.validity import gap_line, read_record, stored_reason
 
     config = {k: v for k, v in _read(run_dir / "config.json").items() if k not in ("seed", "run_id")}
     gaps = []
@@ -178,6 +197,27 @@ def _homes_log(results_dir: Path, homes: list[dict[str, Any]]) -> tuple[Path | N
     return (log if log.is_file() else None), f"{k + 1}/{len(homes)} {homes[k].get('method', '')}"
 
 
+def finished(home: Path) -> bool:
+    """Whether the stage's export is complete (method.json is written last)."""
+    return (Path(home) / "checkpoint" / "method.json").is_file()
+
+
+def store_users(results_dir: Path) -> dict[str, set[str]]:
+    """Stage home -> run ids of the store's units whose ``stages.json`` lists it (a unit that ran, or started)."""
+    users: dict[str, set[str]] = {}
+    root = Path(results_dir)
+    if not root.is_dir():
+        return users
+    for stages_file in root.glob("*/stages.json"):
+        try:
+            homes = [str(e["home"]) for e in read_json(stages_file)]
+        except (KeyError, TypeError):
+            continue  # unreadable: its unit is not known to use anything (bench status reports it)
+        for home in homes:
+            users.setdefault(home, set()).add(stages_file.parent.name)
+    return users
+
+
 @dataclass(frozen=True)
 class StageState:
     """One stage home: done (finished export), running (a live stage lock), partial (a log or train state, no
@@ -231,11 +271,8 @@ def _stage_state(results_dir: Path, home: str, method: str, used_by: int) -> Sta
 
 
 def _read_list(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, list) else []
-    except (OSError, json.JSONDecodeError):
-        return []
+    data = read_json(path)
+    return data if isinstance(data, list) else []
 
 
 # A unit's log.jsonl grows by a line per logged step (100,000 steps: ~10 MB): status reads its last bytes only.
@@ -289,8 +326,5 @@ def _last_line(log: Path) -> dict[str, Any]:
 
 
 def _read(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        return data if isinstance(data, dict) else {}
-    except (OSError, json.JSONDecodeError):
-        return {}
+    data = read_json(path)
+    return data if isinstance(data, dict) else {}

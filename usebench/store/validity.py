@@ -1,18 +1,18 @@
 """Whether a stored result still holds: the one rule behind every reuse, re-score, average and comparison.
 
-A stored result of (run, task, split) holds when it is a well-formed record (the shape :func:`usebench.store.
-make_record` writes, not edited since: its digest), has a finite main score equal to its main metric, was scored
-under the task's current protocol (its ``version``) with every metric the task computes now, on the data in the
-data root now, with the same scorer configuration and precision, on the full release unless partial data
-were allowed, and over the same items: every item of the split, or the same `--limit` subsample (a quick
-evaluation's result is never taken for a full one, nor a full one for it). :func:`stale_reason` says which of
-these fails, in words, or None.
+A stored result of (run, task, split) holds when it is a well-formed record (the shape
+:func:`usebench.store.records.make_record` writes, not edited since: its digest), has a finite main score equal to its
+main metric, was scored under the task's current protocol (its ``version``) with every metric the task computes now,
+on the data in the data root now, with the same scorer configuration and precision, on the full release unless partial
+data were allowed, and over the same items: every item of the split, or the same `--limit` subsample (a quick
+evaluation's result is never taken for a full one, nor a full one for it). :func:`stale_reason` says which of these
+fails, in words, or None.
 
-Every path asks it: the launchers' "already done" (usebench/run/unit.py ``finished_unit``, also for units another
-process held), a running unit's evaluation, `bench eval` and the baseline rows (usebench/run/evaluation.py), the
-Python API (through `bench eval`'s runner) and `bench check`. Reports ask the same of seed repeats among
-themselves (:func:`seed_mismatch`): a cell never averages results of two task versions, data, scorers or training
-step paths. A stale result is scored again from its finished checkpoint, never retrained.
+Every path asks it: the launchers' "already done" (usebench/plan/held_results.py ``finished_unit``, also for units
+another process held), a running unit's evaluation, `bench eval` and the baseline rows (usebench/run/evaluation.py),
+the Python API (through `bench eval`'s runner) and `bench check`. Reports ask the same of seed repeats among
+themselves (:func:`seed_mismatch`): a cell never averages results of two task versions, data, scorers or training step
+paths. A stale result is scored again from its finished checkpoint, never retrained.
 """
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from usebench.registry import TASKS
-from usebench.store import DIGEST_KEY, config_hash, items_path, record_digest
+from usebench.store.records import DIGEST_KEY, config_hash, items_path, record_digest
 
 # What make_record writes and every reader relies on, with the type each must have.
 RECORD_SHAPE: dict[str, type | tuple[type, ...]] = {

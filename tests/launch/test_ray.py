@@ -2,7 +2,7 @@
 `--launcher local`; a unit asking for a GPU where there is none fails at once. A unit killed mid-training and
 retried to the same weights is tests/launch/test_ray_cluster.py's (its first attempt's lock also names a dead
 node); a killed unit reported failed with its log, then restarted to a clean run's store, is
-tests/run/test_store_faults_launchers.py's. Each of those costs a Ray worker start-up per attempt, so each is
+tests/store/test_store_faults_launchers.py's. Each of those costs a Ray worker start-up per attempt, so each is
 run once."""
 from __future__ import annotations
 

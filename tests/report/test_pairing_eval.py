@@ -272,7 +272,7 @@ def _fixture_store(tmp_path, tiny_bert_dir):
     from usebench.eval.evaluate import evaluate, to_record
     from usebench.eval.scorer import DenseScorer
     from usebench.store import run_id, save_result
-    from tests.run.reproduce_root import build_reproduce_root
+    from tests.reproduce.reproduce_root import build_reproduce_root
 
     root = build_reproduce_root(tmp_path / "data")
     store = tmp_path / "results"

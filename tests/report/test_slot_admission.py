@@ -15,7 +15,7 @@ from usebench.stats.table_rows import ResultIndex, index_results
 from usebench.report.skeleton import NOT_IN_PAPER, build_with_skeleton, slot_settings
 from usebench.stats.table_specs import COLUMNS, TABLES
 from usebench.store import iter_results, make_record, save_result
-from tests.run.reproduce_root import build_reproduce_root
+from tests.reproduce.reproduce_root import build_reproduce_root
 
 GLOVE = Path(__file__).resolve().parents[1] / "assets" / "wordvec" / "tiny_glove.txt"
 # Each recipe's report tables that are laid out on a paper's skeleton

@@ -2,8 +2,9 @@
 
 With the old 4-pair AllNLI fixture a supervised stage took a single step, at warm-up's learning rate 0, and exported
 its input unchanged: the three TSDAE blocks of Table 2 showed the same scores and no test saw a chain that skips a
-stage. The chains' labeled data are now tests/assets/chains (:func:`tests.run.reproduce_root.write_chain_fixtures`):
-400 NLI triplets and 48 STSb pairs, enough for the recipes' own presets to take steps past warm-up.
+stage. The chains' labeled data are now tests/assets/chains
+(:func:`tests.reproduce.reproduce_root.write_chain_fixtures`): 400 NLI triplets and 48 STSb pairs, enough for the
+recipes' own presets to take steps past warm-up.
 
 - the fixtures are what their generator writes (so they can be rebuilt, never edited by hand);
 - every stage every recipe plans on the fixture root, with its own presets and with the smoke options the
@@ -24,13 +25,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.run.reproduce_root import CHAINS, build_reproduce_root, write_chain_fixtures
+from tests.reproduce.reproduce_root import CHAINS, build_reproduce_root, write_chain_fixtures
 from usebench.cli.main import main
 
 GLOVE = Path(__file__).resolve().parents[1] / "assets" / "wordvec" / "tiny_glove.txt"
 SMALL = ["--preset", "smoke", "--seeds", "1", "--max-steps", "2", "--set", "batch_size=8", "--set", "max_length=16",
          "--set", "sbert-nli.batch_size=2", "--set", "sbert-stsb.batch_size=2", "--set", "paser.synonym_ratio=0",
-         "--labeled-sizes", "2,4", "--corpus-sizes", "16", "--allow-merged-runs"]  # tests/run/test_reproduce.py's
+         "--labeled-sizes", "2,4", "--corpus-sizes", "16", "--allow-merged-runs"]  # tests/reproduce/test_reproduce.py's
 # The TSDAE paper's domain adaptations (Table 2): NLI+STSb then TSDAE, TSDAE then NLI+STSb.
 ADAPTATIONS = "nli-sts>tsdae,tsdae>nli-sts"
 
@@ -46,7 +47,8 @@ def test_the_chain_fixtures_are_what_their_generator_writes(tmp_path):
     write_chain_fixtures(tmp_path)
     for name in ("AllNLI.tsv.gz", "sts-train.csv"):
         assert (tmp_path / name).read_bytes() == (CHAINS / name).read_bytes(), (
-            f"tests/assets/chains/{name} is not what write_chain_fixtures writes: python -m tests.run.reproduce_root")
+            f"tests/assets/chains/{name} is not what write_chain_fixtures writes: "
+            "python -m tests.reproduce.reproduce_root")
 
 
 def test_the_root_holds_them_in_the_releases_layout(root):

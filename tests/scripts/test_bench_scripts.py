@@ -32,7 +32,7 @@ def positive(x: float | None) -> bool:
 def test_bench_train_times_a_trainer_of_each_kind_and_its_reference(tiny_bert_dir, tmp_path):
     """The script's own parts (its options, the FLOP floor, its table and JSON) on three kinds of trainer: one with
     sentence-transformers' loss as reference (TSDAE), one with transformers' (MLM), one with none (clm-ae). Every
-    trainer and every reference step is timed by the same `training_row` in tests/cli/test_doctor.py's quick doctor
+    trainer and every reference step is timed by the same `training_row` in tests/doctor/test_doctor.py's quick doctor
     (a config field renamed in the suite, TSDAE's deletion_ratio to noise_ratio, had broken the TSDAE reference
     without any test noticing); timing all 19 here again cost most of a minute of every CI run."""
     methods = ("tsdae", "mlm", "clm-ae")

@@ -5,7 +5,7 @@ The paper tagged with Stanford CoreNLP (Java, models downloaded separately). Her
 ``PatternTagger``: Pattern's Brill-style English tagger whose lexicon and rules ship inside the ``textblob`` wheel
 (PyPI, MIT), so it works offline once installed (``pip install 'usebench[pos]'``); NLTK's perceptron tagger needs
 a data download, and spaCy/Stanza/Flair download their models at run time. It emits Penn tags on the tokens it is
-given. Its agreement with hand-assigned Penn tags is measured by ``tests/run/test_pos_tags.py`` on
+given. Its agreement with hand-assigned Penn tags is measured by ``tests/analysis/test_pos_tags.py`` on
 ``tests/assets/pos/penn_hand_tagged.txt`` (docs/papers/tsdae.md: token accuracy and agreement after grouping).
 
 Groups (Figure 4's columns; the paper does not print its mapping, this one is ours): IN; PRP (PRP, PRP$); SYM

@@ -1,8 +1,8 @@
 """The dry run's plan as a person reads it (`bench run --dry-run`, each split of `bench reproduce --dry-run`): a
 summary of one row per group (a recipe's table), chain and setting, with its units, what their stages do now
 (trained, reused from another unit of the plan, done in the store), the steps to train and their cost; the unit
-table below it for a small plan or with ``--units``; every row to a file with ``--plan-out``. The rows come from the
-engine (:mod:`usebench.plan.plan_rows`); this module only prints them."""
+table below it for a small plan or with ``--units``; every row to a file with ``--plan-out``. The rows, their groups
+and the groups' cost come whole from the engine (:mod:`usebench.plan.plan_rows`); this module only prints them."""
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -48,20 +48,17 @@ def print_plan(view: PlanView, list_units: bool = False, grouped_by: str = "", c
     # the count line scripts read (scripts/bench_plan.py), then the summary a person reads
     console.print(f"bench run --dry-run: {view.units} unit(s), {view.baselines} baseline(s)", markup=False,
                   highlight=False)
-    console.print(summary_table(view.rows, grouped_by))
+    console.print(summary_table(view.groups, grouped_by))
     if list_units or view.units <= UNITS_LISTED:
         console.print(units_table(view.rows))
     console.print("stages: " + view.totals, markup=False, highlight=False)
 
 
-def summary_table(rows: Sequence[PlanRow], grouped_by: str = "") -> Any:
+def summary_table(groups: Sequence[GroupRow], grouped_by: str = "") -> Any:
     """One row per (group, chain, setting): units, seeds, stages to train / reused / done, steps and cost."""
     from rich.table import Table
     from rich.text import Text
 
-    from usebench.plan.plan_rows import group_rows
-
-    groups = group_rows(rows)
     table = Table(title="plan by chain and setting" + (f" (per {grouped_by}: a unit two share counts in both)"
                                                        if grouped_by else ""), title_justify="left")
     columns = ([grouped_by] if grouped_by else []) + ["chain", "setting", "units", "seeds", "train", "reuse",
@@ -77,13 +74,11 @@ NUMERIC = {"units", "seeds", "train", "reuse", "done", "steps", "GPU-h"}
 
 
 def _summary_cells(g: GroupRow) -> list[str]:
-    from usebench.plan.cost import GPU_STEP_SECONDS
-
     if not g.units:  # an untrained baseline: evaluated, nothing to train
         return [g.chain, g.setting, "-", "-", "-", "-", "-", "-", "-", "-", g.evaluates]
     now = ", ".join(f"{n} {s}" for s, n in sorted(g.states.items()))
     return [g.chain, g.setting, str(g.units), str(len(g.seeds)), str(g.train), str(g.reuse), str(g.done),
-            f"{g.steps:,}", f"{g.steps * GPU_STEP_SECONDS / 3600:,.2f}", now, g.evaluates]
+            f"{g.steps:,}", f"{g.gpu_hours:,.2f}", now, g.evaluates]
 
 
 def units_table(rows: Sequence[PlanRow]) -> Any:

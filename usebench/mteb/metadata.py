@@ -8,8 +8,9 @@ says nothing, so TwitterPara is "multiple"). The dataset revision is not here: i
 data root holds (usebench/mteb/useb_tasks.py), so MTEB's result cache never mixes two data roots.
 
 Each task's BibTeX is written as MTEB's formatting check wants it (bibtexparser's writer: fields in key order, entries
-sorted by key and separated by a blank line; tests/api/test_mteb_useb.py runs the check), and its ``date`` is the window
-its texts were written in, as the releases and their papers give it (the sources are beside each value).
+sorted by key and separated by a blank line; tests/mteb/test_mteb_useb.py runs the check), and its ``date`` is the
+window its texts were written in, as the releases and their papers give it (the sources are beside each
+value).
 """
 from __future__ import annotations
 

@@ -2,9 +2,10 @@
 
 :func:`plan_view` turns a :class:`usebench.plan.specs.Plan` and the results store into one :class:`PlanRow` per unit
 (its chain, setting, data, seed, steps, poolings, what happens to each stage now: ``train``, ``reuse`` from an
-earlier unit, ``done`` in the store, and the unit's own state) and one per untrained baseline. :func:`group_rows`
-folds them into the summary a person reads (one row per group, chain and setting); :func:`write_plan_rows` writes
-every row to a CSV or JSON file for scripts (``--plan-out``).
+earlier unit, ``done`` in the store, and the unit's own state) and one per untrained baseline, and folds them
+(:func:`group_rows`) into the summary a person reads: one row per group, chain and setting, with its steps' cost. The
+view comes whole, so the CLI only prints it. :func:`write_plan_rows` writes every row to a CSV or JSON file for
+scripts (``--plan-out``).
 """
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from usebench.plan.cost import GPU_STEP_SECONDS
 from usebench.plan.held_results import unit_gaps
 from usebench.plan.stage_usage import ForcePlan, StageUse, force_plan, stage_usage, usage_totals
 from usebench.store.unit_state import unit_state
@@ -59,9 +61,11 @@ class PlanRow:
 
 @dataclass(frozen=True)
 class PlanView:
-    """A plan's rows, its notes and skipped data, what ``--force`` would do, and the stage totals line."""
+    """A plan's rows and their summary (one :class:`GroupRow` per group, chain and setting, its cost computed), its
+    notes and skipped data, what ``--force`` would do, and the stage totals line."""
 
     rows: list[PlanRow]
+    groups: list[GroupRow]
     forced: ForcePlan
     totals: str  # usage_totals: units, stage slots, trainings, reuses within the plan and from the store
     units: int = 0
@@ -92,7 +96,7 @@ def plan_view(plan: Any, results_dir: Path, groups: dict[str, Sequence[str]] | N
              for b in plan.baselines]
     lines = [f"{run}: trained; {line}: running this command without --dry-run scores it from the finished checkpoint "
              "(nothing is retrained)" for run, found in gaps.items() for line in found]
-    return PlanView(rows, forced, usage_totals(usage), len(plan.units), len(plan.baselines),
+    return PlanView(rows, group_rows(rows), forced, usage_totals(usage), len(plan.units), len(plan.baselines),
                     (*plan.notes, *lines), tuple(plan.skipped))
 
 
@@ -146,6 +150,11 @@ class GroupRow:
     steps: int = 0  # optimizer steps of the stages this group trains (a stage reused elsewhere counts once)
     states: dict[str, int] = field(default_factory=dict)  # units per state in the store
     evaluates: str = ""
+
+    @property
+    def gpu_hours(self) -> float:
+        """The steps' cost at the docs' rough A100 floor (:data:`usebench.plan.cost.GPU_STEP_SECONDS` a step)."""
+        return self.steps * GPU_STEP_SECONDS / 3600
 
 
 def group_rows(rows: Sequence[PlanRow], group: Callable[[PlanRow], Sequence[str]] = lambda r: r.groups or ("",)

@@ -275,7 +275,7 @@ def parse_overrides(cls: type, items: Sequence[str]) -> dict[str, Any]:
 BOOKKEEPING_KEYS = ("log_every", "save_every")
 # Keys every config gained after stores were written (the truncation point and the learning curve, issue 55): at
 # these values a run is the one it was before they existed, so its identity leaves them out and the run ids stored
-# before keep their names (usebench.plan.stage_identity.identity_config; tests/run/test_bookkeeping_identity.py).
+# before keep their names (usebench.plan.stage_identity.identity_config; tests/plan/test_bookkeeping_identity.py).
 LATER_KEYS: dict[str, Any] = {"stop_at_step": None, "curve_task": None, "curve_steps": ()}
 
 

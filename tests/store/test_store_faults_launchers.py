@@ -1,6 +1,6 @@
 """The store under faults, units run by the Ray launcher and by submitit's local executor (issue 32).
 
-The grid of ``tests/run/test_store_faults.py`` (4 units, 6 distinct stages) is run by ``--launcher ray`` (a local
+The grid of ``tests/store/test_store_faults.py`` (4 units, 6 distinct stages) is run by ``--launcher ray`` (a local
 Ray the command starts: each unit a Ray task in a worker process of its own) and by ``--launcher slurm
 --slurm-executor local`` (each unit a submitit job: a process of its own, no SLURM needed), two units at a time.
 One unit's process is SIGKILLed after the first training step of the whole run (``train-step:1``, counted across
@@ -28,8 +28,8 @@ import pytest
 
 from usebench.run.console import UNIT_LOG, attempts
 from usebench.run.faults import SHARED_ENV
-from tests.run import test_store_faults as local_faults
-from tests.run.test_store_faults import _start, assert_same_as_clean, fresh_trainings
+from tests.store import test_store_faults as local_faults
+from tests.store.test_store_faults import _start, assert_same_as_clean, fresh_trainings
 
 two_task_root = local_faults.two_task_root  # the same fixture (pytest finds it by its name in this module)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.run.reproduce_root import build_reproduce_root
+from tests.reproduce.reproduce_root import build_reproduce_root
 from usebench.cli.main import main
 from usebench.errors import ConfigError
 from usebench.reproduce.status import load_checked_recipe

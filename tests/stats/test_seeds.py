@@ -17,6 +17,8 @@ from usebench.stats.seeds import (
     per_seed_average,
 )
 from tests.report.synthetic_results import add_result
+from tests.report.conftest import synthetic_releases  # noqa: F401  (tests/report's autouse pin of the synthetic
+# records' releases, which this file ran under in tests/report)
 
 
 def test_mean_sample_std_n():

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.run.reproduce_root import build_reproduce_root
+from tests.reproduce.reproduce_root import build_reproduce_root
 from usebench.data import digests
 from usebench.errors import BenchError
 from usebench.methods.parts.labeled_examples import plainly_clean

@@ -21,7 +21,7 @@ releases' row counts, with its config-only hub cache, so each recipe plans with 
 subprocess that has that root's environment. A run the scaled root refuses (a corpus or labeled size above what it
 holds) or that needs an extra this machine lacks is reported, not failed: it is the data's size, not the recipe.
 
-``python -m tests.run.test_recipe_pairs [PAPER ...]`` prints every promised row's verdict.
+``python -m tests.reproduce.test_recipe_pairs [PAPER ...]`` prints every promised row's verdict.
 """
 from __future__ import annotations
 
@@ -261,7 +261,7 @@ def verdicts(plan_root) -> dict[str, list[dict[str, Any]]]:
     finally:
         sys.path.remove(str(REPO / "scripts"))
     env = {**os.environ, **builder.environment(plan_root), "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "tests.run.test_recipe_pairs", "--json", str(plan_root / "data"),
+    done = subprocess.run([sys.executable, "-m", "tests.reproduce.test_recipe_pairs", "--json", str(plan_root / "data"),
                            *PAPERS], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     return json.loads(done.stdout.strip().splitlines()[-1])
@@ -301,7 +301,7 @@ def test_the_check_sees_a_recipe_that_trains_a_row_with_another_preset_or_data(p
     recipe = tmp_path / "paser.toml"  # a recipe file is named after its paper
     recipe.write_text(bad, encoding="utf-8")
     env = {**os.environ, **builder.environment(plan_root), "PYTHONPATH": str(REPO)}
-    done = subprocess.run([sys.executable, "-m", "tests.run.test_recipe_pairs", "--json", str(plan_root / "data"),
+    done = subprocess.run([sys.executable, "-m", "tests.reproduce.test_recipe_pairs", "--json", str(plan_root / "data"),
                            str(recipe)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     rows = json.loads(done.stdout.strip().splitlines()[-1])[str(recipe)]
@@ -325,5 +325,5 @@ def main(argv: list[str]) -> None:
                   f"{v.get('why') or '; '.join(v.get('gaps') or [])}")
 
 
-if __name__ == "__main__":  # python -m tests.run.test_recipe_pairs [--json] DATA_ROOT [PAPER|RECIPE.toml ...]
+if __name__ == "__main__":  # python -m tests.reproduce.test_recipe_pairs [--json] DATA_ROOT [PAPER|RECIPE.toml ...]
     main(sys.argv[1:])

@@ -21,6 +21,8 @@ from usebench.reproduce.check import (
 )
 from usebench.store import iter_results
 from tests.report.synthetic_results import TASK_METRICS, add_result
+from tests.report.conftest import synthetic_releases  # noqa: F401  (tests/report's autouse pin of the synthetic
+# records' releases, which this file ran under in tests/report)
 
 REPO = Path(__file__).resolve().parents[2]
 SUBSET = Subset("fake", (EvalUnit("base", model="minilm", tasks=("twitterpara", "stsb")),

@@ -2,9 +2,9 @@
 classification) and Figure 3 (MTEB re-ranking and retrieval), and the thesis' alpha sweep (Figure 5.2: BM25 top-1000
 through Pyserini's Lucene, rescored with bm25 + alpha * cos).
 
-They run on the fixture data root of tests/run/test_reproduce.py with the tiny random BERT and the same small
+They run on the fixture data root of tests/reproduce/test_reproduce.py with the tiny random BERT and the same small
 options, and skip without their extra (the base install); CI's second step, which installs the extras, runs them.
-MTEB's datasets cannot be downloaded here: tests/run/extras_fixtures.py writes tiny stand-ins of the fifteen
+MTEB's datasets cannot be downloaded here: tests/reproduce/extras_fixtures.py writes tiny stand-ins of the fifteen
 datasets into a Hugging Face datasets cache in the layout ``datasets`` reads offline, so MTEB's own loaders and
 evaluators compute every number (of the fixtures, not of MTEB's data)."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.run.test_reproduce import _common, _invoke, _published
+from tests.reproduce.test_reproduce import _common, _invoke, _published
 
 needs_mteb = pytest.mark.skipif(importlib.util.find_spec("mteb") is None,
                                 reason="needs the `mteb` extra: pip install -e '.[mteb]'")
@@ -35,7 +35,7 @@ COMPLETE = "every table written with every row the recipe can make here"
 
 @pytest.fixture(scope="module")
 def mteb_cache(tmp_path_factory) -> Path:
-    from tests.run.extras_fixtures import build_mteb_cache
+    from tests.reproduce.extras_fixtures import build_mteb_cache
 
     return build_mteb_cache(tmp_path_factory.mktemp("hf-datasets"))
 

@@ -1,5 +1,5 @@
 """The planner's speed-ups change no plan: each paper's full recipe, planned on the fixture root
-(tests/run/reproduce_root.py) with two seeds, gives the same plan, bit for bit, as the planner before them.
+(tests/reproduce/reproduce_root.py) with two seeds, gives the same plan, bit for bit, as the planner before them.
 
 The golden digests in tests/assets/plan_digests.json were taken with the planner of commit 9c5c627 (before the
 per-process data caches of issue 37): per unit (every field of every unit and stage: identity, home, data entry, step
@@ -19,7 +19,7 @@ mean pooling, the thesis' batch-size study on 100,000 sentences. Up to the first
 digest was 9c5c627's.
 
 When a change is meant to change plans (a recipe, a preset, an identity field), rewrite the digests and say why in
-the commit: ``python -m tests.run.test_plan_identity --write``.
+the commit: ``python -m tests.plan.test_plan_identity --write``.
 """
 from __future__ import annotations
 
@@ -29,8 +29,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.run.plan_snapshot import PAPERS, SNAPSHOT_OPTIONS, plan_snapshot, snapshot_digest
-from tests.run.reproduce_root import build_reproduce_root
+from tests.plan.plan_snapshot import PAPERS, SNAPSHOT_OPTIONS, plan_snapshot, snapshot_digest
+from tests.reproduce.reproduce_root import build_reproduce_root
 
 REPO = Path(__file__).resolve().parents[2]
 GOLDEN = REPO / "tests" / "assets" / "plan_digests.json"
@@ -50,7 +50,7 @@ def fixed_root() -> Path:
         tmp = Path(tempfile.mkdtemp(prefix=ROOT.name + ".", dir=ROOT.parent))
         build_reproduce_root(tmp)
         shutil.copy(GLOVE, tmp / GLOVE.name)  # under the fixed root: the dry run prints (and cuts) its path
-        (tmp / ".complete").write_text("built by tests/run/test_plan_identity.py\n", encoding="utf-8")
+        (tmp / ".complete").write_text("built by tests/plan/test_plan_identity.py\n", encoding="utf-8")
         try:
             os.rename(tmp, ROOT)
         except OSError:  # another worker was first (or a stale incomplete root): use what is complete
@@ -131,7 +131,7 @@ def test_each_recipe_plans_as_before(paper, digests, fixture_root, digest_file, 
     assert len(got["units"]) == len(want["units"]) > 0
 
 
-def _write_golden() -> None:  # python -m tests.run.test_plan_identity --write
+def _write_golden() -> None:  # python -m tests.plan.test_plan_identity --write
     import os
     import tempfile
 

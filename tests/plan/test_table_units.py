@@ -16,7 +16,7 @@ from usebench.stats.table_rows import index_results, row_key
 from usebench.store import iter_results
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
-from tests.run.grid_roots import root_with_train_corpora
+from tests.grid_roots import root_with_train_corpora
 
 SMALL = ("batch_size=2", "max_length=16")
 USEB = ("askubuntu", "cqadupstack", "twitterpara", "scidocs")

@@ -64,7 +64,7 @@ def test_a_finished_unit_is_done_under_a_bookkeeping_set(tiny_bert_dir, corpus_f
 def test_the_committed_laptop_store_is_found_done(real_data, tmp_path):
     """The laptop recipe planned today against a copy of results/laptop: every unit's run id is a stored one, done
     (the bookkeeping keys in its identity are the laptop preset's, as when the store was made)."""
-    from tests.run.test_remaining_cost import _laptop_store
+    from tests.reproduce.test_remaining_cost import _laptop_store
 
     store = _laptop_store(tmp_path, real_data)
     out = CliRunner().invoke(main, ["reproduce", "laptop", "--dry-run", "--results-dir", str(store), "--data-root",

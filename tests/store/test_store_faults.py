@@ -31,7 +31,7 @@ from usebench.run.stages import WAIT_ENV
 from usebench.store.unit_state import grid_status
 from usebench.plan.held_results import finished_unit
 from tests.launch.helpers import store_digest
-from tests.run.grid_roots import root_with_train_corpora
+from tests.grid_roots import root_with_train_corpora
 
 TASKS = ("twitterpara", "askubuntu")
 METHODS = "tsdae,nli-sts>tsdae"

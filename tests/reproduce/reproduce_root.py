@@ -6,7 +6,7 @@ evaluation file is entered in the root's ``usebench-counts.json``, as the fixtur
 
 The chains' labeled stages train on ``tests/assets/chains`` (issue 39, item 6): an ``AllNLI.tsv.gz`` as
 sentence-transformers ships it (unpacked to ``nli/AllNLI.tsv`` as ``bench data`` unpacks the download) and an STSb
-``sts-train.csv``, both written by :func:`write_chain_fixtures` (``python -m tests.run.reproduce_root``). They are
+``sts-train.csv``, both written by :func:`write_chain_fixtures` (``python -m tests.reproduce.reproduce_root``). They are
 big enough that every stage of every chain moves the weights under the recipes' own presets: 400 NLI triplets fill
 three batches of the SBERT-nli-v2 recipe's 128 (one epoch; warm-up is the first step, at learning rate 0, so a
 single batch would change nothing), and 48 STSb pairs give the continue-training recipe 3 steps an epoch."""
@@ -164,5 +164,5 @@ def _write(path: Path, text: str) -> None:
     _parent(path).write_text(text, encoding="utf-8")
 
 
-if __name__ == "__main__":  # python -m tests.run.reproduce_root [FOLDER]: (re)write the chains' fixtures
+if __name__ == "__main__":  # python -m tests.reproduce.reproduce_root [FOLDER]: (re)write the chains' fixtures
     write_chain_fixtures(Path(sys.argv[1]) if len(sys.argv) > 1 else CHAINS)

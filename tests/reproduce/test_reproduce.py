@@ -1,4 +1,4 @@
-"""`bench reproduce` on the fixture data root (tests/run/reproduce_root.py) with the tiny random BERT.
+"""`bench reproduce` on the fixture data root (tests/reproduce/reproduce_root.py) with the tiny random BERT.
 
 The dry run of each paper's full recipe prints units, stages, reuse, inputs and cost and exits 0; each table and
 figure that docs/papers/*.md says can be regenerated is reproduced end to end (a couple of steps, one seed,

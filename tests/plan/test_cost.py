@@ -139,7 +139,7 @@ def test_reproduce_dry_run_estimates_gpu_hours_from_the_doctor_report(tmp_path, 
     table's line carry the measured GPU-hours; without the file the cost line names what it assumed."""
     from click.testing import CliRunner
 
-    from tests.run.reproduce_root import build_reproduce_root
+    from tests.reproduce.reproduce_root import build_reproduce_root
     from usebench.cli.main import main
 
     monkeypatch.delenv("BENCH_STEP_TIMES", raising=False)

@@ -1,6 +1,6 @@
 """usebench.mteb: USEB's tasks as MTEB task objects that MTEB's own runner evaluates (the `mteb` extra), with every
 number equal to `bench eval`'s, MTEB's result files read back as usebench records and by MTEB's own loader, the checks
-MTEB's repository runs on its tasks (tests/api/mteb_checks.py) passed, and the extra named when missing. Without MTEB
+MTEB's repository runs on its tasks (tests/mteb/mteb_checks.py) passed, and the extra named when missing. Without MTEB
 only the reader and the missing-extra message are tested."""
 from __future__ import annotations
 
@@ -258,7 +258,7 @@ def test_metadata_passes_mtebs_metadata_test(tmp_path, monkeypatch, caplog):
     import logging
 
     import usebench.mteb
-    from tests.api.mteb_checks import metadata_problems
+    from tests.mteb.mteb_checks import metadata_problems
 
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     tasks = usebench.mteb.tasks(data_root=ASSETS)
@@ -281,7 +281,7 @@ def test_bibtex_passes_mtebs_formatting_check():
     several entries sorted by key, a blank line between two."""
     pytest.importorskip("bibtexparser", reason="MTEB's BibTeX check needs bibtexparser (the `test` extra)")
     import usebench.mteb
-    from tests.api.mteb_checks import mteb_bibtex
+    from tests.mteb.mteb_checks import mteb_bibtex
 
     bench = usebench.mteb.benchmark(data_root=ASSETS)
     citations = {t.metadata.name: t.metadata.bibtex_citation for t in bench.tasks} | {bench.name: bench.citation}
@@ -310,7 +310,7 @@ def test_descriptive_statistics_are_mtebs_schema_and_its_quality_checks_read_the
     from mteb.types.statistics import PairClassificationDescriptiveStatistics, RetrievalDescriptiveStatistics
 
     import usebench.mteb
-    from tests.api.mteb_checks import quality_findings
+    from tests.mteb.mteb_checks import quality_findings
 
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     stats = {t.metadata.name: t.calculate_descriptive_statistics() for t in usebench.mteb.tasks(data_root=ASSETS)}
@@ -341,7 +341,7 @@ def test_real_twitterparas_statistics(real_data, tmp_path, monkeypatch):
     as MTEB's TwitterURLCorpus does: its only finding, as in MTEB's list of known issues), 1,821 + 175 paraphrases;
     counted with sets and awk from the files."""
     import usebench.mteb
-    from tests.api.mteb_checks import quality_findings
+    from tests.mteb.mteb_checks import quality_findings
 
     monkeypatch.setenv("BENCH_CACHE", str(tmp_path / "cache"))
     (task,) = usebench.mteb.tasks("twitterpara", data_root=real_data)

@@ -1,4 +1,4 @@
-"""A recipe's whole plan as one JSON-able snapshot, for the planner's identity test (tests/run/test_plan_identity.py):
+"""A recipe's whole plan as one JSON-able snapshot, for the planner's identity test (tests/plan/test_plan_identity.py):
 every planned run (command, blocked / refused / excluded, run ids), every merged plan's units (every field of every
 unit and stage: identity, home, data entry, steps, variant), baselines, skipped lines and notes, which tables each
 unit serves, and the dry run's rows (``--plan-out``: what each unit does with each stage now, trained or reused from
@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 # The options the snapshots are taken with: two seeds (a seed-keyed cache shows), both labeled sizes, one corpus size,
-# small batches so the fixtures' few examples fill them (as tests/run/test_reproduce.py's SMALL, with --seeds 2).
+# small batches so the fixtures' few examples fill them (as tests/reproduce/test_reproduce.py's SMALL, with --seeds 2).
 SNAPSHOT_OPTIONS = ["--preset", "smoke", "--seeds", "2", "--max-steps", "2", "--set", "batch_size=8",
                     "--set", "max_length=16", "--set", "sbert-nli.batch_size=2", "--set", "sbert-stsb.batch_size=2",
                     "--set", "paser.synonym_ratio=0", "--labeled-sizes", "2,4", "--corpus-sizes", "16", "--allow-merged-runs"]

@@ -55,3 +55,33 @@ def test_ci_second_pass_reruns_exactly_what_skipped(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     assert mod.skipped_ids("report.xml") == ["tests/eval/test_x.py::test_a[p 1]",
                                              "tests/eval/test_x.py::TestC::test_b", "tests/launch/test_ray.py"]
+
+
+def test_ci_keeps_every_tests_duration(tmp_path, monkeypatch):
+    """`.ci/run` writes `.ci-durations.txt` from both passes' JUnit reports however it ends (an EXIT trap), and
+    `.ci/durations.py` lists every test slowest first with its pass and outcome, and every file's total."""
+    import importlib.util
+
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "trap 'python3 .ci/durations.py .ci-durations.txt .ci-base.xml .ci-extras.xml" in ci
+    assert "--junitxml=.ci-base.xml" in ci and "--junitxml=.ci-extras.xml" in ci
+    ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
+    assert {".ci-base.xml", ".ci-extras.xml", ".ci-durations.txt"} <= set(ignored)
+    spec = importlib.util.spec_from_file_location("durations", ROOT / ".ci" / "durations.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    (tmp_path / "tests" / "eval").mkdir(parents=True)
+    (tmp_path / "tests" / "eval" / "test_x.py").write_text("")
+    (tmp_path / ".ci-base.xml").write_text(
+        '<testsuites><testsuite>'
+        '<testcase classname="tests.eval.test_x" name="test_fast" time="0.5"/>'
+        '<testcase classname="tests.eval.test_x" name="test_slow" time="12.25"/>'
+        '<testcase classname="tests.eval.test_x" name="test_gone" time="0.01"><skipped/></testcase>'
+        '</testsuite></testsuites>')
+    monkeypatch.chdir(tmp_path)
+    text = mod.durations([Path(".ci-base.xml"), Path(".ci-extras.xml")])
+    tests = text.split("## tests, slowest first")[1].splitlines()[1:]
+    assert [ln.split() for ln in tests] == [["12.25", "base", "passed", "tests/eval/test_x.py::test_slow"],
+                                            ["0.50", "base", "passed", "tests/eval/test_x.py::test_fast"],
+                                            ["0.01", "base", "skipped", "tests/eval/test_x.py::test_gone"]]
+    assert "12.76  base    tests/eval/test_x.py" in text and ".ci-extras.xml: no report" in text

@@ -12,6 +12,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -134,28 +135,43 @@ def _with_extra(module: str):
     return pytest.mark.skipif(missing, reason=f"the {module} extra is not installed")
 
 
+LAUNCHER_ENV = {"OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
+
+
+def _bench(tiny_bert_dir: Path, corpus: Path, results: Path, *extra: str) -> str:
+    """`bench run` of the unit as a process of its own (``extra``: a launcher's options); its output."""
+    done = subprocess.run([sys.executable, "-m", "usebench.cli", *_cli_args(tiny_bert_dir, corpus, results), *extra],
+                          env={**os.environ, **LAUNCHER_ENV}, capture_output=True, text=True, timeout=600,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return done.stdout + done.stderr
+
+
+@pytest.fixture(scope="module")
+def locally_trained(tiny_bert_dir, tmp_path_factory) -> tuple[Path, Path]:
+    """(corpus, store): the unit trained once by the local launcher, for every launcher below to copy: each launcher
+    under test only finds the copy's results stale, so the training it would repeat is the same one."""
+    home = tmp_path_factory.mktemp("stale-launchers")
+    corpus = home / "corpus.txt"
+    corpus.write_text("\n".join(toy_corpus(40)) + "\n", encoding="utf-8")
+    _bench(tiny_bert_dir, corpus, home / "results")
+    return corpus, home / "results"
+
+
 @pytest.mark.parametrize("launcher", [
     pytest.param(("--launcher", "ray", "--max-parallel", "1", "--cpus-per-unit", "1"), marks=_with_extra("ray"),
                  id="ray"),
     pytest.param(("--launcher", "slurm", "--slurm-executor", "local", "--max-parallel", "1", "--cpus-per-unit", "1"),
                  marks=_with_extra("submitit"), id="submitit-local"),
 ])
-def test_ray_and_slurm_rescore_exactly_the_stale_results(launcher, tiny_bert_dir, corpus_file, tmp_path):
+def test_ray_and_slurm_rescore_exactly_the_stale_results(launcher, tiny_bert_dir, locally_trained, tmp_path):
+    corpus, trained_store = locally_trained
     results = tmp_path / "results"
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"}
-
-    def bench(*extra: str) -> str:
-        done = subprocess.run([sys.executable, "-m", "usebench.cli", *_cli_args(tiny_bert_dir, corpus_file, results),
-                               *extra], env=env, capture_output=True, text=True, timeout=600,
-                              cwd=Path(__file__).resolve().parents[2])
-        assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-        return done.stdout + done.stderr
-
-    bench()  # trained by the local launcher; the launcher under test only finds it stale
+    shutil.copytree(trained_store, results)  # trained by the local launcher; the launcher under test finds it stale
     (run,) = [p for p in results.iterdir() if p.name.startswith("simcse")]
     trained = weights(results)
     before = make_stale(run)
-    out = bench(*launcher)
+    out = _bench(tiny_bert_dir, corpus, results, *launcher)
     assert weights(results) == trained
     unit_log = (run / "unit.log").read_text(encoding="utf-8")  # what the unit printed in its worker
     assert_rescored_exactly_the_stale(run, before, unit_log)

@@ -359,16 +359,15 @@ def _finish(outcome: EvalOutcome, results: Path, names: list[str]) -> pd.DataFra
 def _frame(outcome: EvalOutcome, results: Path, names: list[str]) -> pd.DataFrame:
     """The records of the evaluated tasks (as the runner built them) and of the reused ones (read from the
     store), in task order."""
-    import json
 
     from usebench.api.frames import eval_frame
     from usebench.api.limited import with_intervals
-    from usebench.store import result_path
+    from usebench.store import read_record, result_path
 
     def record(task: str) -> dict[str, Any]:
         if task in outcome.records:
             return outcome.records[task]
-        return json.loads(result_path(results, outcome.run_id, task, outcome.split).read_text(encoding="utf-8"))
+        return read_record(result_path(results, outcome.run_id, task, outcome.split))
 
     done = {ev.task for ev in outcome.evaluations} | set(outcome.reused)
     records = [record(t) for t in names if t in done]

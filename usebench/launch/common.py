@@ -4,7 +4,6 @@ reported :class:`~usebench.store.unit_state.UnitResult`, and progress lines on t
 from __future__ import annotations
 
 import faulthandler
-import json
 import os
 from collections.abc import Callable
 from contextlib import contextmanager
@@ -12,6 +11,7 @@ from pathlib import Path
 from typing import Iterator
 
 from usebench.errors import BenchError
+from usebench.store import read_json
 from usebench.store.unit_files import UNIT_LOG
 from usebench.run.baseline_job import BaselineJob, run_baseline_job
 from usebench.store.locks import JOB_ENV, release_job
@@ -120,8 +120,8 @@ def failure(spec: UnitSpec, results_dir: Path, error: BaseException | str, attem
     marker = run_dir / FAILED_FILE
     try:
         if marker.stat().st_mtime >= since - 1:
-            message = json.loads(marker.read_text(encoding="utf-8")).get("error") or message
-    except (OSError, json.JSONDecodeError):
+            message = (read_json(marker) or {}).get("error") or message
+    except OSError:
         pass
     log = attempt_log(spec, Path(results_dir))
     return UnitResult(spec.run_id, run_dir, spec.row, state="failed", error=message, attempts=attempts,

@@ -9,13 +9,12 @@ and validated up front and :mod:`usebench.run.unit` for what one unit does and w
 """
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from usebench.store import StoredResult, result_path
+from usebench.store import StoredResult, read_record, result_path
 from usebench.run.baseline_job import baseline_job
 from usebench.plan.specs import BaselineSpec, Plan, RunOptions, UnitSpec
 from usebench.plan.planner import method_overrides, plan_run
@@ -46,7 +45,7 @@ class RunOutcome:
         """Record a stored result once (with --corpus, several train tasks share one unit)."""
         cell = self.cells.setdefault((row, task), [])
         if all(r.path != path for r in cell):
-            cell.append(StoredResult(path, json.loads(path.read_text(encoding="utf-8"))))
+            cell.append(StoredResult(path, read_record(path)))
 
 
 def run_sequentially(units: Sequence[UnitSpec], data_root: Path, results_dir: Path) -> list[UnitResult]:

@@ -6,13 +6,13 @@ checkpoint given to `bench eval --model`. Neither follow-up ever fails the evalu
 """
 from __future__ import annotations
 
-import json
 import shlex
 from pathlib import Path
 from typing import Any
 
 from usebench.store.manifest import unit_grid
-from usebench.store import result_path
+from usebench.errors import BenchError
+from usebench.store import read_record, result_path
 from usebench.train.model_card import add_result
 from usebench.train.trackers import log_final, say
 
@@ -24,8 +24,8 @@ def result_saved(results_dir: str | Path, run_id: str, task: str, split: str,
     path = result_path(results_dir, run_id, task, split)
     if record is None:
         try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError) as e:
+            record = read_record(path)
+        except (OSError, BenchError) as e:
             say(f"  {path}: cannot read the stored result back ({e}); its model card and trackers are not updated")
             return
     checkpoint = scored_checkpoint(record, Path(results_dir))

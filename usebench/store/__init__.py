@@ -17,17 +17,19 @@ save_result`` keeps working for scripts, plugins and the suite's modules alike).
 from __future__ import annotations
 
 from usebench.store.files import (check_writable, current_umask, git_sha, honour_umask, mkstemp_shared, now_iso,
-                                  read_json, stored_form, write_bytes_atomic, write_json_atomic)
+                                  read_json, read_json_lines, stored_form, write_bytes_atomic,
+                                  write_json_atomic)
 from usebench.store.marker import (STORE_FORMAT, STORE_MARKER, check_store_target, claim_store, committed_store,
                                    mark_store, nested_stores, store_marker)
 from usebench.store.records import (DIGEST_KEY, ITEMS_SUFFIX, MODEL_DIRS, MTEB_META, MTEB_PREFIX, RUN_FILES,
                                     SCHEMA_VERSION, StoredResult, check_finite_main_score, config_hash, items_path,
-                                    iter_results, make_record, record_digest, result_path, run_id, save_result)
+                                    iter_results, make_record, read_record, record_digest, result_path, run_id,
+                                    save_result)
 
 __all__ = [
     "DIGEST_KEY", "ITEMS_SUFFIX", "MODEL_DIRS", "MTEB_META", "MTEB_PREFIX", "RUN_FILES", "SCHEMA_VERSION",
     "STORE_FORMAT", "STORE_MARKER", "StoredResult", "check_finite_main_score", "check_store_target",
     "check_writable", "claim_store", "committed_store", "config_hash", "current_umask", "git_sha", "honour_umask",
     "items_path", "iter_results", "make_record", "mark_store", "mkstemp_shared", "nested_stores", "now_iso",
-    "read_json", "record_digest", "result_path", "run_id", "save_result", "store_marker", "stored_form",
+    "read_json", "read_json_lines", "read_record", "record_digest", "result_path", "run_id", "save_result", "store_marker", "stored_form",
     "write_bytes_atomic", "write_json_atomic"]

@@ -123,6 +123,27 @@ def read_json(path: str | Path, default: Any = None) -> Any:
         return default
 
 
+def read_json_lines(path: str | Path) -> list[Any]:
+    """The JSON lines of ``path`` (a stage's ``log.jsonl``): [] when there is no file; a last line that a killed
+    writer left half-written is skipped, as the log's appender resumes after it. A bad line before the last is a
+    corrupt log and is named with its line number."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except FileNotFoundError:
+        return []
+    out = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except ValueError as e:
+            if number == len(lines):
+                break  # the line a killed writer was appending
+            raise ValueError(f"{path}:{number}: not a JSON line ({e})") from None
+    return out
+
+
 def _json_default(obj: Any) -> Any:
     import numpy as np
 

@@ -163,19 +163,25 @@ def iter_results(results_dir: str | Path) -> Iterator[StoredResult]:
             continue
         if path.name.startswith(MTEB_PREFIX) or (path.parent / MTEB_META).is_file():
             continue  # an MTEB model folder (usebench/store/mteb_results.py reads its files of the USEB tasks)
-        try:
-            record = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as e:
-            raise BenchError(f"{path}:{e.lineno}: corrupt result file ({e.msg}); delete it and re-run") from None
-        if not isinstance(record, dict) or record.get("schema_version") != SCHEMA_VERSION:
-            raise BenchError(f"{path}: not a usebench result (schema_version {SCHEMA_VERSION} expected)"
-                             + _nested_hint(root, parts))
+        record = read_record(path, hint=_nested_hint(root, parts))
         try:
             check_finite_main_score(record)
         except NonFiniteScoreError:
             raise BenchError(f"{path}: stored main score {record.get('main_score')!r} is not a finite number "
                              "(written before usebench refused such results); delete it and re-run") from None
         yield StoredResult(path, record)
+
+
+def read_record(path: Path, hint: str = "") -> dict[str, Any]:
+    """The result record stored at ``path``; a corrupt file or one that is no usebench result is a
+    :class:`BenchError` naming the file (and ``hint``: where such a file should be instead)."""
+    try:
+        record = json.loads(Path(path).read_text(encoding="utf-8"))
+    except json.JSONDecodeError as e:
+        raise BenchError(f"{path}:{e.lineno}: corrupt result file ({e.msg}); delete it and re-run") from None
+    if not isinstance(record, dict) or record.get("schema_version") != SCHEMA_VERSION:
+        raise BenchError(f"{path}: not a usebench result (schema_version {SCHEMA_VERSION} expected)" + hint)
+    return record
 
 
 RUN_FILES = frozenset({"config.json", "env.json", "method.json", "usage.json", "stages.json", "failed.json"})

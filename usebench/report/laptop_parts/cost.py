@@ -8,12 +8,12 @@ its steps (when it trained its stage), its curve points, its evaluations and a s
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from usebench.report.laptop_parts.effects import label
 from usebench.report.laptop_parts.units import Unit, by_row
+from usebench.store import read_json
 
 PREDICTION = Path(".reproduce") / "laptop-cost.json"
 BESIDE_SHARE = 0.10  # usebench.run.usage.BESIDE_SHARE: other processes' share of the cores that flags an attempt
@@ -28,10 +28,7 @@ def beside(attempt: dict[str, Any]) -> bool:
 
 def read_prediction(store: Path) -> dict[str, Any] | None:
     """The first prediction `bench reproduce` stored in ``store`` (the one made before anything ran), or None."""
-    path = store / PREDICTION
-    if not path.is_file():
-        return None
-    found = json.loads(path.read_text(encoding="utf-8")).get("predictions") or []
+    found = (read_json(store / PREDICTION) or {}).get("predictions") or []
     return found[0] if found else None
 
 

@@ -3,14 +3,14 @@ row, seed, stage home (``log.jsonl``, ``checkpoint/method.json``) and ``usage.js
 (usebench/report/laptop.py)."""
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from usebench.stats.table_rows import METHOD_ORDER, RowKey, row_key
-from usebench.store import StoredResult
+from usebench.errors import BenchError
+from usebench.store import StoredResult, read_json, read_json_lines
 
 SETTING = "adapt-nli-first"
 
@@ -27,14 +27,10 @@ class Unit:
 
     def log(self) -> list[dict[str, Any]]:
         """The stage's ``log.jsonl`` lines ([] when it has none: a step-0 unit, a reused stage)."""
-        path = self.home / "log.jsonl"
-        if not path.is_file():
-            return []
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        return read_json_lines(self.home / "log.jsonl")
 
     def checkpoint_meta(self) -> dict[str, Any]:
-        path = self.home / "checkpoint" / "method.json"
-        return json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+        return read_json(self.home / "checkpoint" / "method.json", {})
 
     def steps(self) -> int | None:
         """The steps its stage trained (``steps_trained`` where a dev selection kept an earlier checkpoint)."""
@@ -44,10 +40,7 @@ class Unit:
 
     def attempts(self) -> list[dict[str, Any]]:
         """``usage.json``'s attempts ([] without one)."""
-        path = self.run_dir / "usage.json"
-        if not path.is_file():
-            return []
-        attempts = json.loads(path.read_text(encoding="utf-8")).get("attempts")
+        attempts = (read_json(self.run_dir / "usage.json") or {}).get("attempts")
         return attempts if isinstance(attempts, list) else []
 
 
@@ -59,7 +52,9 @@ def recipe_units(results: Sequence[StoredResult]) -> list[Unit]:
         run_dir = r.path.parent.parent
         if run_dir in out or r.record["method"].get("setting") != SETTING:
             continue
-        stages = json.loads((run_dir / "stages.json").read_text(encoding="utf-8"))
+        stages = read_json(run_dir / "stages.json")
+        if not stages:  # a record without its unit's stages.json is no unit of the recipe's page
+            raise BenchError(f"{run_dir / 'stages.json'}: missing or unreadable (expected the unit's stage list)")
         home = run_dir.parent / stages[-1]["home"]
         out[run_dir] = Unit(run_dir, row_key(r.record), str(stages[-1]["method"]), int(r.record["seed"]), home)
     return sorted(out.values(), key=lambda u: (order(u.method), u.key.sort_key(), u.seed))

@@ -1,7 +1,6 @@
 """TSDAE Table 4: TSDAE from other checkpoints, each USEB task's test score and final training loss."""
 from __future__ import annotations
 
-import json
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import replace
@@ -19,15 +18,11 @@ from usebench.report.tsdae_analyses.common import (USEB, _comparison, _marked, _
                                                    _skeleton_notes, _slot_row)
 from usebench.stats.intervals import Resampler
 from usebench.stats.table_cells import interval_note, with_interval
-from usebench.store import StoredResult
+from usebench.store import StoredResult, read_json_lines
 
 def final_loss(result: StoredResult) -> float | None:
     """The last logged training loss of the run behind ``result`` (mean of its last ``log_every`` window)."""
-    log = result.path.parent.parent / "log.jsonl"
-    if not log.is_file():
-        return None
-    losses = [json.loads(ln)["loss"] for ln in log.read_text(encoding="utf-8").splitlines()
-              if ln.strip() and "loss" in json.loads(ln)]
+    losses = [line["loss"] for line in read_json_lines(result.path.parent.parent / "log.jsonl") if "loss" in line]
     return float(losses[-1]) if losses else None
 
 

@@ -36,10 +36,29 @@ def __getattr__(name: str) -> Any:
     if name == "useb":
         return importlib.import_module("usebench.useb")
     if name in _API:
+        _check_dependencies(name)
         value = getattr(importlib.import_module(_API[name]), name)
         globals()[name] = value  # looked up once
         return value
     raise AttributeError(f"module 'usebench' has no attribute {name!r}")
+
+
+# What the API's frames need at call time (imported lazily there, so a missing one would surface deep in a call).
+_API_DEPENDENCIES = ("numpy", "pandas")
+
+
+def _check_dependencies(name: str) -> None:
+    """Say at the front door, not mid-call, when this Python lacks what the API needs: the usual cause is running
+    the repository's source with a Python that never installed it (``python3`` beside an inactive venv)."""
+    import importlib.util
+
+    missing = [m for m in _API_DEPENDENCIES if importlib.util.find_spec(m) is None]
+    if missing:
+        raise ModuleNotFoundError(
+            f"usebench.{name} needs {', '.join(missing)}, which this Python ({sys.executable}) does not have: "
+            "usebench's dependencies are not installed here. Activate the environment you installed it into, or "
+            "install it as the README says: pip install torch==2.13.0 && pip install -e '.[test]'",
+            name=missing[0])
 
 
 def __dir__() -> list[str]:

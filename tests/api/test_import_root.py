@@ -58,3 +58,20 @@ def test_the_plugins_are_subpackages_of_the_root():
 
     assert type(METHODS.get("tsdae")).__module__ == "usebench.methods.tsdae"
     assert type(TASKS.get("twitterpara")).__module__.startswith("usebench.tasks.")
+
+
+def test_a_python_without_the_dependencies_is_told_how_to_install_at_the_front_door():
+    """`python3 -c "import usebench; usebench.load_results('results/')"` at a fresh clone's root, with a Python that
+    never installed the project, stopped deep in the call on `No module named 'pandas'`; it now says what is missing
+    and how to install it, before the API is imported. (A child Python whose import system cannot find pandas.)"""
+    code = ("import importlib.util, sys\n"
+            "real = importlib.util.find_spec\n"
+            "importlib.util.find_spec = lambda name, *a: None if name == 'pandas' else real(name, *a)\n"
+            "import usebench\n"
+            "try:\n"
+            "    usebench.load_results('results/')\n"
+            "except ModuleNotFoundError as e:\n"
+            "    print(repr((e.name, str(e), 'usebench.api.results' in sys.modules)))\n")
+    name, message, imported = eval(_python(code))  # noqa: S307 (our own repr)
+    assert name == "pandas" and not imported
+    assert "usebench.load_results needs pandas" in message and "pip install -e '.[test]'" in message

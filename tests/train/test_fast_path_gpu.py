@@ -22,7 +22,7 @@ from usebench import methods  # noqa: F401
 from usebench.registry import METHODS
 from usebench.train.loop import train
 from tests.methods.helpers import tiny_config, toy_data
-from tests.train.test_fast_path import losses
+from tests.train.fast_path_helpers import losses
 
 pytestmark = [pytest.mark.gpu, pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")]
 

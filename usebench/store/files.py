@@ -89,20 +89,8 @@ def check_writable(directory: str | Path, what: str, option: str) -> Path:
 def write_json_atomic(path: str | Path, payload: Any) -> Path:
     """Write JSON to a temp file in the same folder, fsync, then rename: readers never see half a file.
     The file gets the umask's mode (see :func:`mkstemp_shared`)."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = mkstemp_shared(path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            json.dump(payload, fh, indent=2, sort_keys=True, default=_json_default)  # as stored_form reads it
-            fh.write("\n")
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    text = json.dumps(payload, indent=2, sort_keys=True, default=_json_default)  # as stored_form reads it
+    return write_bytes_atomic(path, (text + "\n").encode("utf-8"))
 
 
 def stored_form(payload: Any) -> Any:

@@ -6,7 +6,7 @@
 # Cut to stay under two minutes, each cut said where it is made: training runs take `--set max_steps=2` on a
 # 64-sentence sample of the Twitter URL corpus the data root holds and are scored on STSb only (`--tasks stsb` with
 # `--corpus`: the tour's `--tasks twitterpara` also scores TwitterPara, 20K sentences per unit); `bench eval` scores
-# STSb (the tour's useb,sts takes 79 s on 2 idle cores); `bench reproduce laptop` (2.7 h) and its `--results-dir results/laptop`
+# STSb (the tour's useb,sts takes 79 s on 2 idle cores); `bench reproduce laptop` (about 3 h) and its `--results-dir results/laptop`
 # run as --dry-run; `bench check` (its command, on the whole CI subset, is tests/reproduce/test_check.py, in CI's step 1)
 # and `bench doctor --device cuda` (needs a GPU; tests/doctor/test_doctor.py runs --quick) are not run here.
 #
@@ -57,7 +57,7 @@ run bench compare "minilm (mean)" "minilm (cls)"
 run bench status --state failed,running
 run bench status
 run bench reproduce tsdae --dry-run
-run bench reproduce laptop --dry-run                                           # cut: the 2.7 h run itself
+run bench reproduce laptop --dry-run                                           # cut: the 3 h run itself
 run bench reproduce laptop --dry-run --results-dir results/laptop              # the committed store: nothing remains
 run bench report --results-dir results/laptop --table laptop-adapt --out "$work/laptop-page"
 run python -c "import usebench; print(usebench.load_results('results/').shape)"

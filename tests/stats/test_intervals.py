@@ -115,3 +115,23 @@ def test_the_verdict_line():
     assert verdict(result).startswith("distinguishable from 0: A is higher (p = ")
     same = paired(Resampler(resamples=2000), a, queries([1.0, 0.9, 1.0, 0.8] * 5), "map")
     assert verdict(same).startswith("not distinguishable from 0 (p = 1 >= 0.05; 95% CI includes 0)")
+
+
+def test_the_process_wide_memo_gives_what_a_fresh_computation_gives():
+    """Resamplers share their test sets' resamples and results' replicates through a memo keyed by content (a report
+    builds many): a second Resampler gets the same values without computing them, a table with other values (the
+    same task, data and size) is never served the first one's, and the values equal the unmemoised computation."""
+    from usebench.stats import intervals
+    from usebench.stats.resample import replicates
+
+    a, b = queries([0.1, 0.9, 0.4, 0.7]), queries([0.2, 0.9, 0.4, 0.7])  # same name, sha and size; other values
+    first = Resampler(resamples=300).per_seed(a, "map")
+    kept = len(intervals._REPLICATES)
+    again = Resampler(resamples=300).per_seed(a, "map")
+    assert len(intervals._REPLICATES) == kept and np.array_equal(first, again)  # served from the memo
+    other = Resampler(resamples=300).per_seed(b, "map")
+    assert len(intervals._REPLICATES) == kept + 1 and not np.array_equal(first, other)
+    fresh = Resampler(resamples=300)
+    assert np.array_equal(first[:, 0], replicates(a.tables[0], "map", fresh.counts(a)))
+    assert np.array_equal(Resampler(resamples=300, seed=1).per_seed(a, "map")[:, 0],
+                          replicates(a.tables[0], "map", Resampler(resamples=300, seed=1).counts(a)))

@@ -12,6 +12,8 @@ same resamples, whichever others are computed beside it.
 """
 from __future__ import annotations
 
+import hashlib
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -109,9 +111,37 @@ class Interval:
                         self.n_seeds, self.resamples)
 
 
+# Process-wide memos, bounded (least recently used out): a report builds many Resamplers (one per table, comparison
+# and effect), and each asked again for the same test set's resamples and the same result's replicates: on the laptop
+# store (29 units, 8 tasks) `bench report --table laptop-adapt` spent 160 s, most of it recomputing them. Both are
+# keyed by what determines them (the resampler's seed and size, the test set's identity, a digest of the table's
+# contents), so a hit is the value the call would compute.
+_COUNTS: OrderedDict[tuple, np.ndarray] = OrderedDict()
+_REPLICATES: OrderedDict[tuple, np.ndarray] = OrderedDict()
+COUNTS_KEPT, REPLICATES_KEPT = 16, 4096  # (resamples, n items) uint16 arrays, ~20 MB for TwitterPara; (resamples,)
+
+
+def _remember(memo: OrderedDict, key: tuple, value: np.ndarray, kept: int) -> np.ndarray:
+    memo[key] = value
+    if len(memo) > kept:
+        memo.popitem(last=False)
+    return value
+
+
+def table_digest(table: ItemTable) -> str:
+    """A digest of everything a metric on ``table`` reads: its subsets, items' subsets, columns and recipes."""
+    h = hashlib.blake2b(digest_size=16)
+    h.update(repr((table.kind, table.subsets, sorted((m, repr(r)) for m, r in table.recipes.items()))).encode())
+    h.update(np.ascontiguousarray(table.subset).tobytes())
+    for name in sorted(table.columns):
+        values = np.ascontiguousarray(table.columns[name])
+        h.update(name.encode() + str(values.dtype).encode() + values.tobytes())
+    return h.hexdigest()
+
+
 @dataclass
 class Resampler:
-    """Seeded resamples of test items and seeds, each test set's drawn once (``cache``)."""
+    """Seeded resamples of test items and seeds, each test set's drawn once (``cache``, and the process-wide memo)."""
 
     resamples: int = RESAMPLES
     seed: int = SEED
@@ -126,8 +156,15 @@ class Resampler:
         """(resamples, n items) item counts of ``m``'s test set."""
         key = ("items", m.task, m.split, m.data_sha256, m.n_items)
         if key not in self.cache:
-            counts = item_counts(m.tables[0].subset, self.resamples, rng_for(self.seed, *map(str, key)))
-            self.cache[key] = counts.astype(np.uint16 if counts.max(initial=0) < 2**16 else np.int64)
+            memo_key = (self.seed, self.resamples, key, hashlib.blake2b(
+                np.ascontiguousarray(m.tables[0].subset).tobytes(), digest_size=16).hexdigest())
+            if memo_key in _COUNTS:
+                _COUNTS.move_to_end(memo_key)
+                self.cache[key] = _COUNTS[memo_key]
+            else:
+                counts = item_counts(m.tables[0].subset, self.resamples, rng_for(self.seed, *map(str, key)))
+                counts = counts.astype(np.uint16 if counts.max(initial=0) < 2**16 else np.int64)
+                self.cache[key] = _remember(_COUNTS, memo_key, counts, COUNTS_KEPT)
         return self.cache[key]
 
     def seed_weights(self, seeds: Sequence[int], side: str = "") -> np.ndarray:
@@ -139,7 +176,19 @@ class Resampler:
     def per_seed(self, m: Measurement, metric: str) -> np.ndarray:
         """(resamples, n seeds): the metric of each seed on each resample of the items (shared by the seeds)."""
         counts = self.counts(m)
-        return np.stack([replicates(t, metric, counts) for t in m.tables], axis=1)
+        counts_key = (self.seed, self.resamples, m.task, m.split, m.data_sha256, m.n_items)
+        return np.stack([self._replicates(t, metric, counts, counts_key) for t in m.tables], axis=1)
+
+    @staticmethod
+    def _replicates(table: ItemTable, metric: str, counts: np.ndarray, counts_key: tuple) -> np.ndarray:
+        """:func:`replicates`, memoised by the resamples' key, the metric and the table's contents."""
+        key = (counts_key, metric, table_digest(table))
+        if key in _REPLICATES:
+            _REPLICATES.move_to_end(key)
+            return _REPLICATES[key]
+        values = replicates(table, metric, counts)
+        values.setflags(write=False)  # shared by every caller: nobody may change it in place
+        return _remember(_REPLICATES, key, values, REPLICATES_KEPT)
 
     def over_seeds(self, per_seed: np.ndarray, seeds: Sequence[int], side: str = "") -> np.ndarray:
         """(resamples,): each replicate's mean over its drawn seeds."""

@@ -67,6 +67,17 @@ def tiny_bert_dir(tmp_path_factory) -> Path:
     return out
 
 
+@pytest.fixture()
+def corpus_file(tmp_path) -> Path:
+    """A 40-sentence toy training corpus, one sentence a line (a test file may define its own: test_plan.py's has
+    every line twice, test_stage_reuse.py's 20 sentences)."""
+    from tests.methods.helpers import toy_corpus
+
+    path = tmp_path / "corpus.txt"
+    path.write_text("\n".join(toy_corpus(40)) + "\n", encoding="utf-8")
+    return path
+
+
 @pytest.fixture(scope="session")
 def real_data() -> Path:
     """The real data root; tests using it are marked `slow` and skip when it is absent."""

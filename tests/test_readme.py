@@ -12,6 +12,16 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 # together with the docs pages' in tests/test_docs.py.
 
 
+def _ci_module(name: str):
+    """A script of .ci/ imported as a module (they are not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, ROOT / ".ci" / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
 def test_ci_runs_the_readme_test_command():
     command = re.search(r"Run the tests.*?```bash\n(.*?)\n```", README, re.S).group(1).strip()
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
@@ -38,11 +48,7 @@ def test_ci_runs_the_readme_tests_in_the_readme_environment_before_any_extra():
 def test_ci_second_pass_reruns_exactly_what_skipped(tmp_path, monkeypatch):
     """`.ci/skipped_tests.py` turns a JUnit report's skipped cases into pytest node ids: a function, a test of a
     class, and a module skipped as a whole (empty classname, the dotted module as its name)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("skipped_tests", ROOT / ".ci" / "skipped_tests.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _ci_module("skipped_tests")
     (tmp_path / "tests" / "eval").mkdir(parents=True)
     (tmp_path / "tests" / "eval" / "test_x.py").write_text("")
     (tmp_path / "report.xml").write_text(
@@ -60,16 +66,12 @@ def test_ci_second_pass_reruns_exactly_what_skipped(tmp_path, monkeypatch):
 def test_ci_keeps_every_tests_duration(tmp_path, monkeypatch):
     """`.ci/run` writes `.ci-durations.txt` from both passes' JUnit reports however it ends (an EXIT trap), and
     `.ci/durations.py` lists every test slowest first with its pass and outcome, and every file's total."""
-    import importlib.util
-
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "trap 'python3 .ci/durations.py .ci-durations.txt .ci-base.xml .ci-extras.xml" in ci
     assert "--junitxml=.ci-base.xml" in ci and "--junitxml=.ci-extras.xml" in ci
     ignored = (ROOT / ".gitignore").read_text(encoding="utf-8").splitlines()
     assert {".ci-base.xml", ".ci-extras.xml", ".ci-durations.txt"} <= set(ignored)
-    spec = importlib.util.spec_from_file_location("durations", ROOT / ".ci" / "durations.py")
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
+    mod = _ci_module("durations")
     (tmp_path / "tests" / "eval").mkdir(parents=True)
     (tmp_path / "tests" / "eval" / "test_x.py").write_text("")
     (tmp_path / ".ci-base.xml").write_text(

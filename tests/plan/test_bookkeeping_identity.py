@@ -3,8 +3,6 @@
 found done, 29 units of 29."""
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -13,7 +11,7 @@ from click.testing import CliRunner
 from usebench.cli.main import main
 from usebench.plan.planner import plan_run
 from usebench.plan.specs import RunOptions
-from tests.methods.helpers import one_thread, toy_corpus
+from tests.methods.helpers import one_thread
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 REPO = Path(__file__).resolve().parents[2]
@@ -23,13 +21,6 @@ def _plan(tiny_bert_dir: Path, corpus: Path, *sets: str, methods: tuple[str, ...
     opts = RunOptions(methods=methods, tasks="stsb", seeds=1, preset="smoke", model=str(tiny_bert_dir),
                       corpus=(corpus,), max_steps=2, overrides=("batch_size=8", "max_length=32", *sets))
     return plan_run(opts, ASSETS)
-
-
-@pytest.fixture()
-def corpus_file(tmp_path):
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(toy_corpus(40)) + "\n", encoding="utf-8")
-    return path
 
 
 def test_bookkeeping_sets_change_no_run_id_stage_id_nor_variant(tiny_bert_dir, corpus_file):

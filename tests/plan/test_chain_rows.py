@@ -13,16 +13,8 @@ from usebench.cli.main import main
 from usebench.errors import ConfigError
 from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
-from tests.methods.helpers import toy_corpus
 
 SMALL = ("batch_size=2", "max_length=16")
-
-
-@pytest.fixture()
-def corpus_file(tmp_path):
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(toy_corpus(40)) + "\n", encoding="utf-8")
-    return path
 
 
 def _plan(tiny_bert_dir, corpus_file, root, **kw):

@@ -4,21 +4,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 
 from usebench.cli.main import main
 from usebench.plan import requirements
-from tests.methods.helpers import toy_corpus
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
-
-
-@pytest.fixture()
-def corpus_file(tmp_path):
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(toy_corpus(40)) + "\n", encoding="utf-8")
-    return path
 
 
 def _run(tiny_bert_dir, corpus_file, results, *more):

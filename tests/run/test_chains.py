@@ -12,7 +12,7 @@ from usebench.plan.specs import RunOptions
 from usebench.plan.planner import plan_run
 from usebench.run.grid import run_benchmark
 from usebench.store.unit_state import unit_state
-from tests.methods.helpers import one_thread, toy_corpus
+from tests.methods.helpers import one_thread
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
 TINY = ("lr=1e-3", "batch_size=8", "max_length=32", "log_every=1", "save_every=0")
@@ -20,13 +20,6 @@ TINY = ("lr=1e-3", "batch_size=8", "max_length=32", "log_every=1", "save_every=0
 
 class Crash(Exception):
     pass
-
-
-@pytest.fixture()
-def corpus_file(tmp_path):
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(toy_corpus(40)) + "\n", encoding="utf-8")
-    return path
 
 
 def _opts(tiny_bert_dir, corpus_file, **kw):

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.methods.helpers import one_thread, toy_corpus
+from tests.methods.helpers import one_thread
 from tests.run.test_stale_results import _opts, weights
 from usebench.eval.items import metric_value
 from usebench.plan.specs import RunOptions
@@ -19,13 +19,6 @@ from usebench.stats.loading import NoItemsError, load_items
 from usebench.store import DIGEST_KEY, StoredResult, items_path, record_digest
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets"
-
-
-@pytest.fixture()
-def corpus_file(tmp_path):
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(toy_corpus(40)) + "\n", encoding="utf-8")
-    return path
 
 
 def _stored(path: Path) -> StoredResult:

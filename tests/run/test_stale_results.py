@@ -35,13 +35,6 @@ STALE = {  # task -> how its stored record is made stale, and the reason the run
 }
 
 
-@pytest.fixture()
-def corpus_file(tmp_path):
-    path = tmp_path / "corpus.txt"
-    path.write_text("\n".join(toy_corpus(40)) + "\n", encoding="utf-8")
-    return path
-
-
 def _opts(tiny_bert_dir, corpus_file, **kw) -> RunOptions:
     base = dict(methods=("simcse",), tasks="twitterpara", eval_tasks=EVALS, seeds=1, preset="smoke",
                 model=str(tiny_bert_dir), corpus=(corpus_file,), max_steps=2, overrides=TINY, show_progress=False,

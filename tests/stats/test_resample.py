@@ -8,7 +8,7 @@ from scipy import stats
 from sklearn.metrics import average_precision_score
 
 from usebench.eval.items import Recipe, mean_recipes, pair_table, query_table
-from usebench.stats.resample import (item_counts, percentile_interval, replicates, rng_for, weighted_ap,
+from usebench.stats.resample import (columns, item_counts, percentile_interval, replicates, rng_for, weighted_ap,
                                      weighted_mean, weighted_pearson, weighted_spearman)
 
 
@@ -20,9 +20,10 @@ def data():
     return score, rng.integers(0, 2, n), np.round(rng.normal(size=n) + score, 1), rng
 
 
-def test_weighted_statistics_equal_the_libraries_on_the_repeated_sample(data):
+@pytest.mark.parametrize("dtype", [np.float64, np.uint16])  # replicates pass uint16 counts: integer running sums
+def test_weighted_statistics_equal_the_libraries_on_the_repeated_sample(data, dtype):
     score, label, gold, rng = data
-    counts = item_counts(np.zeros(len(score), int), 25, rng)
+    counts = item_counts(np.zeros(len(score), int), 25, rng).astype(dtype)
     ap, rho = weighted_ap(score, label, counts), weighted_spearman(score, gold, counts)
     r, mean = weighted_pearson(score, gold, counts), weighted_mean(gold, counts)
     for b in range(len(counts)):
@@ -69,3 +70,48 @@ def test_the_percentile_interval_ignores_undefined_resamples():
     values = np.r_[np.arange(1000) / 999, np.nan]
     low, high = percentile_interval(values, 0.9)
     assert low == pytest.approx(0.05) and high == pytest.approx(0.95)
+
+
+def test_columns_is_fancy_indexing_in_row_major_order():
+    a = np.arange(24).reshape(4, 6)
+    for index in (np.array([5, 0, 3]), np.array([True, False, True, True, False, False])):
+        got = columns(a, index)
+        assert np.array_equal(got, a[:, index]) and got.flags["C_CONTIGUOUS"]
+
+
+def test_the_gold_ranks_kept_for_a_key_are_what_the_ranks_computed_afresh_give(data):
+    """The STS cells of a report share their gold ranks under a block of resamples (keyed by the resamples and a
+    digest of the gold scores): a second table with other gold scores under the same key is never served the
+    first one's."""
+    score, _, gold, rng = data
+    recipes = {"spearman": Recipe("spearman", ("a", "b"))}
+    table = pair_table({"a": (score[:200], gold[:200], None), "b": (score[200:], gold[200:], None)}, recipes)
+    other = pair_table({"a": (score[:200], -gold[:200], None), "b": (score[200:], gold[200:], None)}, recipes)
+    counts = item_counts(table.subset, 600, rng).astype(np.uint16)  # three blocks of resamples
+    key = ("task", "test", "sha")
+    fresh, kept = replicates(table, "spearman", counts), replicates(table, "spearman", counts, key)
+    assert np.array_equal(fresh, kept) and np.array_equal(kept, replicates(table, "spearman", counts, key))
+    assert np.array_equal(replicates(other, "spearman", counts, key), replicates(other, "spearman", counts))
+    assert not np.array_equal(replicates(other, "spearman", counts, key), kept)
+
+
+def test_the_permutations_integer_ranks_give_the_float_ranks_ap_and_spearman(data):
+    """The permutation test swaps each system's ranks as doubled integers (uint16, radix-sorted): every row's AP and
+    Spearman equal those of the ranks as floats (ties included), and sklearn's and scipy's on the row."""
+    from usebench.stats.paired import _doubled_ranks, rowwise
+
+    score, label, gold, rng = data
+    other = np.round(score + rng.normal(size=len(score)), 1)
+    swap = rng.integers(0, 2, size=(20, len(score))).astype(bool)
+    floats = np.where(swap, stats.rankdata(score) / len(score), stats.rankdata(other) / len(score))
+    doubled = np.where(swap, _doubled_ranks(stats.rankdata(score)), _doubled_ranks(stats.rankdata(other)))
+    assert doubled.dtype == np.uint16
+    table = pair_table({"a": (score, gold, label)}, {"ap": Recipe("ap", ("a",))})
+    rows = np.arange(len(score))
+    for stat in ("ap", "spearman"):
+        assert np.array_equal(rowwise(stat, doubled, table, rows), rowwise(stat, floats, table, rows))
+    for r in range(len(swap)):
+        assert rowwise("ap", doubled, table, rows)[r] == pytest.approx(average_precision_score(label, floats[r]),
+                                                                       abs=1e-12)
+        assert rowwise("spearman", doubled, table, rows)[r] == pytest.approx(
+            stats.spearmanr(floats[r], gold).statistic, abs=1e-12)

@@ -186,7 +186,7 @@ class Resampler:
         if key in _REPLICATES:
             _REPLICATES.move_to_end(key)
             return _REPLICATES[key]
-        values = replicates(table, metric, counts)
+        values = replicates(table, metric, counts, counts_key)
         values.setflags(write=False)  # shared by every caller: nobody may change it in place
         return _remember(_REPLICATES, key, values, REPLICATES_KEPT)
 

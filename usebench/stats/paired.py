@@ -9,9 +9,9 @@ retrieval). Under the null hypothesis A's and B's outcomes of an item are exchan
 them on a random half of the items and recomputes the metric of both sides. For a per-query measure (AP, RR,
 nDCG...) the outcome is the query's value, averaged over each side's seeds (the metric is linear in it). For a
 pair task's AP and Spearman, the outcome is the pair's similarity as a rank within its own system (average ranks
-over the test set; both metrics depend on the ranks alone, so each side's value is unchanged,
-and the two systems' scales need not agree); with several seeds on both sides the swap is made within seed pairs
-(the k-th seed of A against the k-th of B, seeds sorted), one swap per item shared by all pairs. Two-sided
+over the test set; both metrics depend on the ranks alone, so each side's value is unchanged, and the two systems'
+scales need not agree); with several seeds on both sides the swap is made within seed pairs (the k-th seed of A
+against the k-th of B, seeds sorted), one swap per item shared by all pairs. Two-sided
 p = (1 + #{|d*| >= |d|}) / (1 + permutations). Where the permutation does not apply (a rank metric with a different
 number of seeds per side), the p-value comes from the paired bootstrap instead (twice the smaller tail share of
 the bootstrap differences at 0), and the result names it.

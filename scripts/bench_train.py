@@ -12,7 +12,8 @@ The methodology is ``bench doctor``'s (``usebench/doctor/steptime.py``; the colu
 - **ours** through ``usebench.train.loop.train`` on ``fast_path="off"`` (old) and ``"on"`` (new), collate, loss
   read-back and export off the clock; **ST**: sentence-transformers' loss (transformers' ``BertForMaskedLM`` for
   MLM) in the loop the HF Trainer runs (fused AdamW, clip 1.0, autocast); **lean**: the plugin's own module with
-  fused AdamW, autocast, nothing else; **floor**: the step's matrix products (``usebench/doctor/flops.py``, counted
+  fused AdamW (``--lean-optimizer trainer``: the trainer's own optimizer, so ours/lean is the loop's overhead
+  alone), autocast, nothing else; **floor**: the step's matrix products (``usebench/doctor/flops.py``, counted
   from the same batches) each timed as a torch GEMM of that shape here: no step can be faster.
 
 Each precision in ``--amp`` (fp32, tf32, bf16, fp16) is its own row; every column warms itself up, so no
@@ -162,6 +163,9 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     parser.add_argument("--amp", default="fp32", help="comma-separated of fp32, tf32, bf16, fp16 (fp16: autocast "
                         "with a GradScaler, as the SimCSE, CT and ConSERT paper presets)")
+    parser.add_argument("--lean-optimizer", choices=("fused", "trainer"), default="fused",
+                        help="the lean loop's optimizer: torch's fused AdamW (default), or the trainer's own, so that "
+                             "ours/lean is the loop's overhead alone")
     parser.add_argument("--paths", default=None, help="our step paths: old, new or old,new (default: both on a "
                         "GPU, old on a CPU, where the new path compiles with inductor)")
     parser.add_argument("--threads", type=int, default=None, help="torch CPU threads (default: torch's)")
@@ -193,7 +197,7 @@ def measure(args: argparse.Namespace, model: str) -> dict[tuple[str, str], list[
     from usebench.doctor.training import StepBench, trainer_setup, training_row
 
     bench = StepBench(args.device, model, args.batch_size, args.max_length, args.steps, args.warmup,
-                      tuple(args.paths))
+                      tuple(args.paths), lean_optimizer=args.lean_optimizer)
     setups = {name: trainer_setup(METHODS.get(name), bench) for name in args.methods.split(",")}
     groups: dict[tuple[str, str], list[dict[str, Any]]] = {}
     timers: dict[str, GemmTimer] = {}
@@ -229,11 +233,12 @@ def main() -> None:
     groups = measure(args, model)
     head = header(args, model, time.perf_counter() - t0)
     print(table(groups, args, head))
+    lean_optimizer = "fused AdamW" if args.lean_optimizer == "fused" else "the trainer's own optimizer"
     print("\nms = the median of per-step times (a device sync at each step boundary) after a warm-up over every "
           "batch shape, collate off the clock (usebench/doctor/steptime.py); old/new = ours with "
           "fast_path=off/on; ST = sentence-transformers' step for the same loss (transformers' for MLM) with the HF "
-          "Trainer's fused AdamW; lean = the same module in a minimal loop with fused AdamW; ratios < 1: ours is "
-          "faster; floor = the step's GEMMs at this device's measured rate at those shapes; spread = (max - min) / "
+          f"Trainer's fused AdamW; lean = the same module in a minimal loop with {lean_optimizer}; ratios < 1: "
+          "ours is faster; floor = the step's GEMMs at this device's measured rate at those shapes; spread = (max - min) / "
           "median of ours' medians over the repeats")
     if args.json:
         rows = [r for rs in groups.values() for r in rs]

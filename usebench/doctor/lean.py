@@ -5,7 +5,9 @@ Per step: the pre-collated batch copied to the device, the forward under autocas
 clipping where the trainer clips, fused AdamW where the device has it (foreach otherwise), ``zero_grad``. No logging,
 no LR schedule, no data loader, no loss read back, no NaN guard: what is left of our loop's time over this one is
 the loop's own overhead plus its optimizer choice (RMSprop for CT, BertAdam for MLM and BERT-flow: the presets'
-optimizers, recorded in each row).
+optimizers, recorded in each row). With ``optimizer="trainer"`` the lean loop steps the trainer's own optimizer
+(``build_optimizer``: on a CPU the reference's foreach kernels, bit for bit torch's per-parameter loop, several
+passes over memory where the fused kernel makes one), so what is left is the loop's overhead alone.
 """
 from __future__ import annotations
 
@@ -19,16 +21,23 @@ from usebench.doctor.references import AUTOCAST, fused_adamw
 class LeanStep:
     """One trainer's module in a minimal loop on ``device`` at ``amp`` ("fp32", "tf32", "bf16", "fp16")."""
 
-    def __init__(self, method: Any, cfg: Any, device: str, amp: str):
-        from usebench.train.optim import unique_parameters
+    def __init__(self, method: Any, cfg: Any, device: str, amp: str, optimizer: str = "fused"):
+        from usebench.train.optim import build_optimizer, unique_parameters
         from usebench.train.runtime import seed_everything
 
         self.device = torch.device(device)
         seed_everything(0)  # as the loop seeds before building: new heads initialise the same way
         self.module = method.build(cfg, self.device).to(self.device)
         self.module.train()
-        self.params = [p for _, p in unique_parameters(method.trainable_parameters(self.module))]
-        self.optimizer, self.optimizer_label = fused_adamw(self.params, cfg.lr)
+        named = unique_parameters(method.trainable_parameters(self.module))
+        self.params = [p for _, p in named]
+        if optimizer == "trainer":
+            self.optimizer = build_optimizer(cfg, named)
+            self.optimizer_label = f"{type(self.optimizer).__name__} (the trainer's)"
+        elif optimizer == "fused":
+            self.optimizer, self.optimizer_label = fused_adamw(self.params, cfg.lr)
+        else:
+            raise ValueError(f"lean optimizer: 'fused' or 'trainer', not {optimizer!r}")
         self.clip = cfg.grad_clip
         self.dtype = AUTOCAST.get(amp)
         self.scaler = torch.amp.GradScaler(self.device.type, enabled=amp == "fp16")

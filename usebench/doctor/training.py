@@ -40,6 +40,7 @@ class StepBench:
     min_warmup: int = 3
     paths: tuple[str, ...] = ("old",)
     rates: dict[str, Any] = field(default_factory=dict)  # the matmul section's tflops_<precision>
+    lean_optimizer: str = "fused"  # the lean loop's: "fused" AdamW, or "trainer" (ours: the loop's overhead alone)
 
 
 @dataclass
@@ -209,7 +210,7 @@ def lean_column(setup: Setup, bench: StepBench, precision: str) -> dict[str, Any
                         bench.steps)
     batches = [pinned(b) for b in setup.batches] if bench.device.startswith("cuda") else setup.batches
     with matmul_precision(precision):
-        lean = LeanStep(setup.method, cfg, bench.device, precision)
+        lean = LeanStep(setup.method, cfg, bench.device, precision, optimizer=bench.lean_optimizer)
         timing = time_steps(lean.step, batches, bench.device, bench.min_warmup)
     return {**timing.record(), "label": "lean loop (same module)", "optimizer": lean.optimizer_label}
 

@@ -44,11 +44,13 @@ def store_digest(results: Path) -> dict[str, dict[str, Any]]:
 
 
 def max_overlap(results: Path) -> int:
-    """The most units whose attempts (from their unit.log) ran at the same moment."""
+    """The most units whose attempts (from their unit.log) ran at the same moment; a killed attempt has no end in
+    its log and is left out."""
     events = []
     for log in results.glob("*/unit.log"):
         for start, end, _ in attempts(log):
-            events += [(start, 1), (end, -1)]
+            if end is not None:
+                events += [(start, 1), (end, -1)]
     running = peak = 0
     for _, step in sorted(events, key=lambda e: (e[0], e[1])):
         running += step

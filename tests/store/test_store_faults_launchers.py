@@ -9,9 +9,11 @@ step 1 on disk. Under Ray that is a task whose worker died; under submitit a job
 The command must report that unit failed (exit 1) and leave no lock behind; run again without the fault, it must
 exit 0, and the store must equal a clean run's exactly as in the local launcher's test.
 
-The clean store is made once, by the local launcher (a module fixture): on a clean grid the launchers fill the
-same store as the local one (``tests/launch/test_ray.py``, ``test_slurm.py``), so the faulty store of each launcher
-is compared with a reference its own launcher did not make, and the file costs two Ray start-ups, not three.
+The clean store is made once, by the local launcher (a module fixture), so the faulty store of each launcher is
+compared with a reference its own launcher did not make, and the file costs two Ray start-ups, not three. These are
+also each launcher's grid test (issue 57: the launcher matrix once per behaviour): the restart fills the local
+launcher's store, never more than ``--max-parallel`` units at once, each job recorded with its launcher, the
+launcher's files in the results folder and none in the home directory.
 """
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ import pytest
 
 from usebench.run.console import UNIT_LOG, attempts
 from usebench.run.faults import SHARED_ENV
+from usebench.store.manifest import read_job
+from tests.launch.helpers import max_overlap
 from tests.store import test_store_faults as local_faults
 from tests.store.test_store_faults import _start, assert_same_as_clean, fresh_trainings
 
@@ -84,10 +88,12 @@ def _with_extra(name: str):
 def test_a_unit_killed_under_a_launcher_is_reported_and_a_restart_equals_a_clean_run(
         launcher, tiny_bert_dir, two_task_root, clean_store, tmp_path):
     options = LAUNCHERS[launcher][1]
-    faulty, visits, log = tmp_path / "results", tmp_path / "visits", tmp_path / "driver.log"
+    faulty, visits, log, home = tmp_path / "results", tmp_path / "visits", tmp_path / "driver.log", tmp_path / "home"
+    home.mkdir()
     t0 = time.monotonic()
 
-    first = _start(tiny_bert_dir, two_task_root, faulty, FAULT, log, extra=options, env={SHARED_ENV: str(visits)})
+    first = _start(tiny_bert_dir, two_task_root, faulty, FAULT, log, extra=options,
+                   env={SHARED_ENV: str(visits), "HOME": str(home)})
     assert first.wait(300) == 1, log.read_text()[-4000:]
     t1 = time.monotonic()
     # one process was killed, at the first training step of the run: the unit it ran is reported failed
@@ -107,7 +113,7 @@ def test_a_unit_killed_under_a_launcher_is_reported_and_a_restart_equals_a_clean
     # the launcher knows that process is over: it leaves no lock behind, the unit's nor the stage's it trained
     assert not sorted(faulty.rglob(".lock*")), f"orphan lock: {sorted(faulty.rglob('.lock*'))}"
 
-    second = _start(tiny_bert_dir, two_task_root, faulty, None, log, extra=options)
+    second = _start(tiny_bert_dir, two_task_root, faulty, None, log, extra=options, env={"HOME": str(home)})
     assert second.wait(300) == 0, log.read_text()[-4000:]
     t2 = time.monotonic()
     assert killed_attempts(faulty) == {killed: ["killed", "ok"]}  # the restart ran it once more, to the end
@@ -115,6 +121,28 @@ def test_a_unit_killed_under_a_launcher_is_reported_and_a_restart_equals_a_clean
     print(f"{launcher}: 1 fault ({FAULT}), 1 killed ({killed}), 1 restart; first run {t1 - t0:.0f} s (exit 1), "
           f"restart {t2 - t1:.0f} s (exit 0); fresh stage trainings {len(fresh_trainings(unit_output(faulty)))}")
     assert_same_as_clean(faulty, clean_store, tiny_bert_dir, two_task_root, unit_output(faulty))
+    assert_launched_as_asked(launcher, faulty, log.read_text(), home)
+
+
+def assert_launched_as_asked(launcher: str, results: Path, driver: str, home: Path) -> None:
+    """What each launcher's own grid test asserted of a clean grid, here of this grid's two runs (each launcher's
+    grid is run once, here, not once more in tests/launch): never more than ``--max-parallel`` units at once, each
+    unit's job recorded with its launcher, the launcher's files in the results folder and none in the home
+    directory. That two units do run at once is tests/launch/test_ray.py's (a rendezvous, timing-free)."""
+    assert 1 <= max_overlap(results) <= 2
+    runs = [p.name for p in results.iterdir() if p.is_dir() and not p.name.startswith(".")]
+    assert runs
+    if launcher == "ray":
+        assert re.search(r"started a local Ray in [\d.]+ s \(\d+ CPU, \d+ GPU\)", driver), driver[-4000:]
+        assert list((results / ".launch" / "ray").glob("session_*/logs")), "Ray's temp dir is not in the results dir"
+        assert all(read_job(results, run)["launcher"] == "ray" for run in runs)
+    else:
+        assert "submitit (local executor)" in driver and "at most 2 at once" in driver, driver[-4000:]
+        for run in runs:  # each job's own stdout/stderr, recorded for `bench status`
+            job = read_job(results, run)
+            assert job["launcher"] == "submitit-local" and Path(job["log"]).is_file()
+            assert Path(job["log"]).parent == results / ".launch" / "slurm"
+    assert not list(home.iterdir()), f"files in the home directory: {list(home.rglob('*'))}"
 
 
 def test_a_driver_frees_the_stage_locks_of_an_attempt_that_is_over(tmp_path):

@@ -1,9 +1,12 @@
 """One rule decides whether a stored result still holds (issue 46, usebench/validity.py), for every launcher.
 
 A finished unit whose stored results went stale in three ways (one lacks a metric its task computes now, one was
-scored under an older task version, one holds a NaN main score) is handed out again by `bench run` under the local,
-Ray and SLURM-local launchers, and exactly those three tasks are scored again from its finished checkpoint: nothing
-is retrained, and each is said in one line with its reason. A task without data never resubmits a unit; `--force`
+scored under an older task version, one holds a NaN main score) is handed out again by `bench run` under the local
+launcher and a launcher that runs it in a process of its own (submitit's local executor), and exactly those three
+tasks are scored again from its finished checkpoint: nothing is retrained, and each is said in one line with its
+reason. The launcher matrix runs once per behaviour (issue 57): which results are stale is decided before any
+launcher sees the unit, and the unit runs the same `run_unit` in any worker; Ray's dispatch of whole units, killed
+and restarted, is tests/store/test_store_faults_launchers.py's. A task without data never resubmits a unit; `--force`
 names what it drops; `--reevaluate` scores a finished unit's task again into the same run directory.
 """
 from __future__ import annotations
@@ -142,7 +145,7 @@ def _bench(tiny_bert_dir: Path, corpus: Path, results: Path, *extra: str) -> str
 
 @pytest.fixture(scope="module")
 def locally_trained(tiny_bert_dir, tmp_path_factory) -> tuple[Path, Path]:
-    """(corpus, store): the unit trained once by the local launcher, for every launcher below to copy: each launcher
+    """(corpus, store): the unit trained once by the local launcher, for the launcher below to copy: the launcher
     under test only finds the copy's results stale, so the training it would repeat is the same one."""
     home = tmp_path_factory.mktemp("stale-launchers")
     corpus = home / "corpus.txt"
@@ -151,13 +154,12 @@ def locally_trained(tiny_bert_dir, tmp_path_factory) -> tuple[Path, Path]:
     return corpus, home / "results"
 
 
-@pytest.mark.parametrize("launcher", [
-    pytest.param(("--launcher", "ray", "--max-parallel", "1", "--cpus-per-unit", "1"), marks=_with_extra("ray"),
-                 id="ray"),
-    pytest.param(("--launcher", "slurm", "--slurm-executor", "local", "--max-parallel", "1", "--cpus-per-unit", "1"),
-                 marks=_with_extra("submitit"), id="submitit-local"),
-])
-def test_ray_and_slurm_rescore_exactly_the_stale_results(launcher, tiny_bert_dir, locally_trained, tmp_path):
+SUBMITIT_LOCAL = ("--launcher", "slurm", "--slurm-executor", "local", "--max-parallel", "1", "--cpus-per-unit", "1")
+
+
+@_with_extra("submitit")
+def test_a_launcher_rescores_exactly_the_stale_results(tiny_bert_dir, locally_trained, tmp_path):
+    launcher = SUBMITIT_LOCAL
     corpus, trained_store = locally_trained
     results = tmp_path / "results"
     shutil.copytree(trained_store, results)  # trained by the local launcher; the launcher under test finds it stale

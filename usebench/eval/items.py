@@ -247,13 +247,18 @@ def subset_statistic(table: ItemTable, recipe: Recipe, rows: np.ndarray) -> floa
     return spearman(score, gold) if recipe.stat == "spearman" else pearson(score, gold)
 
 
+def recipe_groups(table: ItemTable, recipe: Recipe) -> list[np.ndarray]:
+    """The item positions each of the recipe's values is computed over: its subsets' items together (``pool``), or
+    one group per subset (``mean``, whose values are then averaged)."""
+    if recipe.combine == "pool":
+        return [np.concatenate([table.rows(s) for s in recipe.subsets])]
+    return [table.rows(s) for s in recipe.subsets]
+
+
 def metric_value(table: ItemTable, metric: str) -> float:
     """``metric`` recomputed from the items: equal to the score the task stored for it."""
     recipe = recipe_of(table, metric)
-    if recipe.combine == "pool":
-        rows = np.concatenate([table.rows(s) for s in recipe.subsets])
-        return subset_statistic(table, recipe, rows)
-    return float(np.mean([subset_statistic(table, recipe, table.rows(s)) for s in recipe.subsets]))
+    return float(np.mean([subset_statistic(table, recipe, rows) for rows in recipe_groups(table, recipe)]))
 
 
 def items_used(table: ItemTable, metric: str) -> int:

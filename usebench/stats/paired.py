@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from usebench.eval.items import UNLABELLED, ItemTable, Recipe, recipe_of
+from usebench.eval.items import UNLABELLED, ItemTable, Recipe, recipe_groups, recipe_of
 from usebench.stats.intervals import Measurement, NotPairableError, Resampler
 from usebench.stats.resample import CHUNK, columns, percentile_interval, rng_for
 
@@ -110,8 +110,7 @@ def _mean_null(a: Measurement, b: Measurement, recipe: Recipe, n: int, rng: np.r
 def _mean_weights(table: ItemTable, recipe: Recipe, valid: np.ndarray) -> np.ndarray:
     """Each item's weight in the metric (a linear function of the per-query values)."""
     weights = np.zeros(len(table))
-    groups = [np.concatenate([table.rows(s) for s in recipe.subsets])] if recipe.combine == "pool" \
-        else [table.rows(s) for s in recipe.subsets]
+    groups = recipe_groups(table, recipe)
     for rows in groups:
         rows = rows[valid[rows]]
         if rows.size:
@@ -148,8 +147,7 @@ def _doubled_ranks(ranks: np.ndarray) -> np.ndarray:
 
 def composed(table: ItemTable, recipe: Recipe, scores: np.ndarray) -> np.ndarray:
     """The recipe's metric of each row of ``scores`` (P, n), the table's gold and labels fixed."""
-    groups = [np.concatenate([table.rows(s) for s in recipe.subsets])] if recipe.combine == "pool" \
-        else [table.rows(s) for s in recipe.subsets]
+    groups = recipe_groups(table, recipe)
     parts = [rowwise(recipe.stat, columns(scores, rows), table, rows) for rows in groups]
     return np.mean(parts, axis=0)
 

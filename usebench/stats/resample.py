@@ -24,7 +24,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from usebench.eval.items import UNLABELLED, ItemTable, Recipe, recipe_of
+from usebench.eval.items import UNLABELLED, ItemTable, Recipe, recipe_groups, recipe_of
 
 CHUNK = 256  # resamples per block: (CHUNK, n items) float64 arrays, ~20 MB for 10K items
 
@@ -62,6 +62,7 @@ def columns(a: np.ndarray, index: np.ndarray) -> np.ndarray:
     """``a[:, index]`` (an index array or a boolean mask) in row-major order. numpy's fancy indexing returns such a
     gather in column-major order, where a cumulative sum along each row is 20x slower."""
     return np.take(a, np.flatnonzero(index) if index.dtype == bool else index, axis=1)
+
 
 def _group_ends(sorted_values: np.ndarray) -> np.ndarray:
     """For sorted values, the index of the last member of each position's tie group."""
@@ -181,8 +182,7 @@ def replicates(table: ItemTable, metric: str, counts: np.ndarray, counts_key: tu
     metric's recipe says (the mean of the subsets' values, or one value over them pooled). ``counts_key``: what
     identifies ``counts`` (the same key, the same counts), where the caller has it."""
     recipe = recipe_of(table, metric)
-    groups = [np.concatenate([table.rows(s) for s in recipe.subsets])] if recipe.combine == "pool" \
-        else [table.rows(s) for s in recipe.subsets]
+    groups = recipe_groups(table, recipe)
     out = np.empty(len(counts))
     for start in range(0, len(counts), CHUNK):
         w = counts[start:start + CHUNK]  # integers (uint16): gathers move a quarter of float64's bytes

@@ -70,3 +70,22 @@ def test_bench_retrieval_on_a_tiny_corpus(tiny_bert_dir):
         assert float(same) == 100.0, name  # every backend finds numpy's top-k
     rates = re.findall(r"^\s+(documents|queries)\s+([\d.]+)/s", stdout, re.MULTILINE)
     assert [k for k, _ in rates] == ["documents", "queries"] and all(positive(float(v)) for _, v in rates)
+
+
+def test_bench_optim_times_every_way_and_finds_the_blocked_updates_bit_for_bit_torch_s():
+    """``scripts/bench_optim.py`` at a twentieth of MiniLM's width, two block sizes: a row per optimizer, way and
+    block, each with a positive time; every blocked loop and foreach gives the weights of its optimizer's first row
+    (torch's loop; BertAdam's loop at the first block)."""
+    stdout = run_script("bench_optim.py", "--scale", "0.05", "--steps", "2", "--blocks", "10,12")
+    row = re.compile(r"^(\w+)\s+(torch loop|foreach|blocked|fused)\s+(2\^\d+)?\s+([\d.]+)\s+(.+)$")
+    rows = [row.match(line).groups() for line in stdout.splitlines()[2:]]
+    assert [(r[0], r[1], r[2]) for r in rows] == [
+        ("adamw", "torch loop", None), ("adamw", "foreach", None), ("adamw", "blocked", "2^10"),
+        ("adamw", "blocked", "2^12"), ("adamw", "fused", None),
+        ("rmsprop", "torch loop", None), ("rmsprop", "foreach", None), ("rmsprop", "blocked", "2^10"),
+        ("rmsprop", "blocked", "2^12"),
+        ("bert_adam", "blocked", "2^10"), ("bert_adam", "blocked", "2^12"), ("bert_adam", "foreach", None)]
+    assert all(positive(float(r[3])) for r in rows)
+    firsts = {r[0] for r in rows if r[4] == "the reference"}
+    assert firsts == {"adamw", "rmsprop", "bert_adam"}
+    assert all(r[4] == "same bits" for r in rows if r[1] in ("blocked", "foreach") and r[4] != "the reference")

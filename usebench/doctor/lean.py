@@ -6,8 +6,8 @@ clipping where the trainer clips, fused AdamW where the device has it (foreach o
 no LR schedule, no data loader, no loss read back, no NaN guard: what is left of our loop's time over this one is
 the loop's own overhead plus its optimizer choice (RMSprop for CT, BertAdam for MLM and BERT-flow: the presets'
 optimizers, recorded in each row). With ``optimizer="trainer"`` the lean loop steps the trainer's own optimizer
-(``build_optimizer``: on a CPU the reference's foreach kernels, bit for bit torch's per-parameter loop, several
-passes over memory where the fused kernel makes one), so what is left is the loop's overhead alone.
+(``build_optimizer``: on a CPU torch's per-parameter loop over cache-sized blocks, bit for bit torch's loop, about
+twice the fused kernel's time), so what is left is the loop's overhead alone.
 """
 from __future__ import annotations
 

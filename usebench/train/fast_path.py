@@ -41,7 +41,7 @@ def for_method(path: StepPath, method: Any, cfg: TrainConfig, device: torch.devi
         kind = fused_kind(cfg, device)
         if kind is None:
             path = path.with_note(f"fused optimizer: none for {cfg.optimizer} on {device.type} (torch has no fused "
-                                  "kernel); the reference's foreach kernels", fused_optimizer=False)
+                                  "kernel); the reference path's update", fused_optimizer=False)
             if cfg.amp == "fp16":
                 path = path.with_note(f"fp16: the loss scaler reads {cfg.optimizer}'s overflow flag on the host "
                                       "every step (only fused and compiled updates take it on the device)")

@@ -17,6 +17,8 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
+from usebench.train import blocked_optim
+from usebench.train.blocked_optim import BlockedAdamW, BlockedRMSprop
 from usebench.train.compiled_step import describe
 from usebench.train.config import TrainConfig
 from usebench.errors import ConfigError
@@ -50,7 +52,8 @@ class BertAdam(torch.optim.Optimizer):
     The update is computed in one scratch buffer reused for every parameter and step: the same float operations
     in the same order as ``m / (v.sqrt() + eps) + wd * p`` written out of place (so the same bits), without
     allocating parameter-sized temporaries each step, which on a CPU cost more than the arithmetic (fresh pages
-    from the OS for every large tensor)."""
+    from the OS for every large tensor). The per-parameter loop runs over cache-sized blocks, as the CPU's AdamW
+    (:mod:`usebench.train.blocked_optim`)."""
 
     def __init__(self, params, lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-6,
                  weight_decay: float = 0.0, foreach: bool | None = None, compiled: bool = False):
@@ -70,12 +73,11 @@ class BertAdam(torch.optim.Optimizer):
         self.update_failure: str | None = None
 
     def _buffers(self, p: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Two views shaped like ``p`` into the scratch buffer (grown to twice the largest parameter once)."""
+        """Two views shaped like ``p`` (a block, or a whole parameter) into the scratch buffer, grown as needed."""
         n = p.numel()
         if self._scratch is None or self._scratch.numel() < 2 * n or self._scratch.device != p.device \
                 or self._scratch.dtype != p.dtype:
-            largest = max(q.numel() for g in self.param_groups for q in g["params"] if q.device == p.device)
-            self._scratch = torch.empty(2 * max(largest, n), device=p.device, dtype=p.dtype)
+            self._scratch = torch.empty(2 * n, device=p.device, dtype=p.dtype)
         return self._scratch[:n].view_as(p), self._scratch[n : 2 * n].view_as(p)
 
     @torch.no_grad()
@@ -83,7 +85,6 @@ class BertAdam(torch.optim.Optimizer):
         """One update: m, v moving averages; p -= lr * (m / (sqrt(v) + eps) + wd * p)."""
         loss = closure() if closure is not None else None
         for index, group in enumerate(self.param_groups):
-            b1, b2 = group["betas"]
             params = [p for p in group["params"] if p.grad is not None]
             if params and self.compiled:
                 self._step_compiled(index, group, params)
@@ -91,25 +92,36 @@ class BertAdam(torch.optim.Optimizer):
             if params and (self.foreach if self.foreach is not None else params[0].is_cuda):
                 self._step_foreach(group, params)
                 continue
-            for p in group["params"]:
-                if p.grad is None:
-                    continue
+            for p in params:
                 state = self.state[p]
                 if not state:
                     state["exp_avg"] = torch.zeros_like(p)
                     state["exp_avg_sq"] = torch.zeros_like(p)
-                m, v = state["exp_avg"], state["exp_avg_sq"]
-                m.mul_(b1).add_(p.grad, alpha=1 - b1)
-                v.mul_(b2).addcmul_(p.grad, p.grad, value=1 - b2)
-                update, decay = self._buffers(p)
-                torch.sqrt(v, out=update)
-                update.add_(group["eps"])
-                torch.div(m, update, out=update)  # m / (sqrt(v) + eps)
-                if group["weight_decay"]:
-                    torch.mul(p, group["weight_decay"], out=decay)  # wd * p, rounded, then added (as written)
-                    update.add_(decay)
-                p.add_(update, alpha=-group["lr"])
+                tensors = (p, p.grad, state["exp_avg"], state["exp_avg_sq"])
+                if not all(t.is_contiguous() for t in tensors):
+                    self._update(group, *tensors)
+                    continue
+                # elementwise operations, so block by block is the same bits: a block's tensors stay in the
+                # cache between the operations (usebench.train.blocked_optim)
+                flat = [t.view(-1) for t in tensors]
+                block = blocked_optim.BLOCK
+                for start in range(0, p.numel(), block):
+                    self._update(group, *(t[start : start + block] for t in flat))
         return loss
+
+    def _update(self, group: dict, p: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor) -> None:
+        """The update of one parameter, or of one block of it."""
+        b1, b2 = group["betas"]
+        m.mul_(b1).add_(grad, alpha=1 - b1)
+        v.mul_(b2).addcmul_(grad, grad, value=1 - b2)
+        update, decay = self._buffers(p)
+        torch.sqrt(v, out=update)
+        update.add_(group["eps"])
+        torch.div(m, update, out=update)  # m / (sqrt(v) + eps)
+        if group["weight_decay"]:
+            torch.mul(p, group["weight_decay"], out=decay)  # wd * p, rounded, then added (as written)
+            update.add_(decay)
+        p.add_(update, alpha=-group["lr"])
 
     def _step_foreach(self, group: dict, params: list[torch.Tensor]) -> None:
         """The same update with torch's multi-tensor kernels: the same elementwise operations in the same order as
@@ -213,18 +225,25 @@ def compiled_bert_adam_update():
 def build_optimizer(cfg: TrainConfig, named: Iterable[tuple[str, nn.Parameter]],
                     fused: bool = False) -> torch.optim.Optimizer:
     """The optimizer ``cfg.optimizer`` over ``named`` parameters; ``fused`` (the fast path): fused or compiled
-    update kernels where there are some (:func:`fused_kind`), the reference's foreach kernels otherwise."""
+    update kernels where there are some (:func:`fused_kind`), the reference path's updates otherwise."""
     groups = param_groups(named, cfg.weight_decay)
     if not groups:
         raise ConfigError("no trainable parameters (every parameter has requires_grad=False)")
-    kind = fused_kind(cfg, groups[0]["params"][0].device) if fused else None
-    # foreach: the multi-tensor kernels, the same updates bit for bit as the per-parameter loop torch picks on a
-    # CPU (tests/train/test_step_path.py); torch's fused kernels round differently, so only the fast path uses them.
+    device = groups[0]["params"][0].device
+    kind = fused_kind(cfg, device) if fused else None
+    # The reference path's updates are torch's per-parameter loop bit for bit (tests/train/test_step_path.py): on a
+    # CPU that loop run over cache-sized blocks (usebench.train.blocked_optim: 67 -> 23 ms a MiniLM step), on a
+    # GPU the multi-tensor foreach kernels (one launch for many tensors). torch's fused kernels round differently,
+    # so only the fast path uses them.
+    on_cpu = device.type == "cpu"
     if cfg.optimizer == "adamw":
-        return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps,
-                                 **({"fused": True} if kind else {"foreach": True}))
+        if kind:
+            return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps, fused=True)
+        return (BlockedAdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps) if on_cpu else
+                torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps, foreach=True))
     if cfg.optimizer == "rmsprop":
-        return torch.optim.RMSprop(groups, lr=cfg.lr, alpha=cfg.rmsprop_alpha, eps=cfg.eps, foreach=True)
+        return (BlockedRMSprop(groups, lr=cfg.lr, alpha=cfg.rmsprop_alpha, eps=cfg.eps) if on_cpu else
+                torch.optim.RMSprop(groups, lr=cfg.lr, alpha=cfg.rmsprop_alpha, eps=cfg.eps, foreach=True))
     if cfg.optimizer == "bert_adam":
         return BertAdam(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps, compiled=kind is not None)
     raise ConfigError(f"unknown optimizer {cfg.optimizer!r}")
@@ -233,7 +252,7 @@ def build_optimizer(cfg: TrainConfig, named: Iterable[tuple[str, nn.Parameter]],
 def fused_kind(cfg: TrainConfig, device: torch.device) -> str | None:
     """How ``cfg.optimizer`` runs fused on ``device``: ``"fused"`` (torch's fused AdamW kernel, CUDA and CPU),
     ``"compiled"`` (BertAdam through torch.compile), or None (RMSprop: torch has no fused kernel, so the
-    reference's foreach kernels)."""
+    reference path's update)."""
     if cfg.optimizer == "adamw":
         from torch.optim.optimizer import _get_fused_kernels_supported_devices
 

@@ -69,6 +69,9 @@ def read_corpus(path: str | Path) -> list[str]:
 def pit_pairs(lines: list[str], path: Path) -> list[str] | None:
     """The sentences of PIT-2015 train/dev pairs (columns 3 and 4 of each line), or None when ``lines`` are not
     all such pairs; PIT's test file (an expert label in the fifth field) is a BenchError."""
+    first = next((line for line in lines if line.strip()), "")
+    if first.count("\t") != 6:  # a plain corpus (the first line is no pair): decided without splitting 1M lines
+        return None
     rows = [line.split("\t") for line in lines if line.strip()]
     if not rows or any(len(r) != 7 for r in rows):
         return None

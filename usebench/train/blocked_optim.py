@@ -13,6 +13,8 @@ They take the options :func:`usebench.train.optim.build_optimizer` passes, and r
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import torch
 from torch.optim.optimizer import _get_scalar_dtype  # the step counter's dtype, as torch picks it
 
@@ -34,14 +36,28 @@ def _check_parameters(optimizer: torch.optim.Optimizer) -> None:
                                  f"not a {p.dtype} tensor on {p.device} (contiguous: {p.is_contiguous()})")
 
 
-class _Blocked:
-    """The step's frame and the scratch block both optimizers share."""
+def blocks(n: int) -> Iterator[slice]:
+    """The consecutive blocks of ``BLOCK`` elements (the last one shorter) that cover ``n`` elements."""
+    for start in range(0, n, BLOCK):
+        yield slice(start, min(start + BLOCK, n))
 
+
+class _Blocked:
+    """The step's frame, the refusals and the scratch block both optimizers share."""
+
+    UNSUPPORTED: tuple[str, ...] = ()  # the torch options the block update does not implement
     _scratch: torch.Tensor | None = None
+
+    def __init__(self, params, **kwargs):
+        super().__init__(params, **kwargs)
+        for option in self.UNSUPPORTED:
+            if any(group[option] for group in self.param_groups):
+                raise ValueError(f"{type(self).__name__}: {option} is not supported (torch's own class takes it)")
+        _check_parameters(self)
 
     def _block_buffer(self, like: torch.Tensor) -> torch.Tensor:
         """One scratch block of ``like``'s dtype (the denominator, which torch's loop allocates per parameter)."""
-        if self._scratch is None or self._scratch.dtype != like.dtype:
+        if self._scratch is None or self._scratch.dtype != like.dtype or self._scratch.numel() < BLOCK:
             self._scratch = torch.empty(BLOCK, dtype=like.dtype)
         return self._scratch
 
@@ -65,12 +81,7 @@ class _Blocked:
 class BlockedAdamW(_Blocked, torch.optim.AdamW):
     """``torch.optim.AdamW`` (per-parameter loop) with each parameter's update run block by block."""
 
-    def __init__(self, params, **kwargs):
-        super().__init__(params, **kwargs)
-        for option in ("amsgrad", "maximize", "capturable", "differentiable", "foreach", "fused"):
-            if any(group[option] for group in self.param_groups):
-                raise ValueError(f"BlockedAdamW: {option} is not supported (torch.optim.AdamW takes it)")
-        _check_parameters(self)
+    UNSUPPORTED = ("amsgrad", "maximize", "capturable", "differentiable", "foreach", "fused")
 
     def _state(self, p: torch.Tensor) -> dict:
         state = self.state[p]
@@ -90,14 +101,13 @@ class BlockedAdamW(_Blocked, torch.optim.AdamW):
         bias_correction2_sqrt = (1 - beta2**step) ** 0.5
         exp_avg, exp_avg_sq = state["exp_avg"].view(-1), state["exp_avg_sq"].view(-1)
         scratch = self._block_buffer(param)
-        for start in range(0, param.numel(), BLOCK):
-            end = min(start + BLOCK, param.numel())
-            w, g, m, v = param[start:end], grad[start:end], exp_avg[start:end], exp_avg_sq[start:end]
+        for block in blocks(param.numel()):
+            w, g, m, v = param[block], grad[block], exp_avg[block], exp_avg_sq[block]
             if weight_decay != 0:
                 w.mul_(1 - lr * weight_decay)
             m.lerp_(g, 1 - beta1)
             v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-            denom = torch.sqrt(v, out=scratch[: end - start])
+            denom = torch.sqrt(v, out=scratch[: w.numel()])
             denom.div_(bias_correction2_sqrt).add_(eps)
             w.addcdiv_(m, denom, value=-step_size)
 
@@ -105,12 +115,7 @@ class BlockedAdamW(_Blocked, torch.optim.AdamW):
 class BlockedRMSprop(_Blocked, torch.optim.RMSprop):
     """``torch.optim.RMSprop`` (per-parameter loop, no momentum, not centered) run block by block."""
 
-    def __init__(self, params, **kwargs):
-        super().__init__(params, **kwargs)
-        for option in ("momentum", "centered", "maximize", "capturable", "differentiable", "foreach"):
-            if any(group[option] for group in self.param_groups):
-                raise ValueError(f"BlockedRMSprop: {option} is not supported (torch.optim.RMSprop takes it)")
-        _check_parameters(self)
+    UNSUPPORTED = ("momentum", "centered", "maximize", "capturable", "differentiable", "foreach")
 
     def _state(self, p: torch.Tensor) -> dict:
         state = self.state[p]
@@ -124,12 +129,11 @@ class BlockedRMSprop(_Blocked, torch.optim.RMSprop):
         state["step"] += 1
         square_avg = state["square_avg"].view(-1)
         scratch = self._block_buffer(param)
-        for start in range(0, param.numel(), BLOCK):
-            end = min(start + BLOCK, param.numel())
-            w, g, v = param[start:end], grad[start:end], square_avg[start:end]
+        for block in blocks(param.numel()):
+            w, g, v = param[block], grad[block], square_avg[block]
             if weight_decay != 0:
                 g = g.add(w, alpha=weight_decay)  # out of place, as torch's loop: the gradient itself is kept
             v.mul_(alpha).addcmul_(g, g, value=1 - alpha)
-            avg = torch.sqrt(v, out=scratch[: end - start])
+            avg = torch.sqrt(v, out=scratch[: w.numel()])
             avg.add_(eps)
             w.addcdiv_(g, avg, value=-lr)

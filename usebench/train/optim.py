@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
-from usebench.train import blocked_optim
-from usebench.train.blocked_optim import BlockedAdamW, BlockedRMSprop
+from usebench.train.blocked_optim import BlockedAdamW, BlockedRMSprop, blocks
 from usebench.train.compiled_step import describe
 from usebench.train.config import TrainConfig
 from usebench.errors import ConfigError
@@ -104,9 +103,8 @@ class BertAdam(torch.optim.Optimizer):
                 # elementwise operations, so block by block is the same bits: a block's tensors stay in the
                 # cache between the operations (usebench.train.blocked_optim)
                 flat = [t.view(-1) for t in tensors]
-                block = blocked_optim.BLOCK
-                for start in range(0, p.numel(), block):
-                    self._update(group, *(t[start : start + block] for t in flat))
+                for block in blocks(p.numel()):
+                    self._update(group, *(t[block] for t in flat))
         return loss
 
     def _update(self, group: dict, p: torch.Tensor, grad: torch.Tensor, m: torch.Tensor, v: torch.Tensor) -> None:

@@ -123,3 +123,20 @@ def test_a_sparse_gradient_is_refused():
     p.grad = torch.ones(4, 2).to_sparse()
     with pytest.raises(RuntimeError, match="sparse"):
         BlockedAdamW([p], lr=1e-3).step()
+
+
+@pytest.mark.parametrize("optimizer, blocked_class, torch_class", [("adamw", BlockedAdamW, torch.optim.AdamW),
+                                                                   ("rmsprop", BlockedRMSprop, torch.optim.RMSprop)])
+def test_build_optimizer_blocks_a_cpu_s_parameters_and_leaves_the_rest_to_torch(optimizer, blocked_class,
+                                                                                 torch_class):
+    """The CPU's reference path takes the blocks; a parameter they cannot take (here a transposed, non-contiguous
+    one) sends the whole model to torch's foreach kernels, the same bits, instead of an error."""
+    from usebench.train.config import TrainConfig
+    from usebench.train.optim import build_optimizer
+
+    cfg = TrainConfig(optimizer=optimizer)
+    contiguous = [("w", torch.nn.Parameter(torch.ones(3, 2))), ("b", torch.nn.Parameter(torch.ones(2)))]
+    assert type(build_optimizer(cfg, contiguous)) is blocked_class
+    transposed = contiguous + [("t", torch.nn.Parameter(torch.ones(2, 3).t()))]
+    torch_own = build_optimizer(cfg, transposed)
+    assert type(torch_own) is torch_class and torch_own.defaults["foreach"]

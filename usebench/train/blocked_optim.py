@@ -13,7 +13,7 @@ They take the options :func:`usebench.train.optim.build_optimizer` passes, and r
 """
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 import torch
 from torch.optim.optimizer import _get_scalar_dtype  # the step counter's dtype, as torch picks it
@@ -24,14 +24,20 @@ from torch.optim.optimizer import _get_scalar_dtype  # the step counter's dtype,
 BLOCK = 1 << 18
 
 
+def takes(params: Iterable[torch.Tensor]) -> bool:
+    """Whether the blocks can update every one of ``params``: contiguous floating-point tensors on the CPU (a block
+    is a slice of the flat view). :func:`usebench.train.optim.build_optimizer` gives the rest to torch's classes."""
+    return all(p.device.type == "cpu" and p.is_floating_point() and p.is_contiguous() for p in params)
+
+
 def _check_parameters(optimizer: torch.optim.Optimizer) -> None:
-    """Refuse what the blocks cannot take, naming it (build_optimizer only builds these for a CPU's parameters)."""
+    """Refuse what the blocks cannot take, naming it."""
     for group in optimizer.param_groups:
         for k, v in group.items():
-            if k != "params" and torch.is_tensor(v) or (isinstance(v, tuple) and any(map(torch.is_tensor, v))):
+            if k != "params" and (torch.is_tensor(v) or (isinstance(v, tuple) and any(map(torch.is_tensor, v)))):
                 raise ValueError(f"{type(optimizer).__name__}: {k} as a tensor is not supported")
         for p in group["params"]:
-            if p.device.type != "cpu" or not p.is_floating_point() or not p.is_contiguous():
+            if not takes([p]):
                 raise ValueError(f"{type(optimizer).__name__} updates contiguous floating-point CPU tensors, "
                                  f"not a {p.dtype} tensor on {p.device} (contiguous: {p.is_contiguous()})")
 

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 import torch
 from torch import nn
 
-from usebench.train.blocked_optim import BlockedAdamW, BlockedRMSprop, blocks
+from usebench.train.blocked_optim import BlockedAdamW, BlockedRMSprop, blocks, takes
 from usebench.train.compiled_step import describe
 from usebench.train.config import TrainConfig
 from usebench.errors import ConfigError
@@ -231,16 +231,16 @@ def build_optimizer(cfg: TrainConfig, named: Iterable[tuple[str, nn.Parameter]],
     kind = fused_kind(cfg, device) if fused else None
     # The reference path's updates are torch's per-parameter loop bit for bit (tests/train/test_step_path.py): on a
     # CPU that loop run over cache-sized blocks (usebench.train.blocked_optim: 67 -> 23 ms a MiniLM step), on a
-    # GPU the multi-tensor foreach kernels (one launch for many tensors). torch's fused kernels round differently,
-    # so only the fast path uses them.
-    on_cpu = device.type == "cpu"
+    # GPU (or for a parameter the blocks cannot take) the multi-tensor foreach kernels (one launch for many
+    # tensors). torch's fused kernels round differently, so only the fast path uses them.
+    blocked = takes(p for g in groups for p in g["params"])  # a CPU's contiguous float parameters
     if cfg.optimizer == "adamw":
         if kind:
             return torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps, fused=True)
-        return (BlockedAdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps) if on_cpu else
+        return (BlockedAdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps) if blocked else
                 torch.optim.AdamW(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps, foreach=True))
     if cfg.optimizer == "rmsprop":
-        return (BlockedRMSprop(groups, lr=cfg.lr, alpha=cfg.rmsprop_alpha, eps=cfg.eps) if on_cpu else
+        return (BlockedRMSprop(groups, lr=cfg.lr, alpha=cfg.rmsprop_alpha, eps=cfg.eps) if blocked else
                 torch.optim.RMSprop(groups, lr=cfg.lr, alpha=cfg.rmsprop_alpha, eps=cfg.eps, foreach=True))
     if cfg.optimizer == "bert_adam":
         return BertAdam(groups, lr=cfg.lr, betas=cfg.adam_betas, eps=cfg.eps, compiled=kind is not None)

@@ -67,3 +67,20 @@ def test_every_missing_requirement_is_listed_once(tiny_bert_dir, corpus_file, tm
     lines = [ln for ln in result.output.splitlines() if ln.strip().startswith("- ")]
     assert [ln.split(",")[0].strip("- ").strip() for ln in lines] == [
         "WordNet 3.0 database files", "the nltk package", "the pyserini extra"], result.output
+
+
+def test_work_the_store_holds_needs_nothing_and_force_needs_it_again(tiny_bert_dir, corpus_file, tmp_path,
+                                                                     monkeypatch):
+    """A unit trained while NLTK was here is collected from the store once it is gone (its stage trains nothing,
+    its results hold); --force trains the stage again, so the plan refuses it, naming the package."""
+    assert _run(tiny_bert_dir, corpus_file, tmp_path, "--methods", "tsdae").exit_code == 0
+    method_json = next(tmp_path.glob("tsdae__*/method.json"))
+    stamp = method_json.stat().st_mtime_ns
+    monkeypatch.setattr(requirements, "_has_module", lambda name: name != "nltk")
+    again = _run(tiny_bert_dir, corpus_file, tmp_path, "--methods", "tsdae")
+    assert again.exit_code == 0, again.output
+    assert "nltk" not in again.output and method_json.stat().st_mtime_ns == stamp
+    forced = _run(tiny_bert_dir, corpus_file, tmp_path, "--methods", "tsdae", "--force")
+    assert forced.exit_code == 2, forced.output
+    assert "the nltk package, needed by tsdae (training): pip install nltk" in forced.output
+    assert method_json.stat().st_mtime_ns == stamp, "--force reset the unit although the plan refused it"

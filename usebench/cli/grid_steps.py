@@ -23,7 +23,7 @@ def plan_grid(opts: RunOptions, launch: Any, step_times: Path | None) -> Plan:
     ``launch``: what usebench/cli/run.py's prelude settled (its ``Launch``)."""
     from usebench.plan.planner import plan_run
 
-    plan = plan_run(opts, launch.data_root)
+    plan = plan_run(opts, launch.data_root, launch.results_dir)
     if opts.reevaluate:
         from usebench.run.reevaluate import check_reevaluate
 

@@ -72,7 +72,7 @@ def reproduce(paper, table_spec, method_spec, seeds, preset, labeled_sizes, corp
                   methods=frozenset(_csv(method_spec)) if method_spec else None,
                   inputs=_inputs(inputs, glove), force=grid.force, strict=grid.strict,
                   allow_merged_runs=allow_merged_runs, labeled_sizes=_sizes(labeled_sizes, "--labeled-sizes"),
-                  corpus_sizes=_sizes(corpus_sizes, "--corpus-sizes"))
+                  corpus_sizes=_sizes(corpus_sizes, "--corpus-sizes"), results_dir=launch.results_dir)
     rp = build_plan(recipe, _csv(table_spec) if table_spec else None, given, launch.data_root)
     for line in rp.merged:  # --allow-merged-runs: said before anything trains, and in the dry run
         click.secho(f"merged by the options (one unit, one number in their rows): {line}", fg="yellow", err=True)

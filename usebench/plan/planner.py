@@ -43,17 +43,18 @@ from usebench.train.plugin import TrainingData
 UNTRAINED = ("base", "bm25")
 
 
-def plan_run(opts: RunOptions, data_root: Path) -> Plan:
-    """Resolve, build and validate every unit of ``opts`` (nothing is trained or written)."""
+def plan_run(opts: RunOptions, data_root: Path, results_dir: Path | None = None) -> Plan:
+    """Resolve, build and validate every unit of ``opts`` (nothing is trained or written). ``results_dir``: the store
+    the plan runs against; what it already holds needs no WordNet, extra or Java (:func:`check_requirements`)."""
     from usebench import methods  # noqa: F401  (enrols the plugins)
     from usebench import tasks  # noqa: F401  (enrols the adapters)
 
     check_options(opts)
     with planning():  # each file read, each (method, config, data) checked once (usebench.data.memo)
-        return _plan(opts, data_root)
+        return _plan(opts, data_root, results_dir)
 
 
-def _plan(opts: RunOptions, data_root: Path) -> Plan:
+def _plan(opts: RunOptions, data_root: Path, results_dir: Path | None) -> Plan:
     """:func:`plan_run` inside its planning session."""
     from usebench.tasks import expand_tasks
 
@@ -74,7 +75,7 @@ def _plan(opts: RunOptions, data_root: Path) -> Plan:
         raise ConfigError(f"--nli-sts-model {opts.nli_sts_model}: no chain of this run starts with the NLI+STSb "
                           "stages (it replaces them in nli-sts>METHOD chains: --setting adapt-nli-first or all)")
     plan.baselines = _baselines(baselines, train_tasks, extra, opts)
-    check_requirements(plan)  # WordNet, extras, Java: every unit's, before anything trains
+    check_requirements(plan, results_dir, data_root)  # WordNet, extras, Java: before anything trains
     return plan
 
 

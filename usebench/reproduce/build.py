@@ -41,6 +41,7 @@ class Given:
     force: bool = False
     strict: bool = False
     allow_merged_runs: bool = False  # a smoke check may merge runs the recipe lists as distinct (named in the plan)
+    results_dir: Path | None = None  # the store the runs go to: work it holds needs no WordNet, extra or Java
 
     def merging_options(self) -> str:
         """The options that can merge a recipe's runs, as typed ("" when none was given)."""
@@ -285,7 +286,7 @@ def _plan_run(table: str, entry: RunEntry, given: Given, inputs: dict[str, Input
     if pr.blocked:
         return pr
     try:
-        plan, opts = _plan_dropping_foreign_sets(opts, given.overrides, data_root)
+        plan, opts = _plan_dropping_foreign_sets(opts, given.overrides, data_root, given.results_dir)
     except ConfigError as e:  # this data or these options refuse the run: it would fail later, so say it now
         pr.error = str(e)
         return pr
@@ -296,8 +297,8 @@ def _plan_run(table: str, entry: RunEntry, given: Given, inputs: dict[str, Input
     return pr
 
 
-def _plan_dropping_foreign_sets(opts: RunOptions, given_sets: tuple[str, ...],
-                                data_root: Path) -> tuple[Plan, RunOptions]:
+def _plan_dropping_foreign_sets(opts: RunOptions, given_sets: tuple[str, ...], data_root: Path,
+                                results_dir: Path | None = None) -> tuple[Plan, RunOptions]:
     """Plan ``opts``; a command-line ``--set METHOD.KEY=V`` whose method is not in this run (``sbert-nli.batch_size``
     on a run without NLI stages) is dropped for this run, as it names a method of another run of the recipe. The
     recipe's own overrides are never dropped: their errors stand. Returns the plan and the options it was made
@@ -306,7 +307,7 @@ def _plan_dropping_foreign_sets(opts: RunOptions, given_sets: tuple[str, ...],
 
     while True:
         try:
-            return plan_run(opts, data_root), opts
+            return plan_run(opts, data_root, results_dir), opts
         except ConfigError as e:
             foreign = [s for s in given_sets if s in opts.overrides and f"--set {s!r}" in str(e)
                        and "is not a method of this run" in str(e)]

@@ -77,7 +77,7 @@ class Execution:
 def run_benchmark(opts: RunOptions, data_root: Path, results_dir: Path, execute: Execute | None = None,
                   plan: Plan | None = None) -> RunOutcome:
     """Plan (unless given) and run it (:func:`run_plan`)."""
-    return run_plan(plan or plan_run(opts, Path(data_root)), Execution.of(opts), data_root, results_dir, execute)
+    return run_plan(plan or plan_run(opts, Path(data_root), Path(results_dir)), Execution.of(opts), data_root, results_dir, execute)
 
 
 def run_plan(plan: Plan, opts: Execution, data_root: Path, results_dir: Path,

@@ -84,3 +84,21 @@ def test_work_the_store_holds_needs_nothing_and_force_needs_it_again(tiny_bert_d
     assert forced.exit_code == 2, forced.output
     assert "the nltk package, needed by tsdae (training): pip install nltk" in forced.output
     assert method_json.stat().st_mtime_ns == stamp, "--force reset the unit although the plan refused it"
+
+
+def test_a_held_unit_needs_its_tasks_extras_only_for_the_tasks_it_scores_again(tmp_path, monkeypatch):
+    """A finished unit whose results hold evaluates nothing, but --reevaluate TASK scores TASK again: that task's
+    extra is needed then, and only that one."""
+    from types import SimpleNamespace
+
+    mteb = requirements.Requirement("the mteb extra", "mteb:STS12", "pip install -e '.[mteb]'")
+    monkeypatch.setattr(requirements, "task_requirements", lambda task: [mteb] if task == "mteb:STS12" else [])
+    unit = SimpleNamespace(stages=(), evals=("stsb", "mteb:STS12"), force=False)
+    plan = SimpleNamespace(units=[unit], baselines=[])
+    held = {"now": True}
+    monkeypatch.setattr(requirements, "_unit_in_store", lambda u, results, root: held["now"])
+    assert requirements.plan_requirements(plan, tmp_path, tmp_path) == []
+    assert requirements.plan_requirements(plan, tmp_path, tmp_path, rescored=("stsb",)) == []
+    assert requirements.plan_requirements(plan, tmp_path, tmp_path, rescored=("mteb:STS12",)) == [mteb]
+    held["now"] = False
+    assert requirements.plan_requirements(plan, tmp_path, tmp_path) == [mteb]

@@ -75,7 +75,7 @@ def _plan(opts: RunOptions, data_root: Path, results_dir: Path | None) -> Plan:
         raise ConfigError(f"--nli-sts-model {opts.nli_sts_model}: no chain of this run starts with the NLI+STSb "
                           "stages (it replaces them in nli-sts>METHOD chains: --setting adapt-nli-first or all)")
     plan.baselines = _baselines(baselines, train_tasks, extra, opts)
-    check_requirements(plan, results_dir, data_root)  # WordNet, extras, Java: before anything trains
+    check_requirements(plan, results_dir, data_root, opts.reevaluate)  # WordNet, extras, Java: before anything runs
     return plan
 
 

@@ -107,10 +107,12 @@ def model_requirements(model: str) -> list[Requirement]:
             if not present()]
 
 
-def plan_requirements(plan: Any, results_dir: Path | None = None, data_root: Path | None = None) -> list[Requirement]:
+def plan_requirements(plan: Any, results_dir: Path | None = None, data_root: Path | None = None,
+                      rescored: tuple[str, ...] = ()) -> list[Requirement]:
     """Everything the plan's units and baselines need and lack, each once (first user named). With ``results_dir``
     (and the ``data_root`` its results are checked against), what the store already holds needs nothing: a stage
-    whose home is finished, the evaluations of a unit whose every result holds."""
+    whose home is finished, the evaluations of a unit whose every result holds, but for the tasks ``rescored``
+    (``--reevaluate``), which a finished unit scores again."""
     from usebench.registry import METHODS
 
     found: list[Requirement] = []
@@ -120,9 +122,9 @@ def plan_requirements(plan: Any, results_dir: Path | None = None, data_root: Pat
             needs = stage_requirements(stage.method, cfg)
             if needs and not _stage_in_store(unit, stage, results_dir):
                 found += needs
-        needs = [r for task in unit.evals for r in task_requirements(task)]
-        if needs and not _unit_in_store(unit, results_dir, data_root):
-            found += needs
+        needs = [(task, r) for task in unit.evals for r in task_requirements(task)]
+        held = bool(needs) and _unit_in_store(unit, results_dir, data_root)
+        found += [r for task, r in needs if not held or task in rescored]
     for base in plan.baselines:
         found += model_requirements(base.model)
         for task in base.evals:
@@ -153,10 +155,11 @@ def _unique(items: Iterable[Requirement]) -> list[Requirement]:
     return list(seen.values())
 
 
-def check_requirements(plan: Any, results_dir: Path | None = None, data_root: Path | None = None) -> None:
+def check_requirements(plan: Any, results_dir: Path | None = None, data_root: Path | None = None,
+                       rescored: tuple[str, ...] = ()) -> None:
     """A :class:`BenchError` listing every missing requirement of ``plan`` with its install command (with
     ``results_dir``: of the work the store does not hold yet, :func:`plan_requirements`)."""
-    missing = plan_requirements(plan, results_dir, data_root)
+    missing = plan_requirements(plan, results_dir, data_root, rescored)
     if missing:
         lines = [f"  - {r.what}, needed by {r.needed_by}: {r.install}" for r in missing]
         raise BenchError("missing requirements; nothing was trained:\n" + "\n".join(lines))

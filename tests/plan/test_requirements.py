@@ -96,7 +96,7 @@ def test_a_held_unit_needs_its_tasks_extras_only_for_the_tasks_it_scores_again(t
     unit = SimpleNamespace(stages=(), evals=("stsb", "mteb:STS12"), force=False)
     plan = SimpleNamespace(units=[unit], baselines=[])
     held = {"now": True}
-    monkeypatch.setattr(requirements, "_unit_in_store", lambda u, results, root: held["now"])
+    monkeypatch.setattr(requirements, "_unit_in_store", lambda u, results, root, hashes: held["now"])
     assert requirements.plan_requirements(plan, tmp_path, tmp_path) == []
     assert requirements.plan_requirements(plan, tmp_path, tmp_path, rescored=("stsb",)) == []
     assert requirements.plan_requirements(plan, tmp_path, tmp_path, rescored=("mteb:STS12",)) == [mteb]

@@ -116,6 +116,7 @@ def plan_requirements(plan: Any, results_dir: Path | None = None, data_root: Pat
     from usebench.registry import METHODS
 
     found: list[Requirement] = []
+    hashes: dict = {}  # each task's data sha256, computed once for all the units that ask (held_results.DataHashes)
     for unit in plan.units:
         for stage in unit.stages:
             cfg = METHODS.get(stage.method).config(stage.preset, dict(stage.values))
@@ -123,7 +124,7 @@ def plan_requirements(plan: Any, results_dir: Path | None = None, data_root: Pat
             if needs and not _stage_in_store(unit, stage, results_dir):
                 found += needs
         needs = [(task, r) for task in unit.evals for r in task_requirements(task)]
-        held = bool(needs) and _unit_in_store(unit, results_dir, data_root)
+        held = bool(needs) and _unit_in_store(unit, results_dir, data_root, hashes)
         found += [r for task, r in needs if not held or task in rescored]
     for base in plan.baselines:
         found += model_requirements(base.model)
@@ -139,13 +140,13 @@ def _stage_in_store(unit: Any, stage: Any, results_dir: Path | None) -> bool:
     return results_dir is not None and not unit.force and finished(Path(results_dir) / stage.home)
 
 
-def _unit_in_store(unit: Any, results_dir: Path | None, data_root: Path | None) -> bool:
+def _unit_in_store(unit: Any, results_dir: Path | None, data_root: Path | None, hashes: dict) -> bool:
     """Whether the run will collect ``unit`` from the store, evaluating nothing (the launchers' own rule)."""
     if results_dir is None or data_root is None:
         return False
     from usebench.plan.held_results import finished_unit
 
-    return finished_unit(unit, data_root, results_dir) is not None
+    return finished_unit(unit, data_root, results_dir, hashes) is not None
 
 
 def _unique(items: Iterable[Requirement]) -> list[Requirement]:
